@@ -1,0 +1,56 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Stages are separate modules so each can be read and tested on its own:
+// Collector -> Merger -> Filter -> Pusher, sharing PushCore (model, configuration, Redis access).
+let package = Package(
+    name: "push-pipeline",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "worker", targets: ["worker"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // Thin views of Debian's system libraries; Swift code outside the wrappers never sees a pointer.
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "PushCore", dependencies: [
+            "CHiredis",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
+        ]),
+        .target(name: "Collector", dependencies: [
+            "PushCore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .target(name: "Merger", dependencies: ["PushCore"]),
+        .target(name: "Filter", dependencies: ["PushCore"]),
+        .target(name: "Pusher", dependencies: [
+            "PushCore", "CCurl", "COpenSSL",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+        .executableTarget(name: "worker", dependencies: [
+            "PushCore", "Collector", "Merger", "Filter", "Pusher",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
+
+        .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport"),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport"]),
+        .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),
+        .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),
+        .testTarget(name: "CollectorTests", dependencies: ["Collector", "PushCore", "TestSupport"]),
+        .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),
+        .testTarget(name: "WorkerTests", dependencies: ["PushCore", "TestSupport"]),
+    ]
+)

@@ -1,0 +1,154 @@
+import Logging
+import PushCore
+import Synchronization
+
+/// Claims messages from the queue into this worker's processing list, validates them, registers them
+/// with the Acknowledger, and emits them in windowed batches per kind. Idle, it sleeps in BLMOVE;
+/// busy, it claims many per round trip; it pauses while the pipeline holds its maximum in flight.
+public final class Collector: Sendable {
+    private enum Event: Sendable {
+        case claimed([[UInt8]])
+        case deadline(MessageKind, generation: Int)
+        /// The claim connection broke: elements may have been claimed without us seeing them.
+        case reconcile
+        case stopped
+    }
+
+    public let settings: CollectorSettings
+    private let queue: WorkQueue
+    private let gate: CapacityGate
+    private let acknowledger: AsyncStream<AcknowledgerEvent>.Continuation
+    private let logger: Logger
+    private let stopping = Atomic(false)
+    private let events: AsyncStream<Event>
+    private let eventInput: AsyncStream<Event>.Continuation
+    /// How long one idle BLMOVE waits; bounds how quickly `stop()` takes effect while idle.
+    public static let idleWaitSeconds = 1.0
+    /// The most elements one claim round trip takes.
+    public static let maxClaim = 1000
+
+    public init(settings: CollectorSettings, queue: WorkQueue, gate: CapacityGate,
+                acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger) {
+        self.settings = settings
+        self.queue = queue
+        self.gate = gate
+        self.acknowledger = acknowledger
+        self.logger = logger
+        (events, eventInput) = AsyncStream.makeStream(of: Event.self)
+    }
+
+    /// Stop claiming; what is buffered is emitted and `run` returns.
+    public func stop() {
+        stopping.store(true, ordering: .relaxed)
+    }
+
+    public func run(output: AsyncStream<MessageBatch>.Continuation) async {
+        async let claiming: Void = claimLoop()
+        await batchLoop(output: output)
+        await claiming
+    }
+
+    // MARK: claiming
+
+    private func claimLoop() async {
+        var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
+        var broken = false
+        while !stopping.load(ordering: .relaxed) {
+            await gate.waitForRoom()
+            if stopping.load(ordering: .relaxed) { break }
+            let room = await gate.room
+            do {
+                var items = try await queue.claim(upTo: max(1, min(room, Self.maxClaim)))
+                if items.isEmpty, !stopping.load(ordering: .relaxed) {
+                    if let one = try await queue.waitAndClaimOne(timeoutSeconds: Self.idleWaitSeconds) { items = [one] }
+                }
+                if !items.isEmpty {
+                    await gate.add(items.count)
+                    eventInput.yield(.claimed(items))
+                }
+                if broken {
+                    // After the fresh claims above, so that they are registered before the comparison.
+                    broken = false
+                    backoff.reset(to: 100)
+                    logger.info("Redis is back; claiming again")
+                    eventInput.yield(.reconcile)
+                }
+            } catch {
+                if !broken { logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"]) }
+                broken = true
+                try? await Task.sleep(for: .milliseconds(backoff.next()))
+            }
+        }
+        eventInput.yield(.stopped)
+    }
+
+    // MARK: validating and batching
+
+    private func batchLoop(output: AsyncStream<MessageBatch>.Continuation) async {
+        var batcher = WindowBatcher(bounds: settings.batch)
+        let parser = MessageParser()
+        var nextSeq: UInt64 = 1
+        let window = Duration.milliseconds(settings.windowMillis)
+        for await event in events {
+            switch event {
+            case .claimed(let items):
+                var registrations: [ClaimRegistration] = []
+                registrations.reserveCapacity(items.count)
+                var extra = 0
+                var ready: [MessageBatch] = []
+                let now = WallClock.nowSeconds()
+                for raw in items {
+                    let seq = nextSeq
+                    nextSeq += 1
+                    switch parser.parse(raw, seq: seq, now: now) {
+                    case .invalid(let reason):
+                        logger.warning("dead letter: invalid message", metadata: ["reason": "\(reason)"])
+                        registrations.append(ClaimRegistration(
+                            seq: seq, raw: raw, messageID: "", appTopic: "", pendingTokens: 0, notifications: 1,
+                            records: [.deadLetter(OutcomeRecords.deadLetter(
+                                raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
+                                failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
+                    case .valid(let message, let rejected):
+                        let notifications = max(1, message.tokens.count)
+                        extra += notifications - 1
+                        let stamp = WallClock.nowMillis()
+                        registrations.append(ClaimRegistration(
+                            seq: seq, raw: raw, messageID: message.id, appTopic: message.headers.appTopic,
+                            pendingTokens: message.tokens.count, notifications: notifications,
+                            records: rejected.map { token in
+                                .feedback(OutcomeRecords.feedback(token: token, topic: message.headers.appTopic,
+                                                                  reason: "BadDeviceToken", timestampMillis: stamp,
+                                                                  messageID: message.id))
+                            }))
+                        let (full, effect) = batcher.add(message)
+                        if let full { ready.append(full) }
+                        if case .startTimer(let kind, let generation) = effect {
+                            let input = eventInput
+                            Task {
+                                try? await Task.sleep(for: window)
+                                input.yield(.deadline(kind, generation: generation))
+                            }
+                        }
+                    }
+                }
+                if extra > 0 { await gate.add(extra) }
+                // Registration goes first, so no result can reach the Acknowledger before its message.
+                acknowledger.yield(.claimed(registrations))
+                for batch in ready { output.yield(batch) }
+            case .deadline(let kind, let generation):
+                if let batch = batcher.deadline(kind: kind, generation: generation) { output.yield(batch) }
+            case .reconcile:
+                let orphans = await withCheckedContinuation { acknowledger.yield(.findOrphans($0)) }
+                if !orphans.isEmpty {
+                    logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
+                    await gate.add(orphans.count)
+                    eventInput.yield(.claimed(orphans))
+                }
+            case .stopped:
+                for batch in batcher.drain() { output.yield(batch) }
+                output.finish()
+                eventInput.finish()
+            }
+        }
+    }
+}

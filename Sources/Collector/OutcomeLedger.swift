@@ -1,0 +1,121 @@
+import PushCore
+
+/// What the collector tells the acknowledging side about a claimed element, before any of its tokens
+/// can have an outcome.
+public struct ClaimRegistration: Sendable {
+    public var seq: UInt64
+    public var raw: [UInt8]
+    public var messageID: String
+    public var appTopic: String
+    /// Tokens still to reach an outcome; 0 completes the message at once (invalid input).
+    public var pendingTokens: Int
+    /// Held in the in-flight gate until acknowledgement.
+    public var notifications: Int
+    /// Records known at claim time: a dead letter for invalid input, feedback for malformed tokens.
+    public var records: [OutcomeRecord]
+
+    public init(seq: UInt64, raw: [UInt8], messageID: String, appTopic: String, pendingTokens: Int,
+                notifications: Int, records: [OutcomeRecord]) {
+        self.seq = seq
+        self.raw = raw
+        self.messageID = messageID
+        self.appTopic = appTopic
+        self.pendingTokens = pendingTokens
+        self.notifications = notifications
+        self.records = records
+    }
+}
+
+/// Per-message bookkeeping: collects every token's outcome and, when the last one is in, turns the
+/// message into a `CompletedMessage` with its records. Pure logic; the Acknowledger does the I/O.
+public struct OutcomeLedger: Sendable {
+    private struct Failure: Hashable { var reason: String; var status: Int? }
+
+    private struct Entry: Sendable {
+        var raw: [UInt8]
+        var messageID: String
+        var appTopic: String
+        var remaining: Int
+        var notifications: Int
+        var records: [OutcomeRecord]
+        var failures: [Failure: [String]] = [:]
+        var attempts = 0
+    }
+
+    public let workerID: String
+    private var entries: [UInt64: Entry] = [:]
+    public private(set) var counts = OutcomeCounts()
+
+    public init(workerID: String) { self.workerID = workerID }
+
+
+    /// Raw elements of every message still tracked (for reconciliation with the processing list).
+    public var trackedRaws: [[UInt8]] { entries.values.map(\.raw) }
+
+    public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) {
+        counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
+        let entry = Entry(raw: claim.raw, messageID: claim.messageID, appTopic: claim.appTopic,
+                          remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
+        if claim.pendingTokens == 0 {
+            if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
+                counts.deadLettered += 1
+            }
+            completed.append(finish(entry))
+        } else {
+            entries[claim.seq] = entry
+        }
+    }
+
+    public mutating func resolve(_ resolution: Resolution, into completed: inout [CompletedMessage]) {
+        guard var entry = entries[resolution.seq] else { return }
+        switch resolution.outcome {
+        case .delivered:
+            counts.delivered += 1
+        case .feedback(let reason, let timestamp):
+            counts.feedback += 1
+            entry.records.append(.feedback(OutcomeRecords.feedback(
+                token: resolution.token, topic: entry.appTopic, reason: reason, timestampMillis: timestamp,
+                messageID: entry.messageID)))
+        case .failed(let reason, let status, let attempts):
+            counts.deadLettered += 1
+            entry.failures[Failure(reason: reason, status: status), default: []].append(resolution.token)
+            entry.attempts = max(entry.attempts, attempts)
+        }
+        entry.remaining -= 1
+        if entry.remaining <= 0 {
+            entries[resolution.seq] = nil
+            completed.append(finish(entry))
+        } else {
+            entries[resolution.seq] = entry
+        }
+    }
+
+    /// The filter dropped the message: whatever tokens were pending end in the audit list.
+    public mutating func filter(seq: UInt64, topic: String, word: String, into completed: inout [CompletedMessage]) {
+        guard var entry = entries.removeValue(forKey: seq) else { return }
+        counts.filteredMessages += 1
+        entry.records.append(.filtered(OutcomeRecords.filtered(
+            messageID: entry.messageID, topic: topic, matched: word, filteredAtMillis: WallClock.nowMillis())))
+        completed.append(finish(entry))
+    }
+
+    public mutating func noteAcknowledged(_ count: Int) { counts.acknowledgedMessages += count }
+
+    public var snapshot: OutcomeCounts {
+        var result = counts
+        result.trackedMessages = entries.count
+        return result
+    }
+
+    private func finish(_ entry: Entry) -> CompletedMessage {
+        var records = entry.records
+        let now = WallClock.nowMillis()
+        // One dead letter per distinct failure, carrying the tokens that failed that way.
+        for (failure, tokens) in entry.failures.sorted(by: { $0.key.reason < $1.key.reason }) {
+            records.append(.deadLetter(OutcomeRecords.deadLetter(
+                raw: entry.raw, failedTokens: tokens, reason: failure.reason, status: failure.status,
+                attempts: entry.attempts, failedAtMillis: now, worker: workerID)))
+        }
+        return CompletedMessage(raw: entry.raw, records: records, notifications: entry.notifications)
+    }
+}

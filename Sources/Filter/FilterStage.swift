@@ -1,0 +1,31 @@
+import PushCore
+
+/// Passes jobs on, except those the word filter drops: these are reported as filtered results, so the
+/// collector side acknowledges them and records them in the audit list. They are never sent.
+public struct FilterStage: Sendable {
+    public let filter: SensitiveWordFilter
+
+    public init(filter: SensitiveWordFilter) { self.filter = filter }
+
+    public func run(input: AsyncStream<[PushJob]>,
+                    output: AsyncStream<[PushJob]>.Continuation,
+                    results: @Sendable (PipelineResult) -> Void) async {
+        for await jobs in input {
+            if filter.matcher.isEmpty {
+                output.yield(jobs)
+                continue
+            }
+            var kept: [PushJob] = []
+            kept.reserveCapacity(jobs.count)
+            for job in jobs {
+                if let word = filter.match(job) {
+                    results(.filtered(seqs: job.sources, ids: job.sourceIDs, topic: job.headers.appTopic, word: word))
+                } else {
+                    kept.append(job)
+                }
+            }
+            if !kept.isEmpty { output.yield(kept) }
+        }
+        output.finish()
+    }
+}

@@ -1,0 +1,57 @@
+import PushCore
+
+/// Coalesces the group and system messages of one window that carry the same content to different
+/// receivers (identical topic, push headers and payload, and the same `uuid` where given) into one job
+/// with the union of their tokens. Private messages pass through one job each.
+public struct Merger: Sendable {
+    public init() {}
+
+    private struct MergeKey: Hashable {
+        var headers: PushHeaders
+        var payload: [UInt8]
+        var uuid: String?
+    }
+
+    public func merge(_ batch: MessageBatch) -> [PushJob] {
+        guard batch.kind != .private, batch.messages.count > 1 else {
+            return batch.messages.map(PushJob.init(message:))
+        }
+        var jobs: [PushJob] = []
+        var jobIndex: [MergeKey: Int] = [:]
+        // Built lazily, only for jobs that actually receive a second message.
+        var tokenIndex: [Int: [String: Int]] = [:]
+        for message in batch.messages {
+            let key = MergeKey(headers: message.headers, payload: message.payload, uuid: message.uuid)
+            guard let index = jobIndex[key] else {
+                jobIndex[key] = jobs.count
+                jobs.append(PushJob(message: message))
+                continue
+            }
+            // Mutate in place: a copy of the job would copy its token arrays on every merge.
+            var known = tokenIndex[index] ?? Dictionary(uniqueKeysWithValues: jobs[index].tokens.enumerated().map { ($1, $0) })
+            tokenIndex[index] = nil
+            let owner = UInt32(jobs[index].sources.count)
+            jobs[index].sources.append(message.seq)
+            jobs[index].sourceIDs.append(message.id)
+            for token in message.tokens {
+                if let existing = known[token] {
+                    jobs[index].extraOwners[existing, default: []].append(owner)
+                } else {
+                    known[token] = jobs[index].tokens.count
+                    jobs[index].tokens.append(token)
+                    jobs[index].owner.append(owner)
+                }
+            }
+            tokenIndex[index] = known
+        }
+        return jobs
+    }
+
+    /// The stage: batches in, jobs out.
+    public func run(input: AsyncStream<MessageBatch>, output: AsyncStream<[PushJob]>.Continuation) async {
+        for await batch in input {
+            output.yield(merge(batch))
+        }
+        output.finish()
+    }
+}

@@ -1,0 +1,127 @@
+/// The worker's configuration (SPEC section 5). Key names are public API; every field has the
+/// documented default, so an empty file (or none) is a working local setup.
+public struct WorkerConfiguration: Sendable, Equatable {
+    /// `worker.id`; empty means hostname-pid.
+    public var workerID: String = ""
+    public var redis = RedisSettings()
+    public var collector = CollectorSettings()
+    public var apns = APNsSettings()
+    public var filter = FilterSettings()
+    public var retry = RetrySettings()
+    public var metricsListen: String = "127.0.0.1:9464"
+    public var shutdown = ShutdownSettings()
+
+    public init() {}
+}
+
+public struct RedisSettings: Sendable, Equatable {
+    public var url = RedisURL()
+    public var prefix = "push"
+    /// Heartbeat key lifetime; a worker silent this long is presumed dead and its claims are returned.
+    public var heartbeatTTLMillis = 10_000
+    public init() {}
+}
+
+public struct BatchBounds: Sendable, Equatable {
+    public var `private` = 100
+    public var group = 500
+    public var system = 100
+    public init() {}
+
+    public func bound(for kind: MessageKind) -> Int {
+        switch kind {
+        case .private: return `private`
+        case .group: return group
+        case .system: return system
+        }
+    }
+}
+
+public struct CollectorSettings: Sendable, Equatable {
+    public var windowMillis = 150
+    public var batch = BatchBounds()
+    /// Notifications (tokens) the pipeline holds at most; claiming pauses above it.
+    public var maxInFlight = 20_000
+    public init() {}
+}
+
+public enum APNsEndpoint: Sendable, Equatable {
+    case production, sandbox
+    case custom(String)
+
+    public var baseURL: String {
+        switch self {
+        case .production: return "https://api.push.apple.com"
+        case .sandbox: return "https://api.sandbox.push.apple.com"
+        case .custom(let url): return url
+        }
+    }
+}
+
+public enum AppCredential: Sendable, Equatable, Hashable {
+    /// Token-based: ES256 JWT from a .p8 key.
+    case token(teamID: String, keyID: String, keyFile: String)
+    /// Certificate-based: PEM or PKCS#12 client certificate.
+    case certificate(file: String, password: String)
+}
+
+public struct APNsApp: Sendable, Equatable {
+    public var topic: String
+    public var credential: AppCredential
+    public init(topic: String, credential: AppCredential) {
+        self.topic = topic
+        self.credential = credential
+    }
+}
+
+public struct APNsSettings: Sendable, Equatable {
+    public var endpoint = APNsEndpoint.production
+    public var caFile = ""
+    /// Connections per endpoint and credential.
+    public var connections = 4
+    public var requestTimeoutMillis = 10_000
+    public var apps: [APNsApp] = []
+    public init() {}
+}
+
+public struct FilterSettings: Sendable, Equatable {
+    public var wordsFile = ""
+    public var fields: [String] = []
+    /// How many entries `push:filtered` keeps.
+    public var auditCap = 10_000
+    public init() {}
+}
+
+public struct RetrySettings: Sendable, Equatable {
+    public var maxAttempts = 5
+    public var baseDelayMillis = 200
+    public var maxDelayMillis = 30_000
+    public init() {}
+
+    /// Exponential backoff with full jitter: a uniform delay in [base, min(max, base * 2^(attempt-1))].
+    public func delayMillis(afterAttempt attempt: Int) -> Int {
+        let exponent = min(max(attempt - 1, 0), 20)
+        let ceiling = min(maxDelayMillis, baseDelayMillis << exponent)
+        guard ceiling > baseDelayMillis else { return ceiling }
+        return Int.random(in: baseDelayMillis...ceiling)
+    }
+}
+
+public struct ShutdownSettings: Sendable, Equatable {
+    public var timeoutSeconds = 25
+    public init() {}
+}
+
+public enum ConfigurationError: Error, CustomStringConvertible, Equatable {
+    case invalid(key: String, reason: String)
+    case unknownKey(String)
+    case unreadable(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalid(let key, let reason): return "configuration \(key): \(reason)"
+        case .unknownKey(let key): return "configuration: unknown key '\(key)'"
+        case .unreadable(let path, let reason): return "configuration file \(path): \(reason)"
+        }
+    }
+}

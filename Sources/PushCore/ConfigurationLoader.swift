@@ -1,0 +1,185 @@
+import Foundation
+import Yams
+
+/// Reads the YAML file of SPEC section 5 and lets environment variables override each scalar.
+/// A key's variable is its path upper-cased with dots and dashes as underscores (`redis.url` -> `REDIS_URL`,
+/// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
+public struct ConfigurationLoader: Sendable {
+    static let scalarKeys: [String] = [
+        "worker.id", "redis.url", "redis.prefix", "redis.heartbeat_ttl_ms",
+        "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
+        "collector.max_in_flight",
+        "apns.endpoint", "apns.ca_file", "apns.connections", "apns.request_timeout_ms",
+        "filter.words_file", "filter.fields", "filter.audit_cap",
+        "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
+        "metrics.listen", "shutdown.timeout_s",
+    ]
+    static let appKeys: [String] = ["topic", "team_id", "key_id", "key_file", "cert_file", "cert_password"]
+
+    public var environment: [String: String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    public func load(file path: String?) throws -> WorkerConfiguration {
+        var yaml = ""
+        if let path, !path.isEmpty {
+            do { yaml = try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw ConfigurationError.unreadable(path: path, reason: "cannot be read (\(error.localizedDescription))")
+            }
+        }
+        return try load(yaml: yaml, origin: path ?? "(defaults)")
+    }
+
+    public func load(yaml: String, origin: String = "(inline)") throws -> WorkerConfiguration {
+        var values: [String: String] = [:]
+        if !yaml.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            let tree: Any?
+            do { tree = try Yams.load(yaml: yaml) } catch {
+                throw ConfigurationError.unreadable(path: origin, reason: "not valid YAML: \(error)")
+            }
+            if let tree {
+                guard let root = tree as? [String: Any] else {
+                    throw ConfigurationError.unreadable(path: origin, reason: "the top level must be a mapping")
+                }
+                try flatten(root, path: "", into: &values)
+            }
+        }
+        applyEnvironment(to: &values)
+        return try build(values)
+    }
+
+    private func flatten(_ node: [String: Any], path: String, into values: inout [String: String]) throws {
+        for (key, value) in node {
+            let full = path.isEmpty ? key : "\(path).\(key)"
+            switch value {
+            case let map as [String: Any]:
+                try flatten(map, path: full, into: &values)
+            case let list as [Any] where full == "apns.apps":
+                for (index, item) in list.enumerated() {
+                    guard let app = item as? [String: Any] else {
+                        throw ConfigurationError.invalid(key: "\(full).\(index)", reason: "each app must be a mapping")
+                    }
+                    try flatten(app, path: "\(full).\(index)", into: &values)
+                }
+            case let list as [Any]:
+                values[full] = list.map { "\($0)" }.joined(separator: ",")
+            case is NSNull:
+                values[full] = ""
+            default:
+                values[full] = "\(value)"
+            }
+        }
+    }
+
+    private func applyEnvironment(to values: inout [String: String]) {
+        for key in Self.scalarKeys {
+            if let value = environment[Self.variableName(key)] { values[key] = value }
+        }
+        let appIndices = Set(values.keys.compactMap(Self.appIndex)).union(environment.keys.compactMap { name in
+            guard name.hasPrefix("APNS_APPS_") else { return nil }
+            return Int(name.dropFirst("APNS_APPS_".count).prefix { $0.isNumber })
+        })
+        for index in appIndices {
+            for field in Self.appKeys {
+                let key = "apns.apps.\(index).\(field)"
+                if let value = environment[Self.variableName(key)] { values[key] = value }
+            }
+        }
+    }
+
+    public static func variableName(_ key: String) -> String {
+        key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_")
+    }
+
+    private static func appIndex(_ key: String) -> Int? {
+        guard key.hasPrefix("apns.apps.") else { return nil }
+        return Int(key.dropFirst("apns.apps.".count).prefix { $0.isNumber })
+    }
+
+    private func build(_ values: [String: String]) throws -> WorkerConfiguration {
+        for key in values.keys where !Self.scalarKeys.contains(key) {
+            guard let index = Self.appIndex(key), Self.appKeys.contains(String(key.split(separator: ".").last ?? "")),
+                  key == "apns.apps.\(index).\(key.split(separator: ".").last!)"
+            else { throw ConfigurationError.unknownKey(key) }
+        }
+        var config = WorkerConfiguration()
+        var reader = Reader(values: values)
+        config.workerID = reader.string("worker.id", config.workerID)
+        config.redis.url = try RedisURL(parsing: reader.string("redis.url", "redis://127.0.0.1:6379/0"))
+        config.redis.prefix = reader.string("redis.prefix", config.redis.prefix)
+        if config.redis.prefix.isEmpty { throw ConfigurationError.invalid(key: "redis.prefix", reason: "must not be empty") }
+        config.redis.heartbeatTTLMillis = try reader.int("redis.heartbeat_ttl_ms", config.redis.heartbeatTTLMillis, min: 1000)
+        config.collector.windowMillis = try reader.int("collector.window_ms", config.collector.windowMillis, min: 0)
+        config.collector.batch.private = try reader.int("collector.batch.private", config.collector.batch.private, min: 1)
+        config.collector.batch.group = try reader.int("collector.batch.group", config.collector.batch.group, min: 1)
+        config.collector.batch.system = try reader.int("collector.batch.system", config.collector.batch.system, min: 1)
+        config.collector.maxInFlight = try reader.int("collector.max_in_flight", config.collector.maxInFlight, min: 1)
+
+        let endpoint = reader.string("apns.endpoint", "production")
+        switch endpoint {
+        case "production": config.apns.endpoint = .production
+        case "sandbox", "development": config.apns.endpoint = .sandbox
+        default:
+            guard endpoint.hasPrefix("https://"), URLComponents(string: endpoint)?.host != nil else {
+                throw ConfigurationError.invalid(key: "apns.endpoint", reason: "'\(endpoint)' is not production, sandbox or https://host:port")
+            }
+            config.apns.endpoint = .custom(endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint)
+        }
+        config.apns.caFile = reader.string("apns.ca_file", "")
+        config.apns.connections = try reader.int("apns.connections", config.apns.connections, min: 1)
+        config.apns.requestTimeoutMillis = try reader.int("apns.request_timeout_ms", config.apns.requestTimeoutMillis, min: 1)
+        let indices = Set(values.keys.compactMap(Self.appIndex)).sorted()
+        for index in indices {
+            config.apns.apps.append(try app(index, &reader))
+        }
+        config.filter.wordsFile = reader.string("filter.words_file", "")
+        config.filter.fields = reader.string("filter.fields", "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        config.filter.auditCap = try reader.int("filter.audit_cap", config.filter.auditCap, min: 1)
+        config.retry.maxAttempts = try reader.int("retry.max_attempts", config.retry.maxAttempts, min: 1)
+        config.retry.baseDelayMillis = try reader.int("retry.base_delay_ms", config.retry.baseDelayMillis, min: 0)
+        config.retry.maxDelayMillis = try reader.int("retry.max_delay_ms", config.retry.maxDelayMillis, min: config.retry.baseDelayMillis)
+        config.metricsListen = reader.string("metrics.listen", config.metricsListen)
+        config.shutdown.timeoutSeconds = try reader.int("shutdown.timeout_s", config.shutdown.timeoutSeconds, min: 0)
+        return config
+    }
+
+    private func app(_ index: Int, _ reader: inout Reader) throws -> APNsApp {
+        let base = "apns.apps.\(index)"
+        let topic = reader.string("\(base).topic", "")
+        guard !topic.isEmpty else { throw ConfigurationError.invalid(key: "\(base).topic", reason: "is required") }
+        let keyFile = reader.string("\(base).key_file", "")
+        let certFile = reader.string("\(base).cert_file", "")
+        switch (keyFile.isEmpty, certFile.isEmpty) {
+        case (false, true):
+            let team = reader.string("\(base).team_id", "")
+            let key = reader.string("\(base).key_id", "")
+            guard team.count == 10 else { throw ConfigurationError.invalid(key: "\(base).team_id", reason: "must be the 10-character Team ID") }
+            guard key.count == 10 else { throw ConfigurationError.invalid(key: "\(base).key_id", reason: "must be the 10-character Key ID") }
+            return APNsApp(topic: topic, credential: .token(teamID: team, keyID: key, keyFile: keyFile))
+        case (true, false):
+            return APNsApp(topic: topic, credential: .certificate(file: certFile, password: reader.string("\(base).cert_password", "")))
+        case (false, false):
+            throw ConfigurationError.invalid(key: base, reason: "give key_file (token auth) or cert_file (certificate auth), not both")
+        case (true, true):
+            throw ConfigurationError.invalid(key: base, reason: "needs key_file with team_id and key_id, or cert_file")
+        }
+    }
+
+    private struct Reader {
+        var values: [String: String]
+
+        func string(_ key: String, _ fallback: String) -> String { values[key] ?? fallback }
+
+        func int(_ key: String, _ fallback: Int, min: Int) throws -> Int {
+            guard let text = values[key] else { return fallback }
+            guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw ConfigurationError.invalid(key: key, reason: "'\(text)' is not a whole number")
+            }
+            guard value >= min else { throw ConfigurationError.invalid(key: key, reason: "must be at least \(min)") }
+            return value
+        }
+    }
+}

@@ -1,0 +1,59 @@
+/// Device token normalisation (SPEC section 2): hex of either case, 16..200 even-length digits, or
+/// Base64 of 32 bytes (seed 003). Everything is sent as lowercase hex.
+public enum DeviceToken {
+    public static func normalize(_ token: String) -> String? {
+        let utf8 = Array(token.utf8)
+        if utf8.count >= 16, utf8.count <= 200, utf8.count % 2 == 0, utf8.allSatisfy(isHexDigit) {
+            return String(decoding: utf8.map(lowercased), as: UTF8.self)
+        }
+        if let bytes = decodeBase64(utf8), bytes.count == 32 {
+            return hex(bytes)
+        }
+        return nil
+    }
+
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    private static func isHexDigit(_ c: UInt8) -> Bool {
+        (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102)
+    }
+
+    private static func lowercased(_ c: UInt8) -> UInt8 { (c >= 65 && c <= 70) ? c + 32 : c }
+
+    /// Standard or URL-safe Base64, padded or not.
+    static func decodeBase64(_ chars: [UInt8]) -> [UInt8]? {
+        var body = chars
+        while body.last == UInt8(ascii: "=") { body.removeLast() }
+        guard !body.isEmpty, body.count % 4 != 1 else { return nil }
+        var out: [UInt8] = []
+        var buffer: UInt32 = 0
+        var bits = 0
+        for c in body {
+            let value: UInt8
+            switch c {
+            case 65...90: value = c - 65
+            case 97...122: value = c - 71
+            case 48...57: value = c + 4
+            case UInt8(ascii: "+"), UInt8(ascii: "-"): value = 62
+            case UInt8(ascii: "/"), UInt8(ascii: "_"): value = 63
+            default: return nil
+            }
+            buffer = (buffer << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8((buffer >> UInt32(bits)) & 0xff))
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,63 @@
+/// One push job: a payload with its headers and the tokens it goes to. A private message is one job;
+/// merged group/system messages share one job whose tokens map back to every source message.
+public struct PushJob: Sendable {
+    public var headers: PushHeaders
+    public var payload: [UInt8]
+    public var tokens: [String]
+    /// Sequence numbers of the source messages, in the order they joined the job.
+    public var sources: [UInt64]
+    /// The source ids for logs and filtered records, parallel to `sources`.
+    public var sourceIDs: [String]
+    /// For each token, the index into `sources` of the first message that asked for it.
+    public var owner: [UInt32]
+    /// Token index -> further owners, for a token that several merged messages asked for (rare).
+    public var extraOwners: [Int: [UInt32]]
+    public var kind: MessageKind
+
+    public init(message: PushMessage) {
+        headers = message.headers
+        payload = message.payload
+        tokens = message.tokens
+        sources = [message.seq]
+        sourceIDs = [message.id]
+        owner = Array(repeating: 0, count: message.tokens.count)
+        extraOwners = [:]
+        kind = message.kind
+    }
+
+    /// Every source message that asked for token `index`.
+    public func owners(ofToken index: Int) -> [UInt64] {
+        var result = [sources[Int(owner[index])]]
+        if let extra = extraOwners[index] { result.append(contentsOf: extra.map { sources[Int($0)] }) }
+        return result
+    }
+}
+
+/// How one token of one message ended.
+public enum TokenOutcome: Sendable, Equatable {
+    case delivered
+    /// The backend must stop using the token (SPEC: Unregistered, ExpiredToken, BadDeviceToken, DeviceTokenNotForTopic).
+    case feedback(reason: String, timestampMillis: Int64)
+    /// Dead letter: permanent APNs error, exhausted retries, expiry, or our own reason.
+    case failed(reason: String, status: Int?, attempts: Int)
+}
+
+/// A token's final outcome, addressed to the message that owns it.
+public struct Resolution: Sendable {
+    public var seq: UInt64
+    public var token: String
+    public var outcome: TokenOutcome
+
+    public init(seq: UInt64, token: String, outcome: TokenOutcome) {
+        self.seq = seq
+        self.token = token
+        self.outcome = outcome
+    }
+}
+
+/// What flows back from Filter and Pusher to the acknowledging side of the Collector.
+public enum PipelineResult: Sendable {
+    case resolved([Resolution])
+    /// The sensitive-word filter dropped these messages (every token of each).
+    case filtered(seqs: [UInt64], ids: [String], topic: String, word: String)
+}

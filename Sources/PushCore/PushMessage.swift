@@ -1,0 +1,56 @@
+/// `kind` of SPEC section 2: group and system messages are candidates for merging.
+public enum MessageKind: String, Sendable, CaseIterable {
+    case `private`, group, system
+}
+
+/// Everything that becomes an APNs request header. Messages merge only when these are identical.
+public struct PushHeaders: Sendable, Hashable {
+    /// `apns-topic` as sent (with the push type's suffix, e.g. `.voip`).
+    public var topic: String
+    /// The bundle id the producer named; selects the app's credentials.
+    public var appTopic: String
+    public var pushType: String
+    public var priority: Int
+    /// Absolute UNIX seconds; 0 means "try once, do not store".
+    public var expiration: Int64
+    public var collapseID: String?
+
+    public init(topic: String, appTopic: String, pushType: String, priority: Int, expiration: Int64, collapseID: String?) {
+        self.topic = topic
+        self.appTopic = appTopic
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+    }
+
+    /// True once the expiration time has passed: such a notification is never sent (again).
+    public func isExpired(nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
+}
+
+/// A validated message, as claimed from the queue.
+public struct PushMessage: Sendable {
+    /// Pipeline-local sequence number: how results find their way back to this message.
+    public var seq: UInt64
+    public var id: String
+    public var kind: MessageKind
+    public var uuid: String?
+    public var headers: PushHeaders
+    /// The payload serialized once, with sorted keys, exactly as it is sent.
+    public var payload: [UInt8]
+    /// Tokens in lowercase hex, in the producer's order, without the ones that failed validation.
+    public var tokens: [String]
+    public var enqueuedAtMillis: Int64?
+
+    public init(seq: UInt64, id: String, kind: MessageKind, uuid: String?, headers: PushHeaders,
+                payload: [UInt8], tokens: [String], enqueuedAtMillis: Int64?) {
+        self.seq = seq
+        self.id = id
+        self.kind = kind
+        self.uuid = uuid
+        self.headers = headers
+        self.payload = payload
+        self.tokens = tokens
+        self.enqueuedAtMillis = enqueuedAtMillis
+    }
+}

@@ -1,0 +1,272 @@
+import CCurl
+import Foundation
+import PushCore
+import Synchronization
+
+/// One libcurl multi handle on a thread of its own, for one endpoint and credential: HTTP/2 with
+/// multiplexing over a small pool of connections, thousands of streams in flight, easy handles reused.
+/// It applies SPEC section 4 to every answer on its own thread and hands final outcomes to `sink` in
+/// batches, so no per-token work crosses into Swift concurrency.
+public final class CurlTransport: @unchecked Sendable {
+    // Shared with submitters: guarded by `intake`. Everything else below is confined to the thread.
+    private struct Intake: ~Copyable {
+        var jobs: [PushJob] = []
+        var finishing = false
+        var aborting = false
+        /// The thread has ended: nothing will resume a drain waiter any more.
+        var exited = false
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let intake = Mutex(Intake())
+    private let settings: TransportSettings
+    private let provider: ProviderToken?
+    private let sink: @Sendable ([Resolution]) -> Void
+    private let multi: UnsafeMutableRawPointer
+    /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
+    public let outstanding = Atomic<Int>(0)
+
+    // Thread-confined state.
+    private var idle: [RequestSlot] = []
+    private var active = 0
+    private var ready: [PendingRequest] = []
+    private var readyHead = 0
+    private var delayed: [PendingRequest] = []  // sorted by `due`, soonest last
+    private var resolutions: [Resolution] = []
+    private var resolvedTokens = 0
+    /// Every slot ever made, so an abort can detach the busy ones.
+    private var slots: [RequestSlot] = []
+
+    struct PendingRequest {
+        var job: JobContext
+        var token: Int
+        var attempt: Int
+        var due: UInt64 = 0
+    }
+
+    public init(settings: TransportSettings, provider: ProviderToken?, sink: @escaping @Sendable ([Resolution]) -> Void) {
+        CurlGlobal.initialize()
+        self.settings = settings
+        self.provider = provider
+        self.sink = sink
+        multi = curl_multi_init()
+        _ = curlx_multi_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = curlx_multi_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, settings.connections)
+        _ = curlx_multi_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000)
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "apns-transport"
+        thread.start()
+    }
+
+    /// Hands jobs to the transport; returns at once.
+    public func submit(_ jobs: [PushJob]) {
+        let tokens = jobs.reduce(0) { $0 + $1.tokens.count }
+        outstanding.add(tokens, ordering: .relaxed)
+        intake.withLock { $0.jobs.append(contentsOf: jobs) }
+        curl_multi_wakeup(multi)
+    }
+
+    /// Returns when every submitted token has a final outcome; the thread then ends.
+    public func finish() async {
+        await withCheckedContinuation { continuation in
+            let exited = intake.withLock { state -> Bool in
+                state.finishing = true
+                if !state.exited { state.drained.append(continuation) }
+                return state.exited
+            }
+            if exited {
+                continuation.resume()  // aborted before the drain began
+            } else {
+                curl_multi_wakeup(multi)
+            }
+        }
+    }
+
+    /// Drops whatever is in flight (its messages stay claimed in Redis) and ends the thread.
+    public func abort() {
+        intake.withLock { $0.aborting = true }
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: the transport thread
+
+    private func loop() {
+        while true {
+            let (jobs, finishing, aborting) = intake.withLock { state in
+                let jobs = state.jobs
+                state.jobs.removeAll(keepingCapacity: true)
+                return (jobs, state.finishing, state.aborting)
+            }
+            if aborting { break }
+            for job in jobs {
+                let context = JobContext(job: job)
+                for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1)) }
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            while let last = delayed.last, last.due <= now { ready.append(delayed.removeLast()) }
+            startRequests()
+
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            collectCompletions()
+            if !resolutions.isEmpty {
+                let batch = resolutions
+                resolutions.removeAll(keepingCapacity: true)
+                outstanding.subtract(resolvedTokens, ordering: .relaxed)
+                resolvedTokens = 0
+                sink(batch)
+            }
+            if finishing && active == 0 && readyHead >= ready.count && delayed.isEmpty
+                && intake.withLock({ $0.jobs.isEmpty }) {
+                break
+            }
+            var timeout: Int32 = 100
+            if let soonest = delayed.last {
+                let wait = soonest.due > now ? (soonest.due - now) / 1_000_000 : 0
+                timeout = Int32(min(UInt64(timeout), wait))
+            }
+            if readyHead < ready.count && active < settings.maxActiveRequests { timeout = 0 }
+            curl_multi_poll(multi, nil, 0, timeout, nil)
+        }
+        shutdown()
+    }
+
+    private func startRequests() {
+        while active < settings.maxActiveRequests && readyHead < ready.count {
+            let request = ready[readyHead]
+            readyHead += 1
+            start(request)
+        }
+        if readyHead == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyHead = 0
+        } else if readyHead > 4096 {
+            ready.removeFirst(readyHead)
+            readyHead = 0
+        }
+    }
+
+    private func start(_ request: PendingRequest) {
+        let job = request.job
+        if job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
+            resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
+            return
+        }
+        var bearer: String?
+        var generation = 0
+        if let provider {
+            do {
+                let token = try provider.current()
+                bearer = token.bearer
+                generation = token.generation
+            } catch {
+                resolve(request, .failed(reason: "ProviderTokenUnavailable: \(error)", status: nil, attempts: request.attempt))
+                return
+            }
+        }
+        let slot: RequestSlot
+        if let reused = idle.popLast() {
+            slot = reused
+        } else {
+            slot = RequestSlot(settings: settings)
+            slots.append(slot)
+        }
+        slot.prepare(job: job, token: request.token, attempt: request.attempt, generation: generation,
+                     url: "\(settings.baseURL)/3/device/\(job.job.tokens[request.token])",
+                     headers: job.headers(bearer: bearer, generation: generation))
+        curl_multi_add_handle(multi, slot.easy)
+        active += 1
+    }
+
+    private func collectCompletions() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            let slot = Unmanaged<RequestSlot>.fromOpaque(curlx_private(easy)!).takeUnretainedValue()
+            curl_multi_remove_handle(multi, easy)
+            active -= 1
+            // RFC 9113 section 8.1: a server may answer before the request's END_STREAM and then reset the
+            // stream with NO_ERROR; clients must not discard that response. libcurl reports it as a stream
+            // error, so a received status is honoured in that case.
+            let answered = code == CURLE_OK || (code == CURLE_HTTP2_STREAM && curlx_response_code(easy) > 0)
+            let status = answered ? curlx_response_code(easy) : 0
+            let transportError = answered ? nil : Self.describe(code)
+            let decision = ResponseClassifier.classify(status: status == 0 ? nil : status, body: slot.body,
+                                                       transportError: transportError)
+            let request = PendingRequest(job: slot.job!, token: slot.token, attempt: slot.attempt)
+            let generation = slot.generation
+            let lastStatus = status == 0 ? nil : status
+            slot.release()
+            idle.append(slot)
+            apply(decision, to: request, status: lastStatus, generation: generation)
+        }
+    }
+
+    private func apply(_ decision: ResponseDecision, to request: PendingRequest, status: Int?, generation: Int) {
+        switch decision {
+        case .delivered:
+            resolve(request, .delivered)
+        case .feedback(let reason, let timestamp):
+            resolve(request, .feedback(reason: reason, timestampMillis: timestamp))
+        case .deadLetter(let reason):
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
+        case .retry(let reason):
+            retry(request, reason: reason, status: status)
+        case .renewTokenAndRetry(let reason):
+            // Renewal respects the 20-minute rule inside ProviderToken; if refused, this is a plain retry.
+            _ = try? provider?.expired(generation: generation)
+            retry(request, reason: reason, status: status)
+        }
+    }
+
+    private func retry(_ request: PendingRequest, reason: String, status: Int?) {
+        guard request.attempt < settings.retry.maxAttempts else {
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
+            return
+        }
+        var next = request
+        next.attempt += 1
+        let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
+        next.due = DispatchTime.now().uptimeNanoseconds + delay
+        // Keep `delayed` sorted with the soonest last; retries are rare, so a linear insert is fine.
+        let index = delayed.firstIndex { $0.due <= next.due } ?? delayed.count
+        delayed.insert(next, at: index)
+    }
+
+    private func resolve(_ request: PendingRequest, _ outcome: TokenOutcome) {
+        let job = request.job.job
+        let token = job.tokens[request.token]
+        let owners = job.owners(ofToken: request.token)
+        resolvedTokens += 1
+        for seq in owners { resolutions.append(Resolution(seq: seq, token: token, outcome: outcome)) }
+    }
+
+    private func shutdown() {
+        let (drained, aborting) = intake.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+            let list = state.drained
+            state.drained = []
+            state.exited = true
+            return (list, state.aborting)
+        }
+        if aborting {
+            // Active handles are dropped; their messages are returned to the queue by the worker.
+            for slot in slots where slot.job != nil { curl_multi_remove_handle(multi, slot.easy) }
+        }
+        curl_multi_cleanup(multi)
+        drained.forEach { $0.resume() }
+    }
+
+    static func describe(_ code: CURLcode) -> String {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return "Timeout"
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST: return "ConnectionError: \(String(cString: curl_easy_strerror(code)))"
+        default: return "TransportError: \(String(cString: curl_easy_strerror(code)))"
+        }
+    }
+}
+
+enum CurlGlobal {
+    private static let once: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
+    static func initialize() { _ = once }
+}

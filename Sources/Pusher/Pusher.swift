@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import PushCore
+
+/// The last stage: sends each job's tokens to APNs through one transport per credential (apps that
+/// share a .p8 key share its transport and its JWT), and reports every token's final outcome to `sink`.
+public final class Pusher: Sendable {
+    private let transports: [CurlTransport]
+    private let routes: [String: Int]
+    private let sink: @Sendable ([Resolution]) -> Void
+    private let logger: Logger
+
+    /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
+    public init(settings: APNsSettings, retry: RetrySettings, logger: Logger,
+                sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+        var transports: [CurlTransport] = []
+        var byCredential: [AppCredential: Int] = [:]
+        var routes: [String: Int] = [:]
+        for app in settings.apps {
+            if let existing = byCredential[app.credential] {
+                routes[app.topic] = existing
+                continue
+            }
+            var transport = TransportSettings(baseURL: settings.endpoint.baseURL)
+            transport.caFile = settings.caFile
+            transport.connections = settings.connections
+            transport.requestTimeoutMillis = settings.requestTimeoutMillis
+            transport.retry = retry
+            var provider: ProviderToken?
+            switch app.credential {
+            case .token(let teamID, let keyID, let keyFile):
+                let signer = try JWTSigner(keyFile: keyFile, keyID: keyID, teamID: teamID)
+                provider = ProviderToken(signer: signer)
+                _ = try provider?.current()  // fail at startup, not on the first message
+            case .certificate(let file, let password):
+                guard FileManager.default.isReadableFile(atPath: file) else {
+                    throw CredentialError.unreadableCertificate(path: file, reason: "file not found or not readable")
+                }
+                transport.certificateFile = file
+                transport.certificatePassword = password
+            }
+            byCredential[app.credential] = transports.count
+            routes[app.topic] = transports.count
+            transports.append(CurlTransport(settings: transport, provider: provider, sink: sink))
+        }
+        self.transports = transports
+        self.routes = routes
+        self.sink = sink
+        self.logger = logger
+    }
+
+    /// Tokens sent or waiting for a retry, not yet final.
+    public var outstanding: Int { transports.reduce(0) { $0 + $1.outstanding.load(ordering: .relaxed) } }
+
+    /// Sends jobs until the input ends, then waits until every token has its outcome.
+    public func run(input: AsyncStream<[PushJob]>) async {
+        for await jobs in input {
+            var perTransport = [[PushJob]](repeating: [], count: transports.count)
+            var unroutable: [Resolution] = []
+            for job in jobs {
+                guard let index = routes[job.headers.appTopic] else {
+                    logger.error("no app configured for topic; dead-lettering", metadata: ["topic": "\(job.headers.appTopic)"])
+                    let outcome = TokenOutcome.failed(reason: "TopicNotConfigured: no app in apns.apps has topic \(job.headers.appTopic)",
+                                                      status: nil, attempts: 0)
+                    for index in job.tokens.indices {
+                        for seq in job.owners(ofToken: index) {
+                            unroutable.append(Resolution(seq: seq, token: job.tokens[index], outcome: outcome))
+                        }
+                    }
+                    continue
+                }
+                perTransport[index].append(job)
+            }
+            if !unroutable.isEmpty { sink(unroutable) }
+            for (index, batch) in perTransport.enumerated() where !batch.isEmpty {
+                transports[index].submit(batch)
+            }
+        }
+        for transport in transports { await transport.finish() }
+    }
+
+    /// Gives up on everything in flight: used when the shutdown deadline has passed.
+    public func abort() {
+        transports.forEach { $0.abort() }
+    }
+}

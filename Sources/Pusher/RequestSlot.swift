@@ -1,0 +1,65 @@
+import CCurl
+import PushCore
+
+/// A reusable easy handle. Options that never change are set once; per request only the URL, the
+/// header list and the body pointer change. The response body (APNs' small error JSON) is collected here.
+final class RequestSlot {
+    let easy: UnsafeMutableRawPointer
+    var body: [UInt8] = []
+    var job: JobContext?
+    var token = 0
+    var attempt = 1
+    var generation = 0
+
+    /// Longest response body kept; APNs error bodies are a few dozen bytes.
+    static let bodyLimit = 4096
+
+    init(settings: TransportSettings) {
+        easy = curl_easy_init()
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = curlx_easy_ptr(easy, CURLOPT_PRIVATE, me)
+        _ = curlx_easy_ptr(easy, CURLOPT_WRITEDATA, me)
+        _ = curlx_easy_write_cb(easy, { data, size, count, context in
+            let slot = Unmanaged<RequestSlot>.fromOpaque(context!).takeUnretainedValue()
+            let length = size * count
+            if let data, slot.body.count < RequestSlot.bodyLimit {
+                data.withMemoryRebound(to: UInt8.self, capacity: length) {
+                    slot.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(length, RequestSlot.bodyLimit - slot.body.count)))
+                }
+            }
+            return length
+        })
+        _ = curlx_easy_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        _ = curlx_easy_long(easy, CURLOPT_PIPEWAIT, 1)
+        _ = curlx_easy_long(easy, CURLOPT_POST, 1)
+        _ = curlx_easy_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = curlx_easy_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
+        _ = curlx_easy_long(easy, CURLOPT_TIMEOUT_MS, settings.requestTimeoutMillis)
+        if !settings.caFile.isEmpty { _ = curlx_easy_ptr(easy, CURLOPT_CAINFO, settings.caFile) }
+        if let certificate = settings.certificateFile {
+            let isPKCS12 = certificate.lowercased().hasSuffix(".p12") || certificate.lowercased().hasSuffix(".pfx")
+            _ = curlx_easy_ptr(easy, CURLOPT_SSLCERT, certificate)
+            _ = curlx_easy_ptr(easy, CURLOPT_SSLCERTTYPE, isPKCS12 ? "P12" : "PEM")
+            if !isPKCS12 { _ = curlx_easy_ptr(easy, CURLOPT_SSLKEY, certificate) }
+            if !settings.certificatePassword.isEmpty { _ = curlx_easy_ptr(easy, CURLOPT_KEYPASSWD, settings.certificatePassword) }
+        }
+    }
+
+    deinit { curl_easy_cleanup(easy) }
+
+    func prepare(job: JobContext, token: Int, attempt: Int, generation: Int, url: String,
+                 headers: UnsafeMutablePointer<curl_slist>?) {
+        self.job = job
+        self.token = token
+        self.attempt = attempt
+        self.generation = generation
+        body.removeAll(keepingCapacity: true)
+        _ = curlx_easy_ptr(easy, CURLOPT_URL, url)
+        _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers)
+        _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)
+        _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(job.job.payload.count))
+    }
+
+    /// Drops the job reference so its buffers can be freed when its last request ends.
+    func release() { job = nil }
+}

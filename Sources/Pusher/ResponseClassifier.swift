@@ -1,0 +1,56 @@
+import Foundation
+
+/// What to do with one APNs answer (SPEC section 4).
+public enum ResponseDecision: Equatable, Sendable {
+    case delivered
+    /// Tell the backend to stop using the token; not retried.
+    case feedback(reason: String, timestampMillis: Int64)
+    /// Transient: retry with backoff, up to max_attempts.
+    case retry(reason: String)
+    /// The JWT is too old: renew it (if the 20-minute rule allows) and retry.
+    case renewTokenAndRetry(reason: String)
+    /// Permanent for this notification: dead letter, no retry.
+    case deadLetter(reason: String)
+}
+
+public enum ResponseClassifier {
+    static let feedbackReasons: Set<String> = ["Unregistered", "ExpiredToken", "BadDeviceToken", "DeviceTokenNotForTopic"]
+
+    /// - Parameters:
+    ///   - status: the HTTP status, or nil when the request failed below HTTP (reset, GOAWAY, timeout).
+    ///   - body: the response body (APNs sends `{"reason": ..., "timestamp": ...}` on errors).
+    public static func classify(status: Int?, body: [UInt8], transportError: String? = nil,
+                                now: Int64 = WallClockMillis.now()) -> ResponseDecision {
+        guard let status else { return .retry(reason: transportError ?? "ConnectionError") }
+        if status == 200 { return .delivered }
+        let (reason, timestamp) = parseBody(body)
+        let named = reason ?? "HTTP\(status)"
+        if let reason, feedbackReasons.contains(reason), status == 400 || status == 410 {
+            return .feedback(reason: reason, timestampMillis: timestamp ?? now)
+        }
+        switch (status, reason) {
+        case (403, "ExpiredProviderToken"):
+            return .renewTokenAndRetry(reason: named)
+        case (429, _), (500, _), (502, _), (503, _), (504, _):
+            return .retry(reason: named)
+        case (410, _):
+            return .feedback(reason: reason ?? "Unregistered", timestampMillis: timestamp ?? now)
+        default:
+            return .deadLetter(reason: named)
+        }
+    }
+
+    static func parseBody(_ body: [UInt8]) -> (reason: String?, timestampMillis: Int64?) {
+        guard !body.isEmpty,
+              let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
+        else { return (nil, nil) }
+        let reason = object["reason"] as? String
+        var timestamp: Int64?
+        if let number = object["timestamp"] as? NSNumber { timestamp = number.int64Value }
+        return (reason, timestamp)
+    }
+}
+
+public enum WallClockMillis {
+    public static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+}

@@ -1,0 +1,155 @@
+import Collector
+import Filter
+import Foundation
+import Logging
+import Merger
+import PushCore
+import Pusher
+import ServiceLifecycle
+
+struct StartupError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The whole pipeline as one Service: Collector -> Merger -> Filter -> Pusher, with results flowing
+/// back to the Acknowledger. Graceful shutdown stops claiming, lets in-flight work finish within
+/// `shutdown.timeout_s`, acknowledges it, and returns whatever is left to the queue.
+struct PipelineService: Service {
+    let configuration: WorkerConfiguration
+    let workerID: String
+    let logger: Logger
+    let filter: SensitiveWordFilter
+    let counts = SharedCounts()
+
+    init(configuration: WorkerConfiguration, workerID: String, logger: Logger) throws {
+        self.configuration = configuration
+        self.workerID = workerID
+        self.logger = logger
+        self.filter = try SensitiveWordFilter(settings: configuration.filter)
+        if configuration.apns.apps.isEmpty {
+            throw StartupError(description: "apns.apps is empty: configure at least one app (topic with key_file or cert_file)")
+        }
+    }
+
+    func run() async throws {
+        let keys = RedisKeys(prefix: configuration.redis.prefix)
+        let url = configuration.redis.url
+        let claimQueue = WorkQueue(connection: RedisConnection(url: url, name: "claim"), keys: keys, workerID: workerID)
+        let ackQueue = WorkQueue(connection: RedisConnection(url: url, name: "ack"), keys: keys, workerID: workerID)
+        let beatQueue = WorkQueue(connection: RedisConnection(url: url, name: "heartbeat"), keys: keys, workerID: workerID)
+        let heartbeat = Heartbeat(queue: beatQueue, ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger)
+
+        guard try await prepare(beatQueue, heartbeat) else { return }
+
+        let gate = CapacityGate(limit: configuration.collector.maxInFlight)
+        let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
+                                        counts: counts, logger: logger)
+        let results = acknowledger.input
+        let pusher: Pusher
+        do {
+            pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger) { resolutions in
+                results.yield(.result(.resolved(resolutions)))
+            }
+        } catch {
+            throw StartupError(description: "\(error)")
+        }
+        let collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
+                                  acknowledger: results, logger: logger)
+        let (batches, batchInput) = AsyncStream.makeStream(of: MessageBatch.self)
+        let (merged, mergedInput) = AsyncStream.makeStream(of: [PushJob].self)
+        let (clean, cleanInput) = AsyncStream.makeStream(of: [PushJob].self)
+        let filterStage = FilterStage(filter: filter)
+        let beating = Task { await heartbeat.run() }
+
+        logger.info("worker started", metadata: [
+            "worker": "\(workerID)", "queue": "\(keys.queue)", "endpoint": "\(configuration.apns.endpoint.baseURL)",
+            "apps": "\(configuration.apns.apps.count)", "filter_words": "\(filter.matcher.words.count)",
+        ])
+        let deadline = configuration.shutdown.timeoutSeconds
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await acknowledger.run() }
+                group.addTask { await collector.run(output: batchInput) }
+                group.addTask { await Merger().run(input: batches, output: mergedInput) }
+                group.addTask {
+                    await filterStage.run(input: merged, output: cleanInput) { results.yield(.result($0)) }
+                }
+                group.addTask {
+                    await pusher.run(input: clean)
+                    // Every source of results has ended: the Acknowledger writes what remains and returns.
+                    results.finish()
+                }
+                await group.waitForAll()
+            }
+        } onGracefulShutdown: {
+            logger.info("shutting down: no more claims; finishing in-flight work", metadata: ["deadline_s": "\(deadline)"])
+            collector.stop()
+            Task {
+                await gate.open()
+                try? await Task.sleep(for: .seconds(deadline))
+                if pusher.outstanding > 0 {
+                    logger.warning("shutdown deadline passed; unfinished messages go back to the queue",
+                                   metadata: ["tokens": "\(pusher.outstanding)"])
+                }
+                pusher.abort()
+            }
+        }
+        beating.cancel()
+        await finish(claimQueue)
+        await [claimQueue, ackQueue, beatQueue].asyncForEach { await $0.connection.close() }
+    }
+
+    /// Waits for Redis (retrying, never fatal), refuses an id a live worker holds, and returns claims
+    /// this id left behind in an earlier life (containers reuse hostname-pid). False if shut down meanwhile.
+    private func prepare(_ queue: WorkQueue, _ heartbeat: Heartbeat) async throws -> Bool {
+        var backoff = Backoff(initialMillis: 200, maxMillis: 5000)
+        while true {
+            if Task.isCancelled || Task.isShuttingDownGracefully { return false }
+            do {
+                if try await queue.isAlive(workerID) {
+                    throw StartupError(description: "worker id '\(workerID)' belongs to a live worker (\(queue.keys.heartbeat(worker: workerID)) exists); give each worker its own worker.id")
+                }
+                let returned = try await queue.returnClaims()
+                if returned > 0 {
+                    logger.warning("returned claims left by an earlier run of this worker id", metadata: ["messages": "\(returned)"])
+                }
+                try await heartbeat.beatOnce()
+                return true
+            } catch let error as StartupError {
+                throw error
+            } catch {
+                logger.error("Redis unreachable; retrying", metadata: ["error": "\(error)", "redis": "\(configuration.redis.url.host):\(configuration.redis.url.port)"])
+                try? await Task.sleep(for: .milliseconds(backoff.next()))
+            }
+        }
+    }
+
+    /// Returns what is still claimed to the queue and removes the heartbeat. If Redis is down the
+    /// claims stay in the processing list, and a live worker returns them once the heartbeat expires.
+    private func finish(_ queue: WorkQueue) async {
+        let snapshot = counts.snapshot
+        var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
+        for _ in 0..<10 {
+            do {
+                let returned = try await queue.returnClaims()
+                try await queue.clearHeartbeat()
+                logger.info("worker stopped", metadata: [
+                    "delivered": "\(snapshot.delivered)", "feedback": "\(snapshot.feedback)",
+                    "dead_lettered": "\(snapshot.deadLettered)", "filtered_messages": "\(snapshot.filteredMessages)",
+                    "acknowledged_messages": "\(snapshot.acknowledgedMessages)", "returned_to_queue": "\(returned)",
+                ])
+                return
+            } catch {
+                logger.error("cannot return claims yet", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(backoff.next()))
+            }
+        }
+        logger.error("Redis unreachable at exit: claims stay in the processing list for recovery by a live worker")
+    }
+}
+
+extension Array where Element: Sendable {
+    func asyncForEach(_ body: (Element) async -> Void) async {
+        for element in self { await body(element) }
+    }
+}

@@ -1,0 +1,130 @@
+import ArgumentParser
+import Foundation
+import Logging
+import PushCore
+import ServiceLifecycle
+import Synchronization
+
+@main
+struct WorkerCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "worker",
+        abstract: "Turns messages an IM backend LPUSHes onto a Redis list into APNs pushes, losing none.",
+        subcommands: [Run.self, CheckConfig.self]
+    )
+}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the pipeline: Redis queue -> Collector -> Merger -> Filter -> Pusher -> APNs.",
+        discussion: "Every configuration key can be overridden by an environment variable named after it (REDIS_URL, APNS_ENDPOINT, ...). SIGTERM or SIGINT drains and exits 0; a second signal exits at once."
+    )
+
+    @Option(name: .long, help: "YAML configuration file (see config/worker.example.yaml). Without it, defaults and environment variables apply.")
+    var config: String?
+
+    func run() async throws {
+        let logger = WorkerLogging.bootstrap()
+        let configuration: WorkerConfiguration
+        do {
+            configuration = try ConfigurationLoader().load(file: config)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(2)
+        }
+        let workerID = configuration.workerID.isEmpty ? WorkerIdentity.defaultID() : configuration.workerID
+        let pipeline: PipelineService
+        do {
+            pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger)
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(2)
+        }
+        SecondSignal.exitImmediately(logger: logger)
+        let group = ServiceGroup(configuration: ServiceGroupConfiguration(
+            services: [.init(service: pipeline)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        ))
+        do {
+            try await group.run()
+        } catch let error as StartupError {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(2)
+        }
+    }
+}
+
+struct CheckConfig: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check-config",
+        abstract: "Load the configuration (file and environment), print the effective values, and exit."
+    )
+
+    @Option(name: .long, help: "YAML configuration file.")
+    var config: String?
+
+    func run() async throws {
+        do {
+            let configuration = try ConfigurationLoader().load(file: config)
+            print("redis.url: redis://\(configuration.redis.url.host):\(configuration.redis.url.port)/\(configuration.redis.url.database)")
+            print("redis.prefix: \(configuration.redis.prefix)")
+            print("collector.window_ms: \(configuration.collector.windowMillis)")
+            print("collector.batch: private \(configuration.collector.batch.private), group \(configuration.collector.batch.group), system \(configuration.collector.batch.system)")
+            print("collector.max_in_flight: \(configuration.collector.maxInFlight)")
+            print("apns.endpoint: \(configuration.apns.endpoint.baseURL)")
+            print("apns.connections: \(configuration.apns.connections)")
+            for app in configuration.apns.apps {
+                switch app.credential {
+                case .token(let team, let key, let file): print("apns app \(app.topic): token auth, team \(team), key \(key), \(file)")
+                case .certificate(let file, _): print("apns app \(app.topic): certificate \(file)")
+                }
+            }
+            print("retry: \(configuration.retry.maxAttempts) attempts, \(configuration.retry.baseDelayMillis)..\(configuration.retry.maxDelayMillis) ms")
+            print("filter.words_file: \(configuration.filter.wordsFile.isEmpty ? "(off)" : configuration.filter.wordsFile)")
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+}
+
+enum WorkerIdentity {
+    /// hostname-pid: unique among live workers on one host, readable in `push:processing:<id>`.
+    static func defaultID() -> String { "\(ProcessInfo.processInfo.hostName)-\(getpid())" }
+}
+
+enum WorkerLogging {
+    /// Structured logs to stderr; LOG_LEVEL (trace, debug, info, notice, warning, error, critical) sets the level.
+    static func bootstrap() -> Logger {
+        let level = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "worker")
+    }
+}
+
+/// The first SIGTERM/SIGINT starts a graceful shutdown (ServiceGroup); a second one exits at once.
+/// Nothing is lost either way: what this worker had claimed stays in its processing list.
+enum SecondSignal {
+    nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
+    private static let seen = Atomic<Int>(0)
+
+    static func exitImmediately(logger: Logger) {
+        for number in [SIGTERM, SIGINT] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                if seen.add(1, ordering: .relaxed).newValue >= 2 {
+                    logger.warning("second signal: exiting now; claimed messages stay in the processing list")
+                    exit(130)
+                }
+            }
+            source.resume()
+            sources.append(source)
+        }
+    }
+}

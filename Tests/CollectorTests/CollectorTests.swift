@@ -1,0 +1,155 @@
+import Collector
+import Foundation
+import Logging
+import PushCore
+import TestSupport
+import XCTest
+
+/// Collector and Acknowledger against a real redis-server.
+final class CollectorTests: XCTestCase {
+    var redis: RedisServer!
+    var connection: RedisConnection!
+    let keys = RedisKeys()
+
+    override func setUp() async throws {
+        redis = try RedisServer()
+        connection = RedisConnection(url: redis.url, name: "test")
+    }
+
+    override func tearDown() async throws {
+        await connection.close()
+        redis.kill()
+    }
+
+    struct Harness {
+        let collector: Collector
+        let acknowledger: Acknowledger
+        let gate: CapacityGate
+        let batches: AsyncStream<MessageBatch>
+        let counts: SharedCounts
+        let tasks: [Task<Void, Never>]
+    }
+
+    private func start(settings: CollectorSettings = CollectorSettings()) -> Harness {
+        let logger = Logger(label: "test")
+        let gate = CapacityGate(limit: settings.maxInFlight)
+        let counts = SharedCounts()
+        let acknowledger = Acknowledger(
+            queue: WorkQueue(connection: RedisConnection(url: redis.url, name: "ack"), keys: keys, workerID: "w"),
+            gate: gate, filteredCap: 100, counts: counts, logger: logger)
+        let collector = Collector(
+            settings: settings,
+            queue: WorkQueue(connection: RedisConnection(url: redis.url, name: "claim"), keys: keys, workerID: "w"),
+            gate: gate, acknowledger: acknowledger.input, logger: logger)
+        let (batches, output) = AsyncStream.makeStream(of: MessageBatch.self)
+        let tasks = [Task { await acknowledger.run() }, Task { await collector.run(output: output) }]
+        return Harness(collector: collector, acknowledger: acknowledger, gate: gate, batches: batches, counts: counts, tasks: tasks)
+    }
+
+    private func stop(_ harness: Harness) async {
+        harness.collector.stop()
+        await harness.gate.open()
+        harness.acknowledger.input.finish()
+        for task in harness.tasks { await task.value }
+    }
+
+    func testAWindowClosesAboutWindowMillisAfterItsFirstMessage() async throws {
+        let harness = start()
+        try await Task.sleep(for: .milliseconds(200))  // idle: the collector sleeps in BLMOVE
+        let sent = ContinuousClock.now
+        try await connection.lpush(keys.queue, (1...3).map { messageJSON(id: "m\($0)", tokens: [token("a", $0)]) })
+        var iterator = harness.batches.makeAsyncIterator()
+        let batch = await iterator.next()
+        let waited = ContinuousClock.now - sent
+        XCTAssertEqual(batch?.messages.map(\.id).sorted(), ["m1", "m2", "m3"])
+        XCTAssertEqual(batch?.kind, .private)
+        XCTAssertGreaterThanOrEqual(waited, .milliseconds(140), "the window waits for more messages")
+        XCTAssertLessThan(waited, .milliseconds(1500), "an idle worker reacts within the window plus round trips")
+        await stop(harness)
+    }
+
+    func testAFullBatchLeavesWithoutWaitingForTheWindow() async throws {
+        var settings = CollectorSettings()
+        settings.windowMillis = 5000
+        settings.batch.group = 10
+        let harness = start(settings: settings)
+        try await connection.lpush(keys.queue, (1...25).map { messageJSON(id: "g\($0)", tokens: [token("a", $0)], kind: "group") })
+        var iterator = harness.batches.makeAsyncIterator()
+        let started = ContinuousClock.now
+        let first = await iterator.next()
+        let second = await iterator.next()
+        XCTAssertEqual(first?.messages.count, 10)
+        XCTAssertEqual(second?.messages.count, 10)
+        XCTAssertEqual(first?.messages.first?.id, "g1", "oldest first")
+        XCTAssertLessThan(ContinuousClock.now - started, .milliseconds(4000), "full batches do not wait for the 5 s window")
+        await stop(harness)
+        let rest = await iterator.next()
+        XCTAssertEqual(rest?.messages.count, 5, "shutdown emits what is buffered")
+    }
+
+    func testInvalidInputIsDeadLetteredAtOnceAndAcknowledged() async throws {
+        let harness = start()
+        try await connection.lpush(keys.queue, ["{broken", messageJSON(id: "ok", tokens: [token("a", 1), "nope"])])
+        var iterator = harness.batches.makeAsyncIterator()
+        let batch = await iterator.next()
+        XCTAssertEqual(batch?.messages.map(\.id), ["ok"])
+        try await eventually { try await self.connection.length(self.keys.deadLetters) == 1 }
+        let dlq = try await connection.strings(keys.deadLetters).map(jsonObject)
+        XCTAssertEqual(dlq.first?["reason"] as? String, "Malformed: not JSON")
+        XCTAssertEqual(dlq.first?["raw"] as? String, "{broken")
+        XCTAssertTrue(dlq.first?["message"] is NSNull)
+        XCTAssertEqual(dlq.first?["worker"] as? String, "w")
+        let processing = try await connection.strings(keys.processing(worker: "w"))
+        XCTAssertEqual(processing.count, 1, "the bad element is acknowledged; the good one waits for its outcomes")
+        // The valid message's malformed token is feedback, written when the message completes.
+        harness.acknowledger.input.yield(.result(.resolved([Resolution(seq: batch!.messages[0].seq, token: token("a", 1), outcome: .delivered)])))
+        try await eventually { try await self.connection.length(self.keys.processing(worker: "w")) == 0 }
+        let feedback = try await connection.strings(keys.feedback).map(jsonObject)
+        XCTAssertEqual(feedback.first?["reason"] as? String, "BadDeviceToken")
+        XCTAssertEqual(feedback.first?["token"] as? String, "nope")
+        XCTAssertEqual(feedback.first?["message_id"] as? String, "ok")
+        await stop(harness)
+    }
+
+    func testAnIdleCollectorDoesNotPollRedis() async throws {
+        let harness = start()
+        try await Task.sleep(for: .milliseconds(300))
+        let before = try await connection.calls(of: "blmove") + connection.calls(of: "eval")
+        try await Task.sleep(for: .milliseconds(2500))
+        let after = try await connection.calls(of: "blmove") + connection.calls(of: "eval")
+        XCTAssertLessThanOrEqual(after - before, 8, "idle: about one blocking wait and one claim per second")
+        await stop(harness)
+    }
+
+    func testClaimingPausesWhileThePipelineIsFull() async throws {
+        var settings = CollectorSettings()
+        settings.maxInFlight = 5
+        settings.windowMillis = 10
+        let harness = start(settings: settings)
+        try await connection.lpush(keys.queue, (1...20).map { messageJSON(id: "m\($0)", tokens: [token("a", $0)]) })
+        var iterator = harness.batches.makeAsyncIterator()
+        var seen: [PushMessage] = []
+        while seen.count < 5, let batch = await iterator.next() { seen += batch.messages }
+        try await Task.sleep(for: .milliseconds(500))
+        let claimed = try await connection.length(keys.processing(worker: "w"))
+        let waiting = try await connection.length(keys.queue)
+        XCTAssertEqual(claimed, 5, "no more than max_in_flight is claimed")
+        XCTAssertEqual(waiting, 15)
+        // Outcomes release capacity, and claiming resumes.
+        harness.acknowledger.input.yield(.result(.resolved(seen.map { Resolution(seq: $0.seq, token: $0.tokens[0], outcome: .delivered) })))
+        let more = await iterator.next()
+        XCTAssertNotNil(more)
+        await stop(harness)
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+func eventually(timeout: Duration = .seconds(10), _ condition: @escaping () async throws -> Bool,
+                file: StaticString = #filePath, line: UInt = #line) async throws {
+    let end = ContinuousClock.now + timeout
+    while ContinuousClock.now < end {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    XCTFail("condition not met within \(timeout)", file: file, line: line)
+}

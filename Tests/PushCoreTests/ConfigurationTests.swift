@@ -1,0 +1,80 @@
+import PushCore
+import XCTest
+
+final class ConfigurationTests: XCTestCase {
+    func testDefaultsNeedNoFile() throws {
+        let config = try ConfigurationLoader(environment: [:]).load(yaml: "")
+        XCTAssertEqual(config.redis.url, RedisURL(host: "127.0.0.1", port: 6379, database: 0))
+        XCTAssertEqual(config.redis.prefix, "push")
+        XCTAssertEqual(config.collector.windowMillis, 150)
+        XCTAssertEqual(config.collector.batch.private, 100)
+        XCTAssertEqual(config.collector.batch.group, 500)
+        XCTAssertEqual(config.collector.batch.system, 100)
+        XCTAssertEqual(config.collector.maxInFlight, 20_000)
+        XCTAssertEqual(config.apns.endpoint, .production)
+        XCTAssertEqual(config.retry.maxAttempts, 5)
+        XCTAssertEqual(config.shutdown.timeoutSeconds, 25)
+    }
+
+    func testSpecExampleLoadsAndEnvironmentWins() throws {
+        let yaml = try String(contentsOfFile: repositoryRootPath() + "/config/worker.example.yaml", encoding: .utf8)
+        let config = try ConfigurationLoader(environment: [
+            "REDIS_URL": "redis://:secret@10.1.2.3:6380/2",
+            "APNS_ENDPOINT": "https://127.0.0.1:8443",
+            "COLLECTOR_BATCH_GROUP": "50",
+            "APNS_APPS_0_KEY_ID": "ZZZ123DEFG",
+        ]).load(yaml: yaml)
+        XCTAssertEqual(config.redis.url.host, "10.1.2.3")
+        XCTAssertEqual(config.redis.url.port, 6380)
+        XCTAssertEqual(config.redis.url.database, 2)
+        XCTAssertEqual(config.redis.url.password, "secret")
+        XCTAssertEqual(config.apns.endpoint, .custom("https://127.0.0.1:8443"))
+        XCTAssertEqual(config.collector.batch.group, 50)
+        XCTAssertEqual(config.apns.apps.count, 2)
+        XCTAssertEqual(config.apns.apps[0].credential, .token(teamID: "DEF123GHIJ", keyID: "ZZZ123DEFG", keyFile: "AuthKey_ABC123DEFG.p8"))
+        XCTAssertEqual(config.apns.apps[1].credential, .certificate(file: "legacy.p12", password: ""))
+    }
+
+    func testAppsCanComeFromTheEnvironmentAlone() throws {
+        let config = try ConfigurationLoader(environment: [
+            "APNS_APPS_0_TOPIC": "com.example.env", "APNS_APPS_0_TEAM_ID": "TEAM123456",
+            "APNS_APPS_0_KEY_ID": "KEY1234567", "APNS_APPS_0_KEY_FILE": "/keys/a.p8",
+        ]).load(yaml: "")
+        XCTAssertEqual(config.apns.apps, [APNsApp(topic: "com.example.env", credential: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "/keys/a.p8"))])
+    }
+
+    func testMistakesAreNamed() {
+        let loader = ConfigurationLoader(environment: [:])
+        XCTAssertThrowsError(try loader.load(yaml: "redis:\n  ulr: x\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .unknownKey("redis.ulr"))
+        }
+        XCTAssertThrowsError(try loader.load(yaml: "collector:\n  window_ms: soon\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "collector.window_ms", reason: "'soon' is not a whole number"))
+        }
+        XCTAssertThrowsError(try loader.load(yaml: "apns:\n  endpoint: ftp://x\n"))
+        XCTAssertThrowsError(try loader.load(yaml: "apns:\n  apps:\n    - topic: a.b\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "apns.apps.0", reason: "needs key_file with team_id and key_id, or cert_file"))
+        }
+        XCTAssertThrowsError(try ConfigurationLoader(environment: ["REDIS_URL": "http://x"]).load(yaml: ""))
+    }
+
+    func testRetryDelaysGrowAndStayWithinBounds() {
+        var retry = RetrySettings()
+        retry.baseDelayMillis = 100
+        retry.maxDelayMillis = 1000
+        for _ in 0..<200 {
+            XCTAssertEqual(retry.delayMillis(afterAttempt: 1), 100)
+            XCTAssert((100...400).contains(retry.delayMillis(afterAttempt: 3)))
+            XCTAssert((100...1000).contains(retry.delayMillis(afterAttempt: 30)))
+        }
+    }
+
+    private func repositoryRootPath(file: String = #filePath) -> String {
+        var url = URL(fileURLWithPath: file)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            if FileManager.default.fileExists(atPath: url.path + "/Package.swift") { return url.path }
+        }
+        return "."
+    }
+}

@@ -1,0 +1,114 @@
+import PushCore
+import TestSupport
+import XCTest
+
+final class MessageParserTests: XCTestCase {
+    let parser = MessageParser()
+    let now: Int64 = 1_800_000_000
+
+    private func parse(_ text: String) -> ParsedElement { parser.parse(Array(text.utf8), seq: 7, now: now) }
+
+    private func valid(_ text: String, file: StaticString = #filePath, line: UInt = #line) -> (PushMessage, [String])? {
+        guard case .valid(let message, let rejected) = parse(text) else {
+            XCTFail("expected a valid message, got \(parse(text))", file: file, line: line)
+            return nil
+        }
+        return (message, rejected)
+    }
+
+    private func reason(_ text: String) -> String? {
+        if case .invalid(let reason) = parse(text) { return reason }
+        return nil
+    }
+
+    func testValidMessageGetsSpecDefaults() throws {
+        let (message, rejected) = try XCTUnwrap(valid(messageJSON(id: "m1", tokens: [token("A1", 1)])))
+        XCTAssertEqual(rejected, [])
+        XCTAssertEqual(message.id, "m1")
+        XCTAssertEqual(message.seq, 7)
+        XCTAssertEqual(message.kind, .private)
+        XCTAssertEqual(message.headers.pushType, "alert")
+        XCTAssertEqual(message.headers.priority, 10)
+        XCTAssertEqual(message.headers.expiration, 0)
+        XCTAssertEqual(message.headers.topic, "com.example.chat")
+        XCTAssertEqual(message.tokens, [token("a1", 1)], "hex is sent in lower case")
+        XCTAssertEqual(String(decoding: message.payload, as: UTF8.self), #"{"aps":{"alert":"hello"}}"#)
+    }
+
+    func testContentAvailableOnlyIsBackgroundWithPriorityFive() throws {
+        let text = #"{"id":"b","topic":"t.app","tokens":["\#(token("a", 1))"],"payload":{"aps":{"content-available":1}}}"#
+        let (message, _) = try XCTUnwrap(valid(text))
+        XCTAssertEqual(message.headers.pushType, "background")
+        XCTAssertEqual(message.headers.priority, 5)
+        XCTAssertEqual(reason(text.replacingOccurrences(of: #""id":"b""#, with: #""id":"b","priority":10"#)),
+                       "Malformed: priority 10 is not allowed for background pushes (Apple requires 5)")
+    }
+
+    func testVoipGetsTopicSuffixAndLargerPayloadLimit() throws {
+        let big = String(repeating: "x", count: 4500)
+        let text = messageJSON(id: "v", tokens: [token("a", 1)], alert: big, extra: ["push_type": "voip"])
+        let (message, _) = try XCTUnwrap(valid(text))
+        XCTAssertEqual(message.headers.topic, "com.example.chat.voip")
+        XCTAssertEqual(message.headers.appTopic, "com.example.chat")
+        XCTAssertEqual(reason(messageJSON(id: "a", tokens: [token("a", 1)], alert: big)),
+                       "Malformed: payload is 4520 bytes, over the 4096-byte limit for alert")
+    }
+
+    func testExpirationForms() throws {
+        let relative = try XCTUnwrap(valid(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": "+60"])))
+        XCTAssertEqual(relative.0.headers.expiration, now + 60)
+        let absolute = try XCTUnwrap(valid(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": now + 5])))
+        XCTAssertEqual(absolute.0.headers.expiration, now + 5)
+        XCTAssertEqual(reason(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": now - 5])), "Expired")
+        XCTAssertEqual(reason(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": "soon"])),
+                       "Malformed: expiration string must be \"+N\" (seconds from now)")
+    }
+
+    func testBadInputNamesTheFieldAndTheProblem() {
+        XCTAssertEqual(reason("not json"), "Malformed: not JSON")
+        XCTAssertEqual(reason("[1,2]"), "Malformed: not a JSON object")
+        XCTAssertEqual(reason(#"{"topic":"t","tokens":["aa"],"payload":{}}"#), "Malformed: id is missing")
+        XCTAssertEqual(reason(#"{"id":"x","tokens":["aa"],"payload":{}}"#), "Malformed: topic is missing")
+        XCTAssertEqual(reason(#"{"id":"x","topic":"t","payload":{}}"#), "Malformed: tokens is missing")
+        XCTAssertEqual(reason(#"{"id":"x","topic":"t","tokens":[],"payload":{}}"#), "Malformed: tokens is empty")
+        XCTAssertEqual(reason(#"{"id":"x","topic":"t","tokens":["zz"],"payload":{}}"#), "Malformed: tokens[0] is not hex or base64")
+        XCTAssertEqual(reason(#"{"id":"x","topic":"t","tokens":[5],"payload":{}}"#), "Malformed: tokens[0] is not a string")
+        XCTAssertEqual(reason(#"{"id":"x","topic":"t","tokens":["\#(token("a", 1))"],"payload":"hi"}"#), "Malformed: payload is not a JSON object")
+        XCTAssertEqual(reason(messageJSON(id: "", tokens: [token("a", 1)])), "Malformed: id must be 1..128 characters")
+        XCTAssertEqual(reason(messageJSON(id: "k", tokens: [token("a", 1)], kind: "broadcast")),
+                       "Malformed: kind must be \"private\", \"group\" or \"system\"")
+        XCTAssertEqual(reason(messageJSON(id: "c", tokens: [token("a", 1)], extra: ["collapse_id": String(repeating: "c", count: 65)])),
+                       "Malformed: collapse_id is 65 bytes, over 64")
+        XCTAssertEqual(reason(messageJSON(id: "p", tokens: [token("a", 1)], extra: ["priority": 7])), "Malformed: priority must be 10, 5 or 1")
+        XCTAssertNotNil(reason(messageJSON(id: "p", tokens: [token("a", 1)], extra: ["push_type": "sms"]))?.hasPrefix("Malformed: push_type must be one of"))
+    }
+
+    func testOneBadTokenDoesNotHoldBackTheOthersAndDuplicatesAreSentOnce() throws {
+        let good = token("b", 2)
+        let (message, rejected) = try XCTUnwrap(valid(messageJSON(id: "m", tokens: [good, "not-a-token", good.uppercased()])))
+        XCTAssertEqual(message.tokens, [good])
+        XCTAssertEqual(rejected, ["not-a-token"])
+    }
+
+    func testTooManyTokens() {
+        let many = (0...MessageParser.maxTokens).map { token("c", $0) }
+        XCTAssertEqual(reason(messageJSON(id: "m", tokens: many)), "Malformed: tokens has 10001 entries, over 10000")
+    }
+}
+
+final class DeviceTokenTests: XCTestCase {
+    func testHexOfEitherCaseAndLengthBounds() {
+        XCTAssertEqual(DeviceToken.normalize("ABCDEF0123456789"), "abcdef0123456789")
+        XCTAssertNil(DeviceToken.normalize("abc"), "too short")
+        XCTAssertNil(DeviceToken.normalize(String(repeating: "a", count: 17)), "odd length")
+        XCTAssertNil(DeviceToken.normalize(String(repeating: "a", count: 202)), "too long")
+        XCTAssertNotNil(DeviceToken.normalize(String(repeating: "a", count: 200)))
+    }
+
+    func testBase64Of32BytesBecomesHex() {
+        let bytes = (0..<32).map { UInt8($0 * 7 & 0xff) }
+        let base64 = Data(bytes).base64EncodedString()
+        XCTAssertEqual(DeviceToken.normalize(base64), DeviceToken.hex(bytes))
+        XCTAssertNil(DeviceToken.normalize(Data(bytes.prefix(16)).base64EncodedString()), "only 32-byte tokens")
+    }
+}

@@ -1,0 +1,171 @@
+import Foundation
+import PushCore
+import Pusher
+import TestSupport
+import XCTest
+
+final class ResolutionBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Resolution] = []
+    func append(_ batch: [Resolution]) { lock.lock(); items += batch; lock.unlock() }
+    var all: [Resolution] { lock.lock(); defer { lock.unlock() }; return items }
+
+    func wait(for count: Int, timeout: TimeInterval = 20) async throws -> [Resolution] {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if all.count >= count { return all }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        XCTFail("only \(all.count) of \(count) outcomes arrived")
+        return all
+    }
+}
+
+/// The libcurl transport against Debian's nginx (HTTP/2 over TLS), which answers by token prefix.
+final class TransportTests: XCTestCase {
+    var server: NginxStandIn!
+    var keyFile: String!
+
+    override func setUp() async throws {
+        server = try NginxStandIn()
+        keyFile = try generateP8Key(in: server.directory)
+    }
+
+    override func tearDown() async throws { server.stop() }
+
+    private func settings(_ adjust: (inout TransportSettings) -> Void = { _ in }) -> TransportSettings {
+        var settings = TransportSettings(baseURL: server.endpoint)
+        settings.caFile = server.caFile
+        settings.retry.maxAttempts = 3
+        settings.retry.baseDelayMillis = 5
+        settings.retry.maxDelayMillis = 20
+        adjust(&settings)
+        return settings
+    }
+
+    private func job(_ tokens: [String], seq: UInt64 = 1) -> PushJob {
+        let headers = PushHeaders(topic: "com.example.chat", appTopic: "com.example.chat", pushType: "alert",
+                                  priority: 10, expiration: 0, collapseID: "c1")
+        return PushJob(message: PushMessage(seq: seq, id: "m\(seq)", kind: .private, uuid: nil, headers: headers,
+                                            payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), tokens: tokens, enqueuedAtMillis: nil))
+    }
+
+    private func provider() throws -> ProviderToken {
+        ProviderToken(signer: try JWTSigner(keyFile: keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+    }
+
+    func testEveryResponseClassOfTheSpec() async throws {
+        let box = ResolutionBox()
+        let tokenProvider = try provider()
+        let transport = CurlTransport(settings: settings(), provider: tokenProvider, sink: box.append)
+        let cases: [(prefix: String, expected: TokenOutcome)] = [
+            ("a1", .delivered),
+            ("410a", .feedback(reason: "Unregistered", timestampMillis: 1_700_000_000_000)),
+            ("400b", .feedback(reason: "BadDeviceToken", timestampMillis: 0)),
+            ("400d", .feedback(reason: "DeviceTokenNotForTopic", timestampMillis: 0)),
+            ("410e", .feedback(reason: "ExpiredToken", timestampMillis: 0)),
+            ("400c", .failed(reason: "BadCollapseId", status: 400, attempts: 1)),
+            ("4130", .failed(reason: "PayloadTooLarge", status: 413, attempts: 1)),
+            ("403b", .failed(reason: "InvalidProviderToken", status: 403, attempts: 1)),
+            ("4290", .failed(reason: "TooManyRequests", status: 429, attempts: 3)),
+            ("4291", .failed(reason: "TooManyProviderTokenUpdates", status: 429, attempts: 3)),
+            ("5000", .failed(reason: "InternalServerError", status: 500, attempts: 3)),
+            ("5030", .failed(reason: "ServiceUnavailable", status: 503, attempts: 3)),
+            ("4030", .failed(reason: "ExpiredProviderToken", status: 403, attempts: 3)),
+        ]
+        let tokens = cases.enumerated().map { token($1.prefix, $0) }
+        transport.submit([job(tokens)])
+        let results = try await box.wait(for: cases.count)
+        await transport.finish()
+        for (index, expected) in cases.enumerated() {
+            let outcome = results.first { $0.token == tokens[index] }?.outcome
+            switch (outcome, expected.expected) {
+            case (.feedback(let reason, let stamp)?, .feedback(let wanted, let wantedStamp)):
+                XCTAssertEqual(reason, wanted)
+                if wantedStamp != 0 { XCTAssertEqual(stamp, wantedStamp, "APNs' timestamp is kept") }
+            default:
+                XCTAssertEqual(outcome, expected.expected, "token prefix \(expected.prefix)")
+            }
+        }
+        XCTAssertEqual(transport.outstanding.load(ordering: .relaxed), 0)
+        // ExpiredProviderToken on a token younger than 20 minutes must not renew it (TooManyProviderTokenUpdates).
+        XCTAssertEqual(try tokenProvider.current().generation, 1)
+    }
+
+    func testManyStreamsAcrossGoawayAreAllDelivered() async throws {
+        server.stop()
+        // nginx sends GOAWAY after 50 requests per connection. With libcurl 7.88 a stream sent just as the
+        // GOAWAY arrives can wait for the request timeout before it is retried: slow, but nothing is lost.
+        server = try NginxStandIn(keepaliveRequests: 50)
+        let box = ResolutionBox()
+        let transport = CurlTransport(settings: settings { $0.requestTimeoutMillis = 2000 }, provider: try provider(), sink: box.append)
+        let tokens = (0..<600).map { token("a1", $0) }
+        transport.submit(stride(from: 0, to: 600, by: 100).map { job(Array(tokens[$0..<$0 + 100]), seq: UInt64($0)) })
+        let results = try await box.wait(for: 600)
+        await transport.finish()
+        XCTAssertEqual(results.filter { $0.outcome == .delivered }.count, 600, "\(Set(results.map { "\($0.outcome)" }))")
+        XCTAssertEqual(Set(results.map(\.token)).count, 600)
+    }
+
+    func testMergedTokensReportToEveryOwner() async throws {
+        let box = ResolutionBox()
+        let transport = CurlTransport(settings: settings(), provider: try provider(), sink: box.append)
+        var merged = job([token("a1", 1), token("a1", 2)], seq: 10)
+        merged.sources.append(11)
+        merged.sourceIDs.append("m11")
+        merged.extraOwners[1] = [1]
+        transport.submit([merged])
+        let results = try await box.wait(for: 3)
+        await transport.finish()
+        XCTAssertEqual(results.filter { $0.token == token("a1", 2) }.map(\.seq).sorted(), [10, 11])
+    }
+
+    func testRefusedConnectionsAreRetriedThenDeadLettered() async throws {
+        let box = ResolutionBox()
+        var settings = settings()
+        settings.baseURL = "https://127.0.0.1:\(freePort())"
+        let transport = CurlTransport(settings: settings, provider: try provider(), sink: box.append)
+        transport.submit([job([token("a1", 1)])])
+        let results = try await box.wait(for: 1)
+        await transport.finish()
+        guard case .failed(let reason, let status, let attempts) = results[0].outcome else { return XCTFail("\(results)") }
+        XCTAssertTrue(reason.hasPrefix("ConnectionError"), reason)
+        XCTAssertNil(status)
+        XCTAssertEqual(attempts, 3)
+    }
+
+    func testAServerThatNeverAnswersTimesOut() async throws {
+        // A socket that accepts connections (in the kernel's backlog) but never speaks TLS.
+        let port = freePort()
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        listen(fd, 16)
+        let box = ResolutionBox()
+        var settings = settings()
+        settings.baseURL = "https://127.0.0.1:\(port)"
+        settings.requestTimeoutMillis = 300
+        settings.retry.maxAttempts = 2
+        let transport = CurlTransport(settings: settings, provider: try provider(), sink: box.append)
+        transport.submit([job([token("a1", 1)])])
+        let results = try await box.wait(for: 1)
+        await transport.finish()
+        XCTAssertEqual(results[0].outcome, .failed(reason: "Timeout", status: nil, attempts: 2))
+    }
+
+    func testAnExpiredNotificationIsNotSentAgain() async throws {
+        let box = ResolutionBox()
+        let transport = CurlTransport(settings: settings { $0.retry.baseDelayMillis = 2100; $0.retry.maxDelayMillis = 2100 },
+                                      provider: try provider(), sink: box.append)
+        var expiring = job([token("5030", 1)])
+        expiring.headers.expiration = Int64(Date().timeIntervalSince1970) + 1
+        transport.submit([expiring])
+        let results = try await box.wait(for: 1)
+        await transport.finish()
+        XCTAssertEqual(results[0].outcome, .failed(reason: "Expired", status: nil, attempts: 1))
+    }
+}

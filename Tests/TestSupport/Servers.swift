@@ -1,0 +1,192 @@
+import Foundation
+import PushCore
+
+/// A loopback port nobody listens on right now.
+public func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+    _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
+    let end = Date().addingTimeInterval(timeout)
+    while Date() < end {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        close(fd)
+        if result == 0 { return true }
+        usleep(20_000)
+    }
+    return false
+}
+
+public func makeTemporaryDirectory(_ name: String) -> String {
+    let path = NSTemporaryDirectory() + "push-tests-\(name)-\(UUID().uuidString.prefix(8))"
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+/// Runs a command to completion; returns its exit status and output.
+@discardableResult
+public func runCommand(_ path: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: path)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = pipe
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+}
+
+public func which(_ name: String) -> String? {
+    for dir in ["/usr/sbin", "/usr/bin", "/usr/local/bin", "/usr/local/sbin", "/sbin", "/bin"] {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+/// A real redis-server on a loopback port, with its own data folder.
+public final class RedisServer: @unchecked Sendable {
+    public let port: Int
+    public let directory: String
+    private var process: Process?
+    public let persistent: Bool
+
+    public init(persistent: Bool = false) throws {
+        port = freePort()
+        directory = makeTemporaryDirectory("redis")
+        self.persistent = persistent
+        try start()
+    }
+
+    public var url: RedisURL { RedisURL(host: "127.0.0.1", port: port) }
+    public var urlString: String { "redis://127.0.0.1:\(port)/0" }
+
+    public func start() throws {
+        guard let binary = which("redis-server") else { throw TestSetupError("redis-server is not installed (apt-get install redis-server)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory, "--save", "",
+                             "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        guard waitForPort(port) else { throw TestSetupError("redis-server did not start on port \(port)") }
+    }
+
+    /// Stops the server abruptly (SIGKILL): with persistence on, what was written survives a start().
+    public func kill() {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    deinit { kill() }
+}
+
+/// Debian's nginx with HTTP/2 and TLS, answering as APNs would for a token's first four hex digits
+/// (config/nginx-apns-standin.conf.template).
+public final class NginxStandIn: @unchecked Sendable {
+    public let port: Int
+    public let directory: String
+    private var process: Process?
+
+    public init(keepaliveRequests: Int = 1_000_000) throws {
+        port = freePort()
+        directory = makeTemporaryDirectory("nginx")
+        guard let nginx = which("nginx") else { throw TestSetupError("nginx is not installed (apt-get install nginx-light)") }
+        try generateCertificate(in: directory)
+        let template = try String(contentsOfFile: repositoryRoot() + "/config/nginx-apns-standin.conf.template", encoding: .utf8)
+        let config = template.replacingOccurrences(of: "{{DIR}}", with: directory)
+            .replacingOccurrences(of: "{{PORT}}", with: "\(port)")
+            .replacingOccurrences(of: "{{KEEPALIVE_REQUESTS}}", with: "\(keepaliveRequests)")
+        try config.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: nginx)
+        process.arguments = ["-c", directory + "/nginx.conf", "-p", directory]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        guard waitForPort(port) else { throw TestSetupError("nginx did not start on port \(port)") }
+    }
+
+    public var endpoint: String { "https://127.0.0.1:\(port)" }
+    public var caFile: String { directory + "/cert.pem" }
+
+    /// Paths of the requests nginx answered, with their status: `(token, status)`.
+    public func answered() -> [(token: String, status: Int)] {
+        guard let log = try? String(contentsOfFile: directory + "/access.log", encoding: .utf8) else { return [] }
+        return log.split(separator: "\n").compactMap { line in
+            let parts = line.split(separator: "\"")
+            guard parts.count >= 3 else { return nil }
+            let request = parts[1].split(separator: " ")
+            let status = parts[2].split(separator: " ").first.flatMap { Int($0) }
+            guard request.count >= 2, let status, request[1].hasPrefix("/3/device/") else { return nil }
+            return (String(request[1].dropFirst("/3/device/".count)), status)
+        }
+    }
+
+    public func stop() {
+        guard let process else { return }
+        // Single-process nginx may not act on SIGTERM promptly; the stand-in holds nothing worth a graceful stop.
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        self.process = nil
+    }
+
+    deinit { stop() }
+}
+
+/// A self-signed P-256 certificate for 127.0.0.1 and localhost: cert.pem and key.pem in `directory`.
+public func generateCertificate(in directory: String) throws {
+    let result = try runCommand(which("openssl") ?? "/usr/bin/openssl", [
+        "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+        "-keyout", directory + "/key.pem", "-out", directory + "/cert.pem", "-days", "30", "-subj", "/CN=localhost",
+        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
+    ])
+    guard result.status == 0 else { throw TestSetupError("openssl req failed: \(result.output)") }
+}
+
+/// A fresh APNs-style signing key (.p8 is PKCS#8 PEM of a P-256 key).
+public func generateP8Key(in directory: String) throws -> String {
+    let path = directory + "/AuthKey_TEST.p8"
+    let result = try runCommand(which("openssl") ?? "/usr/bin/openssl", [
+        "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", path,
+    ])
+    guard result.status == 0 else { throw TestSetupError("openssl genpkey failed: \(result.output)") }
+    return path
+}
+
+public func repositoryRoot(file: String = #filePath) -> String {
+    var url = URL(fileURLWithPath: file)
+    while url.path != "/" {
+        url.deleteLastPathComponent()
+        if FileManager.default.fileExists(atPath: url.path + "/Package.swift") { return url.path }
+    }
+    return FileManager.default.currentDirectoryPath
+}
+
+public struct TestSetupError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// The built `worker` executable, run as a user would run it, configured through environment variables.
+public final class WorkerProcess: @unchecked Sendable {
+    public let process = Process()
+    public let logFile: String
+
+    public static var binaryPath: String {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        return bundle.appendingPathComponent("worker").path
+    }
+
+    public init(environment: [String: String], arguments: [String] = ["run"], logFile: String) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.binaryPath) else {
+            throw TestSetupError("\(Self.binaryPath) is missing: run `swift build --build-tests` first")
+        }
+        self.logFile = logFile
+        FileManager.default.createFile(atPath: logFile, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { $1 }
+        process.environment = env
+        let handle = FileHandle(forWritingAtPath: logFile)
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
+
+    public func signal(_ number: Int32) { kill(process.processIdentifier, number) }
+
+    /// Waits for exit; nil if it is still running after `timeout`.
+    public func waitForExit(timeout: TimeInterval) async -> Int32? {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end {
+            if !process.isRunning { return process.terminationStatus }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return nil
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
