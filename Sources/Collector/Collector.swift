@@ -11,6 +11,9 @@ public final class Collector: Sendable {
         case deadline(MessageKind, generation: Int)
         /// The claim connection broke: elements may have been claimed without us seeing them.
         case reconcile
+        /// The pipeline is full: no message can join an open window until work completes, so waiting
+        /// for the window to end would only stall. Open windows are emitted now.
+        case full
         case stopped
     }
 
@@ -54,7 +57,10 @@ public final class Collector: Sendable {
         var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
-            await gate.waitForRoom()
+            if await gate.room == 0 {
+                eventInput.yield(.full)
+                await gate.waitForRoom()
+            }
             if stopping.load(ordering: .relaxed) { break }
             let room = await gate.room
             do {
@@ -144,6 +150,8 @@ public final class Collector: Sendable {
                     await gate.add(orphans.count)
                     eventInput.yield(.claimed(orphans))
                 }
+            case .full:
+                for batch in batcher.drain() { output.yield(batch) }
             case .stopped:
                 for batch in batcher.drain() { output.yield(batch) }
                 output.finish()

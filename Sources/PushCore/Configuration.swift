@@ -79,6 +79,9 @@ public struct APNsSettings: Sendable, Equatable {
     public var caFile = ""
     /// Connections per endpoint and credential.
     public var connections = 4
+    /// libcurl multi handles (each on a thread of its own) per credential, sharing `connections`;
+    /// 0 means one per CPU core, at most `connections`.
+    public var transportThreads = 0
     public var requestTimeoutMillis = 10_000
     public var apps: [APNsApp] = []
     public init() {}

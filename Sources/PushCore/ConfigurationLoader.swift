@@ -9,7 +9,7 @@ public struct ConfigurationLoader: Sendable {
         "worker.id", "redis.url", "redis.prefix", "redis.heartbeat_ttl_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight",
-        "apns.endpoint", "apns.ca_file", "apns.connections", "apns.request_timeout_ms",
+        "apns.endpoint", "apns.ca_file", "apns.connections", "apns.transport_threads", "apns.request_timeout_ms",
         "filter.words_file", "filter.fields", "filter.audit_cap",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "shutdown.timeout_s",
@@ -129,6 +129,7 @@ public struct ConfigurationLoader: Sendable {
         }
         config.apns.caFile = reader.string("apns.ca_file", "")
         config.apns.connections = try reader.int("apns.connections", config.apns.connections, min: 1)
+        config.apns.transportThreads = try reader.int("apns.transport_threads", config.apns.transportThreads, min: 0)
         config.apns.requestTimeoutMillis = try reader.int("apns.request_timeout_ms", config.apns.requestTimeoutMillis, min: 1)
         let indices = Set(values.keys.compactMap(Self.appIndex)).sorted()
         for index in indices {

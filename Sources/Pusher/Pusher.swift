@@ -6,16 +6,22 @@ import PushCore
 /// share a .p8 key share its transport and its JWT), and reports every token's final outcome to `sink`.
 public final class Pusher: Sendable {
     private let transports: [CurlTransport]
-    private let routes: [String: Int]
+    /// Topic -> the transports (lanes) of its credential.
+    private let routes: [String: [Int]]
     private let sink: @Sendable ([Resolution]) -> Void
     private let logger: Logger
 
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
     public init(settings: APNsSettings, retry: RetrySettings, logger: Logger,
                 sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+        // One libcurl multi handle drives about one core (its cost is per request), so each credential gets
+        // several lanes, each a thread with its own multi handle and its share of the connections.
+        let lanes = settings.transportThreads > 0
+            ? settings.transportThreads
+            : max(1, min(settings.connections, ProcessInfo.processInfo.activeProcessorCount))
         var transports: [CurlTransport] = []
-        var byCredential: [AppCredential: Int] = [:]
-        var routes: [String: Int] = [:]
+        var byCredential: [AppCredential: [Int]] = [:]
+        var routes: [String: [Int]] = [:]
         for app in settings.apps {
             if let existing = byCredential[app.credential] {
                 routes[app.topic] = existing
@@ -23,7 +29,7 @@ public final class Pusher: Sendable {
             }
             var transport = TransportSettings(baseURL: settings.endpoint.baseURL)
             transport.caFile = settings.caFile
-            transport.connections = settings.connections
+            transport.connections = max(1, (settings.connections + lanes - 1) / lanes)
             transport.requestTimeoutMillis = settings.requestTimeoutMillis
             transport.retry = retry
             var provider: ProviderToken?
@@ -39,9 +45,10 @@ public final class Pusher: Sendable {
                 transport.certificateFile = file
                 transport.certificatePassword = password
             }
-            byCredential[app.credential] = transports.count
-            routes[app.topic] = transports.count
-            transports.append(CurlTransport(settings: transport, provider: provider, sink: sink))
+            let indices = Array(transports.count..<transports.count + lanes)
+            for _ in 0..<lanes { transports.append(CurlTransport(settings: transport, provider: provider, sink: sink)) }
+            byCredential[app.credential] = indices
+            routes[app.topic] = indices
         }
         self.transports = transports
         self.routes = routes
@@ -58,7 +65,7 @@ public final class Pusher: Sendable {
             var perTransport = [[PushJob]](repeating: [], count: transports.count)
             var unroutable: [Resolution] = []
             for job in jobs {
-                guard let index = routes[job.headers.appTopic] else {
+                guard let lanes = routes[job.headers.appTopic] else {
                     logger.error("no app configured for topic; dead-lettering", metadata: ["topic": "\(job.headers.appTopic)"])
                     let outcome = TokenOutcome.failed(reason: "TopicNotConfigured: no app in apns.apps has topic \(job.headers.appTopic)",
                                                       status: nil, attempts: 0)
@@ -69,7 +76,10 @@ public final class Pusher: Sendable {
                     }
                     continue
                 }
-                perTransport[index].append(job)
+                // The least loaded lane of the credential takes the job.
+                let lane = lanes.min { transports[$0].outstanding.load(ordering: .relaxed) + perTransport[$0].count
+                    < transports[$1].outstanding.load(ordering: .relaxed) + perTransport[$1].count }!
+                perTransport[lane].append(job)
             }
             if !unroutable.isEmpty { sink(unroutable) }
             for (index, batch) in perTransport.enumerated() where !batch.isEmpty {

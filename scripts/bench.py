@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Pipeline benchmark: a local redis-server and the nginx HTTP/2+TLS stand-in (answering 200 at once),
+N messages enqueued beforehand, then the release worker drains them. Prints notifications/s and the
+worker's CPU time per notification. Figures vary with the machine's load: compare runs made together."""
+import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, time
+
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
+def resp(args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        a = a.encode() if isinstance(a, str) else a
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+
+class Redis:
+    def __init__(self, port):
+        self.s = socket.create_connection(("127.0.0.1", port)); self.buf = b""
+    def _line(self):
+        while b"\r\n" not in self.buf: self.buf += self.s.recv(65536)
+        line, self.buf = self.buf.split(b"\r\n", 1); return line
+    def call(self, *args):
+        self.s.sendall(resp(list(args))); line = self._line()
+        if line[:1] == b":": return int(line[1:])
+        if line[:1] == b"*":
+            return [self._bulk() for _ in range(int(line[1:]))]
+        return line
+    def _bulk(self):
+        n = int(self._line()[1:])
+        while len(self.buf) < n + 2: self.buf += self.s.recv(65536)
+        v, self.buf = self.buf[:n], self.buf[n + 2:]; return v
+    def fill(self, messages):
+        chunks = 0
+        for i in range(0, len(messages), 1000):
+            self.s.sendall(resp(["LPUSH", "push:queue"] + messages[i:i + 1000])); chunks += 1
+        for _ in range(chunks): self._line()
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f: fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--tokens", type=int, default=1, help="tokens per message")
+    ap.add_argument("--kind", default="private")
+    ap.add_argument("--connections", type=int, default=4)
+    a = ap.parse_args()
+    worker = os.path.join(root, ".build/release/worker")
+    run = tempfile.mkdtemp(prefix="push-bench-")
+    procs = []
+    try:
+        rport, aport = free_port(), free_port()
+        procs.append(subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--dir", run,
+                                       "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL))
+        apns = os.path.join(run, "apns"); os.makedirs(apns)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", f"{apns}/key.pem", "-out", f"{apns}/cert.pem", "-days", "7", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
+        conf = open(os.path.join(root, "config/nginx-apns-standin.conf.template")).read()
+        conf = conf.replace("{{DIR}}", apns).replace("{{PORT}}", str(aport)).replace("{{KEEPALIVE_REQUESTS}}", "100000000")
+        conf = conf.replace(f"access_log {apns}/access.log;", "access_log off;")
+        open(f"{apns}/nginx.conf", "w").write(conf)
+        procs.append(subprocess.Popen(["nginx", "-c", f"{apns}/nginx.conf", "-p", apns], stderr=subprocess.DEVNULL))
+        subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
+                        "-out", f"{run}/key.p8"], check=True, capture_output=True)
+        time.sleep(0.5)
+        r = Redis(rport)
+        msgs, n = [], 0
+        for i in range(a.messages):
+            toks = ",".join('"%064x"' % (i * a.tokens + j + 1) for j in range(a.tokens))
+            uuid = f',"uuid":"u{i}"' if a.kind != "private" else ""
+            msgs.append('{"id":"b%d","kind":"%s"%s,"topic":"com.example.chat","tokens":[%s],"payload":{"aps":{"alert":"hello %d"}}}'
+                        % (i, a.kind, uuid, toks, i))
+        r.fill(msgs)
+        total = a.messages * a.tokens
+        env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{rport}/0", APNS_ENDPOINT=f"https://127.0.0.1:{aport}",
+                   APNS_CA_FILE=f"{apns}/cert.pem", APNS_CONNECTIONS=str(a.connections),
+                   APNS_APPS_0_TOPIC="com.example.chat", APNS_APPS_0_TEAM_ID="BENCH00001",
+                   APNS_APPS_0_KEY_ID="BENCH00001", APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
+        start = time.monotonic()
+        w = subprocess.Popen([worker, "run"], env=env, stderr=open(f"{run}/worker.log", "w"))
+        while True:
+            if r.call("LLEN", "push:queue") == 0 and not r.call("KEYS", "push:processing:*"): break
+            time.sleep(0.02)
+        elapsed = time.monotonic() - start
+        cpu = cpu_seconds(w.pid)
+        w.send_signal(signal.SIGTERM); w.wait(30)
+        dlq = r.call("LLEN", "push:dlq")
+        print(f"messages={a.messages} tokens/message={a.tokens} kind={a.kind} connections={a.connections}")
+        print(f"notifications={total} elapsed_s={elapsed:.2f} rate_per_s={total / elapsed:,.0f}")
+        print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}")
+        print(f"(includes worker start-up; nginx and redis share the same {os.cpu_count()} cores)")
+    finally:
+        for p in procs: p.kill()
+        shutil.rmtree(run, ignore_errors=True)
+
+main()
