@@ -61,7 +61,7 @@ def main():
                         "-keyout", f"{apns}/key.pem", "-out", f"{apns}/cert.pem", "-days", "7", "-subj", "/CN=localhost",
                         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
         conf = open(os.path.join(root, "config/nginx-apns-standin.conf.template")).read()
-        conf = conf.replace("{{DIR}}", apns).replace("{{PORT}}", str(aport)).replace("{{KEEPALIVE_REQUESTS}}", "100000000")
+        conf = conf.replace("{{DIR}}", apns).replace("{{PORT}}", str(aport)).replace("{{KEEPALIVE_REQUESTS}}", "100000000").replace("{{CLIENT_CERTS}}", "")
         conf = conf.replace(f"access_log {apns}/access.log;", "access_log off;")
         open(f"{apns}/nginx.conf", "w").write(conf)
         procs.append(subprocess.Popen(["nginx", "-c", f"{apns}/nginx.conf", "-p", apns], stderr=subprocess.DEVNULL))

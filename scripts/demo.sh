@@ -22,7 +22,7 @@ pids+=($!)
 mkdir -p "$run/apns"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$run/apns/key.pem" -out "$run/apns/cert.pem" \
   -days 7 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
-sed -e "s#{{DIR}}#$run/apns#g" -e "s#{{PORT}}#$apns_port#g" -e "s#{{KEEPALIVE_REQUESTS}}#1000000#g" \
+sed -e "s#{{DIR}}#$run/apns#g" -e "s#{{PORT}}#$apns_port#g" -e "s#{{KEEPALIVE_REQUESTS}}#1000000#g" -e "s#{{CLIENT_CERTS}}##g" \
   config/nginx-apns-standin.conf.template > "$run/apns/nginx.conf"
 nginx -c "$run/apns/nginx.conf" -p "$run/apns" 2>"$run/apns/stderr.log" &
 pids+=($!)

@@ -6,3 +6,5 @@
 #include <openssl/ecdsa.h>
 #include <openssl/bn.h>
 #include <openssl/rand.h>
+#include <openssl/pkcs12.h>
+#include <openssl/x509.h>

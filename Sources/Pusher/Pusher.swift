@@ -39,9 +39,7 @@ public final class Pusher: Sendable {
                 provider = ProviderToken(signer: signer)
                 _ = try provider?.current()  // fail at startup, not on the first message
             case .certificate(let file, let password):
-                guard FileManager.default.isReadableFile(atPath: file) else {
-                    throw CredentialError.unreadableCertificate(path: file, reason: "file not found or not readable")
-                }
+                try ClientCertificate.validate(file: file, password: password)
                 transport.certificateFile = file
                 transport.certificatePassword = password
             }

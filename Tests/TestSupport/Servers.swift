@@ -110,7 +110,8 @@ public final class NginxStandIn: @unchecked Sendable {
     public let directory: String
     private var process: Process?
 
-    public init(keepaliveRequests: Int = 1_000_000) throws {
+    /// - Parameter clientCA: when given, TLS requires a client certificate signed by this CA (certificate auth).
+    public init(keepaliveRequests: Int = 1_000_000, clientCA: String? = nil) throws {
         port = freePort()
         directory = makeTemporaryDirectory("nginx")
         guard let nginx = which("nginx") else { throw TestSetupError("nginx is not installed (apt-get install nginx-light)") }
@@ -119,6 +120,7 @@ public final class NginxStandIn: @unchecked Sendable {
         let config = template.replacingOccurrences(of: "{{DIR}}", with: directory)
             .replacingOccurrences(of: "{{PORT}}", with: "\(port)")
             .replacingOccurrences(of: "{{KEEPALIVE_REQUESTS}}", with: "\(keepaliveRequests)")
+            .replacingOccurrences(of: "{{CLIENT_CERTS}}", with: clientCA.map { "ssl_client_certificate \($0); ssl_verify_client on;" } ?? "")
         try config.write(toFile: directory + "/nginx.conf", atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: nginx)
@@ -165,6 +167,29 @@ public func generateCertificate(in directory: String) throws {
         "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1",
     ])
     guard result.status == 0 else { throw TestSetupError("openssl req failed: \(result.output)") }
+}
+
+/// A CA and a client certificate it signed, as Apple issues for certificate auth: returns the CA file,
+/// a PEM with certificate and key, and the same as PKCS#12 protected by `password`.
+public func generateClientCertificate(in directory: String, password: String) throws -> (ca: String, pem: String, p12: String) {
+    let openssl = which("openssl") ?? "/usr/bin/openssl"
+    let steps: [[String]] = [
+        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(directory)/ca.key",
+         "-out", "\(directory)/ca.pem", "-days", "30", "-subj", "/CN=Test Push CA"],
+        ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(directory)/client.key",
+         "-out", "\(directory)/client.csr", "-subj", "/CN=Apple Push Services: com.example.legacy"],
+        ["x509", "-req", "-in", "\(directory)/client.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
+         "-CAcreateserial", "-out", "\(directory)/client.crt", "-days", "30"],
+        ["pkcs12", "-export", "-in", "\(directory)/client.crt", "-inkey", "\(directory)/client.key",
+         "-out", "\(directory)/client.p12", "-passout", "pass:\(password)"],
+    ]
+    for step in steps {
+        let result = try runCommand(openssl, step)
+        guard result.status == 0 else { throw TestSetupError("openssl \(step[0]) failed: \(result.output)") }
+    }
+    let pem = try String(contentsOfFile: "\(directory)/client.crt", encoding: .utf8) + String(contentsOfFile: "\(directory)/client.key", encoding: .utf8)
+    try pem.write(toFile: "\(directory)/client.pem", atomically: true, encoding: .utf8)
+    return ("\(directory)/ca.pem", "\(directory)/client.pem", "\(directory)/client.p12")
 }
 
 /// A fresh APNs-style signing key (.p8 is PKCS#8 PEM of a P-256 key).

@@ -173,6 +173,20 @@ final class WorkerEndToEndTests: XCTestCase {
         }
     }
 
+    func testASecondSignalExitsAtOnceAndKeepsTheClaims() async throws {
+        try await client.lpush(keys.queue, (0..<20).map { messageJSON(id: "r\($0)", tokens: [token("5030", $0)]) })
+        let worker = try startWorker(["RETRY_MAX_ATTEMPTS": "5", "RETRY_BASE_DELAY_MS": "5000", "RETRY_MAX_DELAY_MS": "5000",
+                                      "SHUTDOWN_TIMEOUT_S": "60", "WORKER_ID": "impatient"])
+        try await eventually(timeout: .seconds(30)) { self.apns.answered().count >= 20 }
+        worker.signal(SIGTERM)
+        try await eventually { worker.log.contains("shutting down") }
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 5)
+        XCTAssertEqual(status, 130, "the second signal does not wait for the 60 s deadline")
+        let claimed = try await client.length(keys.processing(worker: "impatient"))
+        XCTAssertEqual(claimed, 20, "what was claimed stays claimed, for a live worker to return")
+    }
+
     func testARedisRestartLosesNothing() async throws {
         let total = 1500
         try await client.lpush(keys.queue, (0..<total).map { messageJSON(id: "x\($0)", tokens: [token("a1", $0)]) })

@@ -1,0 +1,43 @@
+import COpenSSL
+import Foundation
+
+/// Checks an app's client certificate at startup, so a wrong file or password is a clear error then,
+/// not a TLS failure on the first push. libcurl loads the file itself for each connection.
+public enum ClientCertificate {
+    public static func validate(file: String, password: String) throws {
+        guard let contents = FileManager.default.contents(atPath: file) else {
+            throw CredentialError.unreadableCertificate(path: file, reason: "file not found or not readable")
+        }
+        let lower = file.lowercased()
+        let ok: Bool = contents.withUnsafeBytes { raw in
+            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return false }
+            defer { BIO_free(bio) }
+            if lower.hasSuffix(".p12") || lower.hasSuffix(".pfx") {
+                guard let p12 = d2i_PKCS12_bio(bio, nil) else { return false }
+                defer { PKCS12_free(p12) }
+                var key: OpaquePointer?
+                var certificate: OpaquePointer?
+                guard PKCS12_parse(p12, password, &key, &certificate, nil) == 1 else { return false }
+                EVP_PKEY_free(key)
+                X509_free(certificate)
+                return key != nil && certificate != nil
+            }
+            guard let certificate = PEM_read_bio_X509(bio, nil, nil, nil) else { return false }
+            X509_free(certificate)
+            return true
+        }
+        if !ok {
+            ERR_clear_error()
+            let kind = lower.hasSuffix(".p12") || lower.hasSuffix(".pfx")
+                ? "not a PKCS#12 file, or the password (cert_password) is wrong"
+                : "not a PEM certificate"
+            throw CredentialError.unreadableCertificate(path: file, reason: kind)
+        }
+        if !(lower.hasSuffix(".p12") || lower.hasSuffix(".pfx")) {
+            let text = String(decoding: contents, as: UTF8.self)
+            guard text.contains("PRIVATE KEY-----") else {
+                throw CredentialError.unreadableCertificate(path: file, reason: "the PEM holds no private key (put certificate and key in one file)")
+            }
+        }
+    }
+}
