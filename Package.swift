@@ -8,12 +8,17 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "worker", targets: ["worker"]),
+        .executable(name: "apns-emulator", targets: ["apns-emulator"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        // The APNs emulator only: an HTTP/2 + TLS server.
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
     ],
     targets: [
         // Thin views of Debian's system libraries; Swift code outside the wrappers never sees a pointer.
@@ -45,6 +50,22 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
 
+        // An APNs stand-in for tests, the demo, benchmarks and users' own development setups.
+        .target(name: "APNsEmulator", dependencies: [
+            "COpenSSL",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "apns-emulator", dependencies: [
+            "APNsEmulator",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
         .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport"),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),
@@ -52,5 +73,6 @@ let package = Package(
         .testTarget(name: "CollectorTests", dependencies: ["Collector", "PushCore", "TestSupport"]),
         .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),
         .testTarget(name: "WorkerTests", dependencies: ["PushCore", "TestSupport"]),
+        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "Pusher", "PushCore", "TestSupport"]),
     ]
 )

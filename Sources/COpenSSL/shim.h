@@ -8,3 +8,4 @@
 #include <openssl/rand.h>
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>

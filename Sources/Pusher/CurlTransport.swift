@@ -188,9 +188,9 @@ public final class CurlTransport: @unchecked Sendable {
             active -= 1
             // RFC 9113 section 8.1: a server may answer before the request's END_STREAM and then reset the
             // stream with NO_ERROR; clients must not discard that response. libcurl reports it as a stream
-            // error, so a received status is honoured in that case.
-            let answered = code == CURLE_OK || (code == CURLE_HTTP2_STREAM && curlx_response_code(easy) > 0)
-            let status = answered ? curlx_response_code(easy) : 0
+            // error, so a status received by this transfer is honoured in that case.
+            let answered = slot.status > 0 && (code == CURLE_OK || code == CURLE_HTTP2_STREAM)
+            let status = answered ? slot.status : 0
             let transportError = answered ? nil : Self.describe(code)
             let decision = ResponseClassifier.classify(status: status == 0 ? nil : status, body: slot.body,
                                                        transportError: transportError)

@@ -6,6 +6,10 @@ import PushCore
 final class RequestSlot {
     let easy: UnsafeMutableRawPointer
     var body: [UInt8] = []
+    /// The HTTP status this transfer received, parsed from its own status line; 0 until one arrives.
+    /// CURLINFO_RESPONSE_CODE cannot be trusted for a failed transfer on a reused handle: it may still
+    /// hold the previous transfer's 200.
+    var status = 0
     var job: JobContext?
     var token = 0
     var attempt = 1
@@ -25,6 +29,25 @@ final class RequestSlot {
             if let data, slot.body.count < RequestSlot.bodyLimit {
                 data.withMemoryRebound(to: UInt8.self, capacity: length) {
                     slot.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(length, RequestSlot.bodyLimit - slot.body.count)))
+                }
+            }
+            return length
+        })
+        _ = curlx_easy_ptr(easy, CURLOPT_HEADERDATA, me)
+        _ = curlx_easy_header_cb(easy, { data, size, count, context in
+            let slot = Unmanaged<RequestSlot>.fromOpaque(context!).takeUnretainedValue()
+            let length = size * count
+            // "HTTP/2 200 " (libcurl writes the HTTP/2 :status as a status line).
+            if let data, length >= 12, slot.status == 0 {
+                data.withMemoryRebound(to: UInt8.self, capacity: length) { line in
+                    if line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"),
+                       let space = (0..<min(length, 16)).first(where: { line[$0] == UInt8(ascii: " ") }), space + 3 < length {
+                        var code = 0
+                        for index in space + 1...space + 3 where (48...57).contains(line[index]) {
+                            code = code * 10 + Int(line[index] - 48)
+                        }
+                        if code >= 100 { slot.status = code }
+                    }
                 }
             }
             return length
@@ -54,6 +77,7 @@ final class RequestSlot {
         self.attempt = attempt
         self.generation = generation
         body.removeAll(keepingCapacity: true)
+        status = 0
         _ = curlx_easy_ptr(easy, CURLOPT_URL, url)
         _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers)
         _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)

@@ -1,0 +1,115 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// An HTTP/2 + TLS server that answers `POST /3/device/<token>` as APNs does (see `RequestJudge`),
+/// with the connection behaviour and faults a test or benchmark asks for.
+public final class APNsEmulator: Sendable {
+    public let configuration: EmulatorConfiguration
+    public let stats = EmulatorStats()
+    /// The certificate clients must trust (PEM): the generated one, or the one configured.
+    public let certificatePEM: String
+    private let core: EmulatorCore
+    private let tls: NIOSSLContext
+    private let group: MultiThreadedEventLoopGroup
+    private let server = Mutex<(channel: Channel?, port: Int)>((nil, 0))
+
+    public init(configuration: EmulatorConfiguration) throws {
+        self.configuration = configuration
+        let certificatePEM: String
+        let keyPEM: String
+        if let certificateFile = configuration.certificateFile, let keyFile = configuration.privateKeyFile {
+            certificatePEM = try String(contentsOfFile: certificateFile, encoding: .utf8)
+            keyPEM = try String(contentsOfFile: keyFile, encoding: .utf8)
+        } else {
+            let generated = try SelfSignedCertificate.generate()
+            certificatePEM = generated.certificatePEM
+            keyPEM = generated.privateKeyPEM
+        }
+        self.certificatePEM = certificatePEM
+        if let caOutput = configuration.caOutputFile {
+            try certificatePEM.write(toFile: caOutput, atomically: true, encoding: .utf8)
+        }
+        var tlsConfiguration = TLSConfiguration.makeServerConfiguration(
+            certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(certificatePEM.utf8)).map { .certificate($0) },
+            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(keyPEM.utf8), format: .pem)))
+        tlsConfiguration.applicationProtocols = ["h2"]
+        tlsConfiguration.minimumTLSVersion = .tlsv12
+        if let clientCA = configuration.clientCAFile {
+            tlsConfiguration.certificateVerification = .noHostnameVerification
+            tlsConfiguration.trustRoots = .file(clientCA)
+        }
+        tls = try NIOSSLContext(configuration: tlsConfiguration)
+        core = EmulatorCore(configuration: configuration, judge: try RequestJudge(configuration: configuration),
+                            stats: stats, recorder: try DeliveryRecorder(path: configuration.recordFile))
+        group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
+    }
+
+    /// The bound port (useful with port 0).
+    public var port: Int { server.withLock { $0.port } }
+    public var endpoint: String { "https://\(configuration.host):\(port)" }
+
+    @discardableResult
+    public func start() async throws -> Int {
+        let core = self.core
+        let tls = self.tls
+        let stats = self.stats
+        let certificateAuth = configuration.clientCAFile != nil
+        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+        connectionConfiguration.initialSettings = [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.initialMaxConcurrentStreams),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+        ]
+        // libcurl 7.88 resets (RST_STREAM STREAM_CLOSED) many streams it has already received the answer for;
+        // swift-nio-http2's rapid-reset guard would close the connection after 200 in 30 s. Tolerated by default.
+        connectionConfiguration.maximumRecentlyResetStreams = max(32, configuration.resetLimit / 10)
+        connectionConfiguration.maximumConnectionGlitches = configuration.resetLimit
+        var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
+        streamConfiguration.streamResetFrameRateLimit.maximumCount = configuration.resetLimit
+        streamConfiguration.streamErrorRateLimit.maximumCount = configuration.resetLimit
+        let channel = try await ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 1024)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                stats.connectionOpened()
+                let connection = ConnectionState(certificateAuthenticated: certificateAuth)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                }.flatMap {
+                    channel.configureHTTP2Pipeline(mode: .server, connectionConfiguration: connectionConfiguration,
+                                                   streamConfiguration: streamConfiguration) { stream in
+                        stream.eventLoop.makeCompletedFuture {
+                            try stream.pipeline.syncOperations.addHandlers([
+                                HTTP2FramePayloadToHTTP1ServerCodec(),
+                                APNsStreamHandler(core: core, connection: connection),
+                            ])
+                        }
+                    }.flatMapThrowing { _ in
+                        try channel.pipeline.syncOperations.addHandler(ConnectionErrorLogger())
+                    }
+                }
+            }
+            .bind(host: configuration.host, port: configuration.port)
+            .get()
+        let port = channel.localAddress?.port ?? configuration.port
+        server.withLock { $0 = (channel, port) }
+        return port
+    }
+
+    public func stop() async throws {
+        let channel = server.withLock { $0.channel }
+        try await channel?.close()
+        try await group.shutdownGracefully()
+    }
+
+    /// Runs until the server channel closes.
+    public func waitUntilClosed() async throws {
+        let channel = server.withLock { $0.channel }
+        try await channel?.closeFuture.get()
+    }
+}

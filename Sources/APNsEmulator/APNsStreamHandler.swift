@@ -1,0 +1,110 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+
+/// Everything the stream handlers of all connections share.
+struct EmulatorCore: Sendable {
+    let configuration: EmulatorConfiguration
+    let judge: RequestJudge
+    let stats: EmulatorStats
+    let recorder: DeliveryRecorder
+}
+
+/// One HTTP/2 stream = one notification. Answers only after the whole request (END_STREAM) arrived,
+/// as APNs does, after the configured latency; applies the connection-level faults (GOAWAY, drops).
+final class APNsStreamHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let core: EmulatorCore
+    private let connection: ConnectionState
+    private var head: HTTPRequestHead?
+    private var body: ByteBuffer?
+
+    init(core: EmulatorCore, connection: ConnectionState) {
+        self.core = core
+        self.connection = connection
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead):
+            head = requestHead
+            body = context.channel.allocator.buffer(capacity: 512)
+        case .body(var chunk):
+            body?.writeBuffer(&chunk)
+        case .end:
+            respond(context: context)
+        }
+    }
+
+    private func respond(context: ChannelHandlerContext) {
+        guard let head else { return }
+        let configuration = core.configuration
+        connection.requests += 1
+        if let drop = configuration.dropAfterRequests, connection.requests >= drop {
+            // An abrupt drop: no answer, no GOAWAY. The client must retry elsewhere.
+            context.channel.parent?.close(promise: nil)
+            return
+        }
+        if head.method == .GET && head.uri == "/_emulator/stats" {
+            write(context: context, status: 200, headers: [("content-type", "application/json")], body: core.stats.json)
+            return
+        }
+        let bytes = body.map { Array($0.readableBytesView) } ?? []
+        let request = IncomingRequest(method: head.method.rawValue, path: head.uri,
+                                      headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: bytes)
+        let answer = core.judge.judge(request, connection: connection, nowSeconds: Int64(Date().timeIntervalSince1970))
+        core.stats.record(answer)
+        if answer.status == 200 && core.recorder.enabled {
+            core.recorder.record(token: String(head.uri.dropFirst("/3/device/".count)).lowercased(), request: request, apnsID: answer.apnsID)
+        }
+        raiseStreamLimitOnce(context: context)
+
+        var headers = [("apns-id", answer.apnsID)]
+        if answer.body != nil { headers.append(("content-type", "application/json")) }
+        let delay = configuration.latencyMillis + (configuration.jitterMillis > 0 ? Int.random(in: 0...configuration.jitterMillis) : 0)
+        if delay > 0 {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) {
+                self.write(context: context, status: answer.status, headers: headers, body: answer.body)
+                self.goAwayIfDue(context: context)
+            }
+        } else {
+            write(context: context, status: answer.status, headers: headers, body: answer.body)
+            goAwayIfDue(context: context)
+        }
+    }
+
+    private func write(context: ChannelHandlerContext, status: Int, headers: [(String, String)], body: String?) {
+        let head = HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: HTTPHeaders(headers))
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    /// Apple lets a token-auth connection carry one stream until a request authenticates, then more.
+    private func raiseStreamLimitOnce(context: ChannelHandlerContext) {
+        let configuration = core.configuration
+        guard !connection.streamLimitRaised,
+              connection.claims != nil || connection.certificateAuthenticated,
+              configuration.maxConcurrentStreams != configuration.initialMaxConcurrentStreams
+        else { return }
+        connection.streamLimitRaised = true
+        let settings = HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
+        ])))
+        context.channel.parent?.writeAndFlush(settings, promise: nil)
+    }
+
+    private func goAwayIfDue(context: ChannelHandlerContext) {
+        guard let limit = core.configuration.goawayAfterStreams, connection.requests == limit,
+              let parent = context.channel.parent,
+              let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+        else { return }
+        // Streams up to this one are answered; later ones must go to a new connection.
+        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: streamID, errorCode: .noError, opaqueData: nil))
+        parent.writeAndFlush(goAway, promise: nil)
+        parent.eventLoop.scheduleTask(in: .seconds(1)) { parent.close(promise: nil) }
+    }
+}

@@ -1,0 +1,14 @@
+import Foundation
+import NIOCore
+
+/// Reports why a connection failed (protocol errors, TLS failures) on stderr: an emulator that closes
+/// connections silently would hide exactly what its users need to see.
+final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
+    typealias InboundIn = Any
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        let peer = context.channel.remoteAddress.map { "\($0)" } ?? "?"
+        FileHandle.standardError.write(Data("apns-emulator: connection \(peer): \(error)\n".utf8))
+        context.close(promise: nil)
+    }
+}

@@ -1,0 +1,76 @@
+/// Everything the emulator can be told. Defaults behave like a healthy APNs.
+public struct EmulatorConfiguration: Sendable {
+    /// A signing key APNs knows: its Key ID, Team ID and public key (a .p8 private key works too).
+    public struct ProviderKey: Sendable {
+        public var keyID: String
+        public var teamID: String
+        public var keyFile: String
+        public init(keyID: String, teamID: String, keyFile: String) {
+            self.keyID = keyID
+            self.teamID = teamID
+            self.keyFile = keyFile
+        }
+    }
+
+    /// A scripted answer for tokens that start with `prefix` (deterministic fault injection for tests).
+    public struct ScriptedAnswer: Sendable, Equatable {
+        public var prefix: String
+        public var status: Int
+        public var reason: String
+        public init(prefix: String, status: Int, reason: String) {
+            self.prefix = prefix.lowercased()
+            self.status = status
+            self.reason = reason
+        }
+    }
+
+    public var host = "127.0.0.1"
+    /// 0 picks a free port (see `APNsEmulator.port`).
+    public var port = 2197
+    /// PEM certificate and key to serve; when nil a self-signed certificate is generated.
+    public var certificateFile: String?
+    public var privateKeyFile: String?
+    /// Where to write the CA (the certificate) that clients must trust.
+    public var caOutputFile: String?
+    /// When set, TLS requires a client certificate signed by this CA: certificate-based auth.
+    public var clientCAFile: String?
+
+    public var keys: [ProviderKey] = []
+    /// Topics (bundle ids) that may be pushed to; empty allows any. Push-type suffixes (.voip, ...) are allowed too.
+    public var topics: [String] = []
+
+    /// SETTINGS_MAX_CONCURRENT_STREAMS a new connection starts with (Apple: 1 with token auth)...
+    public var initialMaxConcurrentStreams = 1
+    /// ...and the value after its first valid request.
+    public var maxConcurrentStreams = 1000
+    /// Send GOAWAY after this many streams on a connection.
+    public var goawayAfterStreams: Int?
+    /// Close a connection abruptly (no answer) on this many-th request.
+    public var dropAfterRequests: Int?
+    /// RST_STREAM frames a client may send per 30 s before the connection is closed (swift-nio-http2's
+    /// rapid-reset guard; its own default is 200). Lower it to emulate a strict server.
+    public var resetLimit = 1_000_000
+    public var latencyMillis = 0
+    public var jitterMillis = 0
+    /// Share (0...1) of otherwise good requests answered with one of `failureStatuses`.
+    public var failureRate = 0.0
+    public var failureStatuses: [Int] = [429, 500, 503]
+
+    /// Token -> APNs timestamp (ms) since when it is unregistered: answered 410 Unregistered.
+    public var unregistered: [String: Int64] = [:]
+    /// Token -> the only topic it belongs to: other topics get 400 DeviceTokenNotForTopic.
+    public var tokenTopics: [String: String] = [:]
+    public var scripted: [ScriptedAnswer] = []
+
+    /// Append every delivered notification as a JSON line to this file.
+    public var recordFile: String?
+    /// Event-loop threads.
+    public var threads = 1
+
+    /// Provider tokens older than this are rejected with ExpiredProviderToken.
+    public var tokenMaxAgeSeconds: Int64 = 3600
+    /// A connection may switch to a new provider token at most this often (TooManyProviderTokenUpdates).
+    public var tokenMinRenewalSeconds: Int64 = 1200
+
+    public init() {}
+}

@@ -1,0 +1,78 @@
+import Foundation
+import Synchronization
+
+/// Counters by status and reason, readable as JSON at `GET /_emulator/stats`.
+public final class EmulatorStats: Sendable {
+    private struct Counts {
+        var requests = 0
+        var connections = 0
+        var byStatus: [Int: Int] = [:]
+        var byReason: [String: Int] = [:]
+    }
+
+    private let counts = Mutex(Counts())
+
+    public init() {}
+
+    func record(_ answer: Answer) {
+        counts.withLock { counts in
+            counts.requests += 1
+            counts.byStatus[answer.status, default: 0] += 1
+            if let reason = answer.reason { counts.byReason[reason, default: 0] += 1 }
+        }
+    }
+
+    func connectionOpened() { counts.withLock { $0.connections += 1 } }
+
+    public var requests: Int { counts.withLock { $0.requests } }
+
+    public func count(status: Int) -> Int { counts.withLock { $0.byStatus[status] ?? 0 } }
+
+    public func count(reason: String) -> Int { counts.withLock { $0.byReason[reason] ?? 0 } }
+
+    public var connections: Int { counts.withLock { $0.connections } }
+
+    public var json: String {
+        counts.withLock { counts in
+            let object: [String: Any] = [
+                "requests": counts.requests, "connections": counts.connections,
+                "by_status": Dictionary(uniqueKeysWithValues: counts.byStatus.map { (String($0.key), $0.value) }),
+                "by_reason": counts.byReason,
+            ]
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
+            return String(decoding: data, as: UTF8.self)
+        }
+    }
+}
+
+/// Appends every delivered notification to a file as one JSON line: what reached "the device".
+final class DeliveryRecorder: Sendable {
+    private let handle: Mutex<FileHandle?>
+
+    init(path: String?) throws {
+        guard let path else {
+            handle = Mutex(nil)
+            return
+        }
+        if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
+        guard let file = FileHandle(forWritingAtPath: path) else {
+            throw EmulatorError.configuration("record file \(path) cannot be written")
+        }
+        file.seekToEndOfFile()
+        handle = Mutex(file)
+    }
+
+    var enabled: Bool { handle.withLock { $0 != nil } }
+
+    func record(token: String, request: IncomingRequest, apnsID: String) {
+        var object: [String: Any] = ["token": token, "apns_id": apnsID, "received_at": Int64(Date().timeIntervalSince1970 * 1000)]
+        for (name, key) in [("apns-topic", "topic"), ("apns-push-type", "push_type"), ("apns-priority", "priority"),
+                            ("apns-expiration", "expiration"), ("apns-collapse-id", "collapse_id")] {
+            if let value = request.header(name) { object[key] = value }
+        }
+        object["payload"] = (try? JSONSerialization.jsonObject(with: Data(request.body))) ?? NSNull()
+        guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        line.append(0x0a)
+        handle.withLock { $0?.write(line) }
+    }
+}

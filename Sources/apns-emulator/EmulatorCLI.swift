@@ -1,0 +1,113 @@
+import APNsEmulator
+import ArgumentParser
+import Foundation
+
+@main
+struct EmulatorCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns-emulator",
+        abstract: "An APNs stand-in: HTTP/2 over TLS, Apple's checks, status codes and reasons, and injectable faults.",
+        discussion: """
+        Prints `listening on https://HOST:PORT` when ready. GET /_emulator/stats returns counters as JSON.
+        SIGTERM or SIGINT prints the counters and exits 0.
+        """
+    )
+
+    @Option(help: "Address to listen on.") var host = "127.0.0.1"
+    @Option(help: "Port (0 picks a free one; the chosen one is printed).") var port = 2197
+    @Option(name: .customLong("cert"), help: "PEM certificate to serve (default: a generated self-signed one).") var certificate: String?
+    @Option(name: .customLong("key"), help: "PEM private key for --cert.") var privateKey: String?
+    @Option(name: .customLong("write-ca"), help: "Write the certificate clients must trust to this file.") var writeCA: String?
+    @Option(name: .customLong("client-ca"), help: "Require client certificates signed by this CA (certificate-based auth).") var clientCA: String?
+    @Option(name: .customLong("provider-key"), parsing: .singleValue,
+            help: "KEY_ID:TEAM_ID:FILE, a signing key (.p8 or public PEM) whose JWTs are accepted; repeatable.")
+    var providerKeys: [String] = []
+    @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
+    var topics: [String] = []
+    @Option(name: .customLong("initial-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new connection (Apple: 1).") var initialStreams = 1
+    @Option(name: .customLong("max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS after the first authenticated request.") var maxStreams = 1000
+    @Option(name: .customLong("goaway-after"), help: "Send GOAWAY after this many requests on a connection.") var goawayAfter: Int?
+    @Option(name: .customLong("drop-after"), help: "Drop a connection without answering its N-th request.") var dropAfter: Int?
+    @Option(name: .customLong("reset-limit"), help: "RST_STREAM frames per 30 s tolerated before closing a connection.") var resetLimit = 1_000_000
+    @Option(name: .customLong("latency-ms"), help: "Added to every answer.") var latency = 0
+    @Option(name: .customLong("jitter-ms"), help: "Random extra latency, 0...N ms.") var jitter = 0
+    @Option(name: .customLong("failure-rate"), help: "Share 0...1 of good requests answered 429/500/503.") var failureRate = 0.0
+    @Option(name: .customLong("failure-statuses"), help: "Comma-separated statuses for --failure-rate.") var failureStatuses = "429,500,503"
+    @Option(name: .customLong("unregistered"), parsing: .singleValue, help: "TOKEN[@MS]: answered 410 Unregistered (timestamp MS); repeatable.")
+    var unregistered: [String] = []
+    @Option(name: .customLong("token-topic"), parsing: .singleValue, help: "TOKEN=TOPIC: the token belongs to that topic only; repeatable.")
+    var tokenTopics: [String] = []
+    @Option(name: .customLong("answer"), parsing: .singleValue,
+            help: "PREFIX=STATUS:REASON: tokens starting with PREFIX get that answer (e.g. 5030=503:ServiceUnavailable); repeatable.")
+    var answers: [String] = []
+    @Option(help: "Append every delivered notification to this file as a JSON line.") var record: String?
+    @Option(help: "Event-loop threads.") var threads = 1
+
+    func run() async throws {
+        var configuration = EmulatorConfiguration()
+        configuration.host = host
+        configuration.port = port
+        configuration.certificateFile = certificate
+        configuration.privateKeyFile = privateKey
+        configuration.caOutputFile = writeCA
+        configuration.clientCAFile = clientCA
+        configuration.topics = topics
+        configuration.initialMaxConcurrentStreams = initialStreams
+        configuration.maxConcurrentStreams = maxStreams
+        configuration.goawayAfterStreams = goawayAfter
+        configuration.dropAfterRequests = dropAfter
+        configuration.resetLimit = resetLimit
+        configuration.latencyMillis = latency
+        configuration.jitterMillis = jitter
+        configuration.failureRate = failureRate
+        configuration.failureStatuses = failureStatuses.split(separator: ",").compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+        configuration.recordFile = record
+        configuration.threads = threads
+        for text in providerKeys {
+            let parts = text.split(separator: ":", maxSplits: 2).map(String.init)
+            guard parts.count == 3 else { throw ValidationError("--provider-key '\(text)' is not KEY_ID:TEAM_ID:FILE") }
+            configuration.keys.append(.init(keyID: parts[0], teamID: parts[1], keyFile: parts[2]))
+        }
+        for text in unregistered {
+            let parts = text.split(separator: "@").map(String.init)
+            let since = parts.count > 1 ? Int64(parts[1]) : nil
+            configuration.unregistered[parts[0].lowercased()] = since ?? Int64(Date().timeIntervalSince1970 * 1000)
+        }
+        for text in tokenTopics {
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--token-topic '\(text)' is not TOKEN=TOPIC") }
+            configuration.tokenTopics[parts[0].lowercased()] = parts[1]
+        }
+        for text in answers {
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            let answer = parts.count == 2 ? parts[1].split(separator: ":", maxSplits: 1).map(String.init) : []
+            guard answer.count == 2, let status = Int(answer[0]) else {
+                throw ValidationError("--answer '\(text)' is not PREFIX=STATUS:REASON")
+            }
+            configuration.scripted.append(.init(prefix: parts[0], status: status, reason: answer[1]))
+        }
+
+        let emulator = try APNsEmulator(configuration: configuration)
+        let port = try await emulator.start()
+        say("listening on https://\(host):\(port)")
+        let stop = { @Sendable (name: String) in
+            say("\(name): \(emulator.stats.json)")
+            Foundation.exit(0)
+        }
+        var sources: [DispatchSourceSignal] = []
+        for (number, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { stop(name) }
+            source.resume()
+            sources.append(source)
+        }
+        try await emulator.waitUntilClosed()
+        _ = sources
+    }
+}
+
+/// Unbuffered, so a parent process reading our output sees the line at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
