@@ -66,7 +66,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
-        .target(name: "TestSupport", dependencies: ["PushCore"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PushCore", "APNsEmulator"], path: "Tests/TestSupport"),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),
         .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Pipeline benchmark: a local redis-server and the nginx HTTP/2+TLS stand-in (answering 200 at once),
+"""Pipeline benchmark: a local redis-server and the APNs emulator (HTTP/2+TLS, checking every JWT),
 N messages enqueued beforehand, then the release worker drains them. Prints notifications/s and the
 worker's CPU time per notification. Figures vary with the machine's load: compare runs made together."""
 import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, time
@@ -48,6 +48,8 @@ def main():
     ap.add_argument("--tokens", type=int, default=1, help="tokens per message")
     ap.add_argument("--kind", default="private")
     ap.add_argument("--connections", type=int, default=4)
+    ap.add_argument("--latency-ms", type=int, default=0, help="round trip the emulator adds")
+    ap.add_argument("--emulator-threads", type=int, default=1)
     a = ap.parse_args()
     worker = os.path.join(root, ".build/release/worker")
     run = tempfile.mkdtemp(prefix="push-bench-")
@@ -56,17 +58,13 @@ def main():
         rport, aport = free_port(), free_port()
         procs.append(subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--dir", run,
                                        "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL))
-        apns = os.path.join(run, "apns"); os.makedirs(apns)
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                        "-keyout", f"{apns}/key.pem", "-out", f"{apns}/cert.pem", "-days", "7", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"], check=True, capture_output=True)
-        conf = open(os.path.join(root, "config/nginx-apns-standin.conf.template")).read()
-        conf = conf.replace("{{DIR}}", apns).replace("{{PORT}}", str(aport)).replace("{{KEEPALIVE_REQUESTS}}", "100000000").replace("{{CLIENT_CERTS}}", "")
-        conf = conf.replace(f"access_log {apns}/access.log;", "access_log off;")
-        open(f"{apns}/nginx.conf", "w").write(conf)
-        procs.append(subprocess.Popen(["nginx", "-c", f"{apns}/nginx.conf", "-p", apns], stderr=subprocess.DEVNULL))
         subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
                         "-out", f"{run}/key.p8"], check=True, capture_output=True)
+        emulator = os.path.join(root, ".build/release/apns-emulator")
+        args = [emulator, "--port", str(aport), "--write-ca", f"{run}/ca.pem", "--provider-key", f"BENCH00001:BENCH00001:{run}/key.p8",
+                "--threads", str(a.emulator_threads)]
+        if a.latency_ms: args += ["--latency-ms", str(a.latency_ms)]
+        procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL))
         time.sleep(0.5)
         r = Redis(rport)
         msgs, n = [], 0
@@ -78,7 +76,7 @@ def main():
         r.fill(msgs)
         total = a.messages * a.tokens
         env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{rport}/0", APNS_ENDPOINT=f"https://127.0.0.1:{aport}",
-                   APNS_CA_FILE=f"{apns}/cert.pem", APNS_CONNECTIONS=str(a.connections),
+                   APNS_CA_FILE=f"{run}/ca.pem", APNS_CONNECTIONS=str(a.connections),
                    APNS_APPS_0_TOPIC="com.example.chat", APNS_APPS_0_TEAM_ID="BENCH00001",
                    APNS_APPS_0_KEY_ID="BENCH00001", APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
         start = time.monotonic()
@@ -93,7 +91,7 @@ def main():
         print(f"messages={a.messages} tokens/message={a.tokens} kind={a.kind} connections={a.connections}")
         print(f"notifications={total} elapsed_s={elapsed:.2f} rate_per_s={total / elapsed:,.0f}")
         print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}")
-        print(f"(includes worker start-up; nginx and redis share the same {os.cpu_count()} cores)")
+        print(f"latency_ms={a.latency_ms} (includes worker start-up; the emulator and redis share the same {os.cpu_count()} cores)")
     finally:
         for p in procs: p.kill()
         shutil.rmtree(run, ignore_errors=True)

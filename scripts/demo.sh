@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, starts a local redis-server and a local HTTP/2 TLS APNs stand-in
-# (nginx) on free loopback ports, enqueues sample messages, runs the worker until the queue is drained,
+# The demo: installs what is missing, starts a local redis-server and the APNs emulator (HTTP/2 + TLS)
+# on free loopback ports, enqueues sample messages, runs the worker until the queue is drained,
 # and prints where every message ended. Nothing leaves this machine. Run it from anywhere.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 scripts/install-deps.sh
-echo "building the worker (release)..."
+echo "building the worker and the APNs emulator (release; the first build takes a few minutes)..."
 swift build -c release --product worker 2>&1 | tail -1
+swift build -c release --product apns-emulator 2>&1 | tail -1
 worker="$root/.build/release/worker"
+emulator="$root/.build/release/apns-emulator"
 
 run="$(mktemp -d /tmp/push-demo-XXXXXX)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
@@ -19,15 +21,14 @@ trap cleanup EXIT
 
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$run" --save "" --appendonly no >"$run/redis.log" 2>&1 &
 pids+=($!)
-mkdir -p "$run/apns"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$run/apns/key.pem" -out "$run/apns/cert.pem" \
-  -days 7 -subj "/CN=localhost" -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" 2>/dev/null
-sed -e "s#{{DIR}}#$run/apns#g" -e "s#{{PORT}}#$apns_port#g" -e "s#{{KEEPALIVE_REQUESTS}}#1000000#g" -e "s#{{CLIENT_CERTS}}##g" \
-  config/nginx-apns-standin.conf.template > "$run/apns/nginx.conf"
-nginx -c "$run/apns/nginx.conf" -p "$run/apns" 2>"$run/apns/stderr.log" &
-pids+=($!)
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$run/AuthKey_DEMO000001.p8" 2>/dev/null
 printf '# demo sensitive words\nspam\n赌博\n' > "$run/words.txt"
+# The emulator checks the JWT against this key, and answers by token prefix where the demo wants a failure.
+"$emulator" --port "$apns_port" --write-ca "$run/ca.pem" --provider-key "DEMO000001:DEMO000001:$run/AuthKey_DEMO000001.p8" \
+  --answer "410a=410:Unregistered@1700000000000" --answer "5030=503:ServiceUnavailable" \
+  --record "$run/delivered.jsonl" >"$run/emulator.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 100); do grep -q listening "$run/emulator.log" 2>/dev/null && break; sleep 0.1; done
 for _ in $(seq 50); do redis-cli -p "$redis_port" PING >/dev/null 2>&1 && break; sleep 0.1; done
 
 cat > "$run/worker.yaml" <<YAML
@@ -35,7 +36,7 @@ redis:
   url: redis://127.0.0.1:$redis_port/0
 apns:
   endpoint: https://127.0.0.1:$apns_port
-  ca_file: $run/apns/cert.pem
+  ca_file: $run/ca.pem
   apps:
     - topic: com.example.chat
       team_id: DEMO000001
@@ -48,7 +49,7 @@ retry:
   base_delay_ms: 50
 YAML
 
-tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the stand-in answers by prefix
+tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the emulator answers by prefix
 q() { redis-cli -p "$redis_port" "$@"; }
 echo "enqueueing sample messages (LPUSH push:queue ...)"
 for i in $(seq 1 200); do
@@ -73,14 +74,16 @@ for _ in $(seq 300); do
 done
 kill -TERM "$wpid"; wait "$wpid" || true
 
-delivered=$(grep -cE '/3/device/[0-9a-f]* HTTP/[0-9.]+" 200' "$run/apns/access.log" || true)
+delivered=$(wc -l < "$run/delivered.jsonl")
 echo
 echo "== what happened"
-echo "requests answered 200 by the APNs stand-in: $delivered (200 chats + 4 distinct group receivers + 1 good token of typo-token)"
+echo "notifications the APNs emulator accepted: $delivered (200 chats + 4 distinct group receivers + 1 good token of typo-token)"
+echo "emulator counters: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$apns_port/_emulator/stats" 2>/dev/null || echo n/a)"
 echo "push:queue left: $(q LLEN push:queue)    push:processing:*: $(q --scan --pattern 'push:processing:*' | wc -l)"
 echo "-- push:feedback (tokens the backend must drop)"; q LRANGE push:feedback 0 -1
 echo "-- push:dlq (dead letters, with reasons)"; q LRANGE push:dlq 0 -1
 echo "-- push:filtered (sensitive-word audit)"; q LRANGE push:filtered 0 -1
 echo "-- worker log"; cat "$run/worker.log"
 echo
+echo "one delivered notification as the emulator recorded it:"; head -1 "$run/delivered.jsonl"
 echo "files of this run: $run"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the worker, its tests and its demo need, if they are missing.
 set -euo pipefail
-packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libssl-dev nginx-light openssl pkg-config python3)
+packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libssl-dev openssl pkg-config python3 curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -13,6 +13,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts the packaged services; the tests and the demo start their own on loopback ports.
-  $SUDO systemctl disable --now nginx redis-server >/dev/null 2>&1 || true
+  $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
 fi
 command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain first" >&2; exit 1; }

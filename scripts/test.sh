@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds everything, runs every test suite.
-# The tests start their own redis-server and nginx (HTTP/2 + TLS) on free loopback ports.
+# The tests start their own redis-server and the APNs emulator (HTTP/2 + TLS) on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

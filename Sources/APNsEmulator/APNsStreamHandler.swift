@@ -21,6 +21,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
     private let connection: ConnectionState
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
+    /// Refused for exceeding the stream limit: the rest of the request is ignored.
+    private var refused = false
 
     init(core: EmulatorCore, connection: ConnectionState) {
         self.core = core
@@ -28,10 +30,31 @@ final class APNsStreamHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if refused { return }
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
+            let configuration = core.configuration
+            let limit = connection.streamLimitRaised ? configuration.maxConcurrentStreams : configuration.initialMaxConcurrentStreams
+            if connection.activeStreams >= limit {
+                // Streams beyond the advertised limit (the client may open some before it has seen our
+                // SETTINGS) are refused, as APNs does: the client must retry them.
+                refused = true
+                core.stats.streamRefused()
+                // Written below the HTTP/1 codec, which only knows response parts.
+                if let codec = try? context.pipeline.syncOperations.context(handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self) {
+                    codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.refusedStream)), promise: nil)
+                } else {
+                    context.close(promise: nil)
+                }
+                return
+            }
             head = requestHead
             body = context.channel.allocator.buffer(capacity: 512)
+            connection.activeStreams += 1
+            core.stats.noteActiveStreams(connection.activeStreams)
+            if let id = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) {
+                connection.highestStreamID = max(connection.highestStreamID, Int(Int32(id)))
+            }
         case .body(var chunk):
             body?.writeBuffer(&chunk)
         case .end:
@@ -57,6 +80,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
                                       headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: bytes)
         let answer = core.judge.judge(request, connection: connection, nowSeconds: Int64(Date().timeIntervalSince1970))
         core.stats.record(answer)
+        configuration.onAnswer?(String(head.uri.dropFirst("/3/device/".count)).lowercased(), answer)
         if answer.status == 200 && core.recorder.enabled {
             core.recorder.record(token: String(head.uri.dropFirst("/3/device/".count)).lowercased(), request: request, apnsID: answer.apnsID)
         }
@@ -81,6 +105,12 @@ final class APNsStreamHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        connection.activeStreams -= 1
+        // After a GOAWAY the connection closes once every stream it covers has its answer.
+        if connection.goingAway && connection.activeStreams == 0 {
+            let parent = context.channel.parent
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) { parent?.close(promise: nil) }
+        }
     }
 
     /// Apple lets a token-auth connection carry one stream until a request authenticates, then more.
@@ -98,13 +128,17 @@ final class APNsStreamHandler: ChannelInboundHandler {
     }
 
     private func goAwayIfDue(context: ChannelHandlerContext) {
-        guard let limit = core.configuration.goawayAfterStreams, connection.requests == limit,
-              let parent = context.channel.parent,
-              let streamID = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)
+        guard let limit = core.configuration.goawayAfterStreams, connection.requests >= limit, !connection.goingAway,
+              let parent = context.channel.parent
         else { return }
-        // Streams up to this one are answered; later ones must go to a new connection.
-        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: streamID, errorCode: .noError, opaqueData: nil))
+        // Every stream received so far is answered; the client must open new ones on a new connection.
+        connection.goingAway = true
+        core.stats.goAwaySent()
+        let lastStreamID = HTTP2StreamID(connection.highestStreamID)
+        let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         parent.writeAndFlush(goAway, promise: nil)
-        parent.eventLoop.scheduleTask(in: .seconds(1)) { parent.close(promise: nil) }
+        if connection.activeStreams == 0 {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) { parent.close(promise: nil) }
+        }
     }
 }

@@ -17,10 +17,13 @@ public struct EmulatorConfiguration: Sendable {
         public var prefix: String
         public var status: Int
         public var reason: String
-        public init(prefix: String, status: Int, reason: String) {
+        /// For 410 answers: the `timestamp` (ms) in the body.
+        public var timestamp: Int64?
+        public init(prefix: String, status: Int, reason: String, timestamp: Int64? = nil) {
             self.prefix = prefix.lowercased()
             self.status = status
             self.reason = reason
+            self.timestamp = timestamp
         }
     }
 
@@ -64,6 +67,8 @@ public struct EmulatorConfiguration: Sendable {
 
     /// Append every delivered notification as a JSON line to this file.
     public var recordFile: String?
+    /// Called with every answer (token, answer), for programs that embed the emulator (tests).
+    public var onAnswer: (@Sendable (_ token: String, _ answer: Answer) -> Void)?
     /// Event-loop threads.
     public var threads = 1
 

@@ -6,6 +6,9 @@ public final class EmulatorStats: Sendable {
     private struct Counts {
         var requests = 0
         var connections = 0
+        var goAways = 0
+        var peakStreams = 0
+        var refused = 0
         var byStatus: [Int: Int] = [:]
         var byReason: [String: Int] = [:]
     }
@@ -24,6 +27,20 @@ public final class EmulatorStats: Sendable {
 
     func connectionOpened() { counts.withLock { $0.connections += 1 } }
 
+    func goAwaySent() { counts.withLock { $0.goAways += 1 } }
+
+    public var goAways: Int { counts.withLock { $0.goAways } }
+
+    func streamRefused() { counts.withLock { $0.refused += 1 } }
+
+    /// Streams refused (REFUSED_STREAM) for exceeding SETTINGS_MAX_CONCURRENT_STREAMS.
+    public var refusedStreams: Int { counts.withLock { $0.refused } }
+
+    func noteActiveStreams(_ active: Int) { counts.withLock { $0.peakStreams = max($0.peakStreams, active) } }
+
+    /// The most streams one connection had open at once.
+    public var peakConcurrentStreams: Int { counts.withLock { $0.peakStreams } }
+
     public var requests: Int { counts.withLock { $0.requests } }
 
     public func count(status: Int) -> Int { counts.withLock { $0.byStatus[status] ?? 0 } }
@@ -35,7 +52,7 @@ public final class EmulatorStats: Sendable {
     public var json: String {
         counts.withLock { counts in
             let object: [String: Any] = [
-                "requests": counts.requests, "connections": counts.connections,
+                "requests": counts.requests, "connections": counts.connections, "goaways": counts.goAways, "peak_concurrent_streams": counts.peakStreams, "refused_streams": counts.refused,
                 "by_status": Dictionary(uniqueKeysWithValues: counts.byStatus.map { (String($0.key), $0.value) }),
                 "by_reason": counts.byReason,
             ]

@@ -43,6 +43,10 @@ public final class ConnectionState: @unchecked Sendable {
     let certificateAuthenticated: Bool
     var streamLimitRaised = false
     var requests = 0
+    /// Streams received and not yet answered, and the highest stream id seen: what a GOAWAY must cover.
+    var activeStreams = 0
+    var highestStreamID = 0
+    var goingAway = false
 
     public init(certificateAuthenticated: Bool) { self.certificateAuthenticated = certificateAuthenticated }
 }
@@ -113,7 +117,8 @@ public struct RequestJudge: Sendable {
         if let since = configuration.unregistered[token] { return answer(410, "Unregistered", timestamp: since) }
         if let owner = configuration.tokenTopics[token], owner != topic { return answer(400, "DeviceTokenNotForTopic") }
         if let rule = configuration.scripted.first(where: { token.hasPrefix($0.prefix) }) {
-            return answer(rule.status, rule.status == 200 ? nil : rule.reason)
+            return answer(rule.status, rule.status == 200 ? nil : rule.reason,
+                          timestamp: rule.status == 410 ? (rule.timestamp ?? nowSeconds * 1000) : nil)
         }
         if configuration.failureRate > 0, random() < configuration.failureRate,
            let status = configuration.failureStatuses.randomElement() {

@@ -38,7 +38,7 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("token-topic"), parsing: .singleValue, help: "TOKEN=TOPIC: the token belongs to that topic only; repeatable.")
     var tokenTopics: [String] = []
     @Option(name: .customLong("answer"), parsing: .singleValue,
-            help: "PREFIX=STATUS:REASON: tokens starting with PREFIX get that answer (e.g. 5030=503:ServiceUnavailable); repeatable.")
+            help: "PREFIX=STATUS:REASON[@MS]: tokens starting with PREFIX get that answer (e.g. 5030=503:ServiceUnavailable, 410a=410:Unregistered@1700000000000); repeatable.")
     var answers: [String] = []
     @Option(help: "Append every delivered notification to this file as a JSON line.") var record: String?
     @Option(help: "Event-loop threads.") var threads = 1
@@ -82,9 +82,11 @@ struct EmulatorCLI: AsyncParsableCommand {
             let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
             let answer = parts.count == 2 ? parts[1].split(separator: ":", maxSplits: 1).map(String.init) : []
             guard answer.count == 2, let status = Int(answer[0]) else {
-                throw ValidationError("--answer '\(text)' is not PREFIX=STATUS:REASON")
+                throw ValidationError("--answer '\(text)' is not PREFIX=STATUS:REASON[@MS]")
             }
-            configuration.scripted.append(.init(prefix: parts[0], status: status, reason: answer[1]))
+            let reason = answer[1].split(separator: "@").map(String.init)
+            configuration.scripted.append(.init(prefix: parts[0], status: status, reason: reason[0],
+                                                timestamp: reason.count > 1 ? Int64(reason[1]) : nil))
         }
 
         let emulator = try APNsEmulator(configuration: configuration)

@@ -5,9 +5,9 @@ import Pusher
 import TestSupport
 import XCTest
 
-/// Certificate auth and several apps in one Pusher, against nginx requiring client certificates.
+/// Certificate auth and several apps in one Pusher, against the emulator requiring client certificates.
 final class CredentialTests: XCTestCase {
-    var server: NginxStandIn!
+    var server: EmulatorStandIn!
     var certificates: (ca: String, pem: String, p12: String)!
     var keyFile: String!
 
@@ -15,10 +15,10 @@ final class CredentialTests: XCTestCase {
         let directory = makeTemporaryDirectory("certs")
         certificates = try generateClientCertificate(in: directory, password: "s3cret")
         keyFile = try generateP8Key(in: directory)
-        server = try NginxStandIn(clientCA: certificates.ca)
+        server = try await EmulatorStandIn(clientCA: certificates.ca)
     }
 
-    override func tearDown() async throws { server.stop() }
+    override func tearDown() async throws { await server.stop() }
 
     private func job(topic: String, tokens: [String], seq: UInt64) -> PushJob {
         let headers = PushHeaders(topic: topic, appTopic: topic, pushType: "alert", priority: 10, expiration: 0, collapseID: nil)
@@ -61,7 +61,7 @@ final class CredentialTests: XCTestCase {
     }
 
     func testAnAppWithoutItsCertificateIsRefusedByTheServer() async throws {
-        // Token auth reaches this server without a client certificate: nginx answers 400, and the
+        // Token auth reaches this server without a client certificate: the TLS handshake fails, and the
         // notification is a dead letter, not lost and not "delivered".
         let apps = [APNsApp(topic: "com.example.chat", credential: .token(teamID: "DEF123GHIJ", keyID: "ABC123DEFG", keyFile: keyFile))]
         let results = try await push(settings(apps: apps), [job(topic: "com.example.chat", tokens: [token("a1", 3)], seq: 3)], expecting: 1)

@@ -4,34 +4,17 @@ import Pusher
 import TestSupport
 import XCTest
 
-final class ResolutionBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Resolution] = []
-    func append(_ batch: [Resolution]) { lock.lock(); items += batch; lock.unlock() }
-    var all: [Resolution] { lock.lock(); defer { lock.unlock() }; return items }
-
-    func wait(for count: Int, timeout: TimeInterval = 20) async throws -> [Resolution] {
-        let end = Date().addingTimeInterval(timeout)
-        while Date() < end {
-            if all.count >= count { return all }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        XCTFail("only \(all.count) of \(count) outcomes arrived")
-        return all
-    }
-}
-
-/// The libcurl transport against Debian's nginx (HTTP/2 over TLS), which answers by token prefix.
+/// The libcurl transport against the APNs emulator (HTTP/2 over TLS), which answers by token prefix.
 final class TransportTests: XCTestCase {
-    var server: NginxStandIn!
+    var server: EmulatorStandIn!
     var keyFile: String!
 
     override func setUp() async throws {
-        server = try NginxStandIn()
-        keyFile = try generateP8Key(in: server.directory)
+        server = try await EmulatorStandIn()
+        keyFile = server.keyFile
     }
 
-    override func tearDown() async throws { server.stop() }
+    override func tearDown() async throws { await server.stop() }
 
     private func settings(_ adjust: (inout TransportSettings) -> Void = { _ in }) -> TransportSettings {
         var settings = TransportSettings(baseURL: server.endpoint)
@@ -93,10 +76,11 @@ final class TransportTests: XCTestCase {
     }
 
     func testManyStreamsAcrossGoawayAreAllDelivered() async throws {
-        server.stop()
-        // nginx sends GOAWAY after 50 requests per connection: streams must move to new connections,
+        // The emulator sends GOAWAY after 50 requests per connection: streams must move to new connections,
         // none may hang until the 10 s request timeout.
-        server = try NginxStandIn(keepaliveRequests: 50)
+        await server.stop()
+        server = try await EmulatorStandIn(goawayAfter: 50)
+        keyFile = server.keyFile
         let box = ResolutionBox()
         let transport = CurlTransport(settings: settings(), provider: try provider(), sink: box.append)
         let started = ContinuousClock.now
@@ -107,6 +91,8 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(results.filter { $0.outcome == .delivered }.count, 600, "\(Set(results.map { "\($0.outcome)" }))")
         XCTAssertEqual(Set(results.map(\.token)).count, 600)
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(8), "no stream waited for the request timeout")
+        XCTAssertGreaterThanOrEqual(server.emulator.stats.goAways, 1)
+        XCTAssertGreaterThan(server.emulator.stats.connections, server.emulator.stats.goAways, "after each GOAWAY a new connection")
     }
 
     func testMergedTokensReportToEveryOwner() async throws {

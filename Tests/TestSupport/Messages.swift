@@ -1,6 +1,6 @@
 import Foundation
 
-/// A 64-digit hex token that starts with `prefix` (the nginx stand-in answers by prefix) and ends with `n`.
+/// A 64-digit hex token that starts with `prefix` (the emulator stand-in answers by prefix) and ends with `n`.
 public func token(_ prefix: String = "a1", _ n: Int) -> String {
     let tail = String(format: "%x", n)
     return prefix + String(repeating: "0", count: 64 - prefix.count - tail.count) + tail

@@ -3,10 +3,10 @@ import PushCore
 import TestSupport
 import XCTest
 
-/// The `worker` binary against a real redis-server and a real HTTP/2 TLS server (nginx stand-in).
+/// The `worker` binary against a real redis-server and the APNs emulator (HTTP/2 over TLS).
 final class WorkerEndToEndTests: XCTestCase {
     var redis: RedisServer!
-    var apns: NginxStandIn!
+    var apns: EmulatorStandIn!
     var client: RedisConnection!
     var directory: String!
     var keyFile: String!
@@ -14,15 +14,15 @@ final class WorkerEndToEndTests: XCTestCase {
 
     override func setUp() async throws {
         redis = try RedisServer(persistent: true)
-        apns = try NginxStandIn()
+        apns = try await EmulatorStandIn()
         client = RedisConnection(url: redis.url, name: "test-client")
         directory = makeTemporaryDirectory("worker")
-        keyFile = try generateP8Key(in: directory)
+        keyFile = apns.keyFile
     }
 
     override func tearDown() async throws {
         await client.close()
-        apns.stop()
+        await apns.stop()
         redis.kill()
     }
 

@@ -1,0 +1,66 @@
+import APNsEmulator
+import Foundation
+import Synchronization
+
+/// The APNs emulator, in the test process on a free loopback port, set up the way the tests expect:
+/// it knows one signing key (`keyFile`, Key ID ABC123DEFG, Team ID DEF123GHIJ) and answers by the
+/// device token's first four hex digits (`410a…` Unregistered, `5030…` 503, …); other tokens get 200.
+public final class EmulatorStandIn: @unchecked Sendable {
+    public static let keyID = "ABC123DEFG"
+    public static let teamID = "DEF123GHIJ"
+    public static let scripted: [EmulatorConfiguration.ScriptedAnswer] = [
+        .init(prefix: "410a", status: 410, reason: "Unregistered", timestamp: 1_700_000_000_000),
+        .init(prefix: "410e", status: 410, reason: "ExpiredToken"),
+        .init(prefix: "400b", status: 400, reason: "BadDeviceToken"),
+        .init(prefix: "400d", status: 400, reason: "DeviceTokenNotForTopic"),
+        .init(prefix: "400c", status: 400, reason: "BadCollapseId"),
+        .init(prefix: "4130", status: 413, reason: "PayloadTooLarge"),
+        .init(prefix: "403b", status: 403, reason: "InvalidProviderToken"),
+        .init(prefix: "4030", status: 403, reason: "ExpiredProviderToken"),
+        .init(prefix: "4290", status: 429, reason: "TooManyRequests"),
+        .init(prefix: "4291", status: 429, reason: "TooManyProviderTokenUpdates"),
+        .init(prefix: "5000", status: 500, reason: "InternalServerError"),
+        .init(prefix: "5030", status: 503, reason: "ServiceUnavailable"),
+    ]
+
+    public let directory: String
+    public let keyFile: String
+    public let emulator: APNsEmulator
+    private let log = AnswerLog()
+
+    /// - Parameters:
+    ///   - goawayAfter: send GOAWAY after this many requests per connection.
+    ///   - clientCA: require client certificates signed by this CA (certificate auth).
+    public init(goawayAfter: Int? = nil, clientCA: String? = nil, adjust: (inout EmulatorConfiguration) -> Void = { _ in }) async throws {
+        directory = makeTemporaryDirectory("apns")
+        keyFile = try generateP8Key(in: directory)
+        var configuration = EmulatorConfiguration()
+        configuration.port = 0
+        configuration.caOutputFile = directory + "/ca.pem"
+        configuration.keys = [.init(keyID: Self.keyID, teamID: Self.teamID, keyFile: keyFile)]
+        configuration.scripted = Self.scripted
+        configuration.goawayAfterStreams = goawayAfter
+        configuration.clientCAFile = clientCA
+        let log = self.log
+        configuration.onAnswer = { token, answer in log.append(token, answer.status) }
+        adjust(&configuration)
+        emulator = try APNsEmulator(configuration: configuration)
+        try await emulator.start()
+    }
+
+    public var endpoint: String { emulator.endpoint }
+    public var caFile: String { directory + "/ca.pem" }
+
+    /// Every request answered so far: (token, status).
+    public func answered() -> [(token: String, status: Int)] { log.all }
+
+    public func stop() async {
+        try? await emulator.stop()
+    }
+}
+
+final class AnswerLog: Sendable {
+    private let entries = Mutex<[(token: String, status: Int)]>([])
+    func append(_ token: String, _ status: Int) { entries.withLock { $0.append((token, status)) } }
+    var all: [(token: String, status: Int)] { entries.withLock { $0 } }
+}
