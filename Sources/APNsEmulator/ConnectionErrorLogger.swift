@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOSSL
 
 /// Reports why a connection failed (protocol errors, TLS failures) on stderr: an emulator that closes
 /// connections silently would hide exactly what its users need to see.
@@ -7,6 +8,11 @@ final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
     typealias InboundIn = Any
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
+        // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.
+        if case NIOSSLError.uncleanShutdown = error {
+            context.close(promise: nil)
+            return
+        }
         let peer = context.channel.remoteAddress.map { "\($0)" } ?? "?"
         FileHandle.standardError.write(Data("apns-emulator: connection \(peer): \(error)\n".utf8))
         context.close(promise: nil)
