@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import NIOHTTP2
 import NIOSSL
 
 /// Reports why a connection failed (protocol errors, TLS failures) on stderr: an emulator that closes
@@ -9,6 +10,11 @@ final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.
+        // Closing a connection we already sent GOAWAY on makes NIO try a second, wider GOAWAY: our own doing.
+        if error is NIOHTTP2Errors.RaisedGoawayLastStreamID {
+            context.close(promise: nil)
+            return
+        }
         if case NIOSSLError.uncleanShutdown = error {
             context.close(promise: nil)
             return
