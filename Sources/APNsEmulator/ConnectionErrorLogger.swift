@@ -9,12 +9,12 @@ final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
     typealias InboundIn = Any
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.
         // Closing a connection we already sent GOAWAY on makes NIO try a second, wider GOAWAY: our own doing.
         if error is NIOHTTP2Errors.RaisedGoawayLastStreamID {
             context.close(promise: nil)
             return
         }
+        // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.
         if case NIOSSLError.uncleanShutdown = error {
             context.close(promise: nil)
             return
