@@ -1,3 +1,4 @@
+import PushCore
 import Synchronization
 
 /// One JWT per key, shared by every connection and request of this process. It is renewed after
@@ -19,7 +20,7 @@ public final class ProviderToken: Sendable {
     private let state: Mutex<Current?>
 
     public init(signer: JWTSigner, refreshAfterSeconds: Int64 = 50 * 60, minimumAgeSeconds: Int64 = 20 * 60,
-                clock: @escaping @Sendable () -> Int64 = { WallClockMillis.now() / 1000 }) {
+                clock: @escaping @Sendable () -> Int64 = { WallClock.nowSeconds() }) {
         self.signer = signer
         self.refreshAfter = refreshAfterSeconds
         self.minimumAge = minimumAgeSeconds

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 /// What to do with one APNs answer (SPEC section 4).
 public enum ResponseDecision: Equatable, Sendable {
@@ -20,7 +21,7 @@ public enum ResponseClassifier {
     ///   - status: the HTTP status, or nil when the request failed below HTTP (reset, GOAWAY, timeout).
     ///   - body: the response body (APNs sends `{"reason": ..., "timestamp": ...}` on errors).
     public static func classify(status: Int?, body: [UInt8], transportError: String? = nil,
-                                now: Int64 = WallClockMillis.now()) -> ResponseDecision {
+                                now: Int64 = WallClock.nowMillis()) -> ResponseDecision {
         guard let status else { return .retry(reason: transportError ?? "ConnectionError") }
         if status == 200 { return .delivered }
         let (reason, timestamp) = parseBody(body)
@@ -49,8 +50,4 @@ public enum ResponseClassifier {
         if let number = object["timestamp"] as? NSNumber { timestamp = number.int64Value }
         return (reason, timestamp)
     }
-}
-
-public enum WallClockMillis {
-    public static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 }

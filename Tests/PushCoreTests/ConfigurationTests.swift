@@ -1,4 +1,5 @@
 import PushCore
+import TestSupport
 import XCTest
 
 final class ConfigurationTests: XCTestCase {
@@ -17,7 +18,7 @@ final class ConfigurationTests: XCTestCase {
     }
 
     func testSpecExampleLoadsAndEnvironmentWins() throws {
-        let yaml = try String(contentsOfFile: repositoryRootPath() + "/config/worker.example.yaml", encoding: .utf8)
+        let yaml = try String(contentsOfFile: repositoryRoot() + "/config/worker.example.yaml", encoding: .utf8)
         let config = try ConfigurationLoader(environment: [
             "REDIS_URL": "redis://:secret@10.1.2.3:6380/2",
             "APNS_ENDPOINT": "https://127.0.0.1:8443",
@@ -67,14 +68,5 @@ final class ConfigurationTests: XCTestCase {
             XCTAssert((100...400).contains(retry.delayMillis(afterAttempt: 3)))
             XCTAssert((100...1000).contains(retry.delayMillis(afterAttempt: 30)))
         }
-    }
-
-    private func repositoryRootPath(file: String = #filePath) -> String {
-        var url = URL(fileURLWithPath: file)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            if FileManager.default.fileExists(atPath: url.path + "/Package.swift") { return url.path }
-        }
-        return "."
     }
 }

@@ -219,13 +219,3 @@ final class WorkerEndToEndTests: XCTestCase {
         XCTAssertTrue(badConfig.log.contains("unknown key 'redis.ulr'"), badConfig.log)
     }
 }
-
-func eventually(timeout: Duration = .seconds(10), _ condition: @escaping () async throws -> Bool,
-                file: StaticString = #filePath, line: UInt = #line) async throws {
-    let end = ContinuousClock.now + timeout
-    while ContinuousClock.now < end {
-        if try await condition() { return }
-        try await Task.sleep(for: .milliseconds(20))
-    }
-    XCTFail("condition not met within \(timeout)", file: file, line: line)
-}
