@@ -66,6 +66,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // A libFuzzer target for the message parser (scripts/fuzz.sh builds it with -sanitize=fuzzer); in a
+        // plain build it replays corpus files through the same property checks.
+        .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),
+
         .target(name: "TestSupport", dependencies: ["PushCore", "APNsEmulator"], path: "Tests/TestSupport"),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),

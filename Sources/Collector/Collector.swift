@@ -9,8 +9,9 @@ public final class Collector: Sendable {
     private enum Event: Sendable {
         case claimed([[UInt8]])
         case deadline(MessageKind, generation: Int)
-        /// The claim connection broke: elements may have been claimed without us seeing them.
-        case reconcile
+        /// The claim connection broke: elements may have been claimed without us seeing them. The claim
+        /// loop waits for `done`, so nothing it claims later can be mistaken for such an orphan.
+        case reconcile(done: CheckedContinuation<Void, Never>)
         /// The pipeline is full: no message can join an open window until work completes, so waiting
         /// for the window to end would only stall. Open windows are emitted now.
         case full
@@ -77,7 +78,8 @@ public final class Collector: Sendable {
                     broken = false
                     backoff.reset(to: 100)
                     logger.info("Redis is back; claiming again")
-                    eventInput.yield(.reconcile)
+                    let input = eventInput
+                    await withCheckedContinuation { input.yield(.reconcile(done: $0)) }
                 }
             } catch {
                 if !broken { logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"]) }
@@ -92,7 +94,9 @@ public final class Collector: Sendable {
 
     private func batchLoop(output: AsyncStream<MessageBatch>.Continuation) async {
         var batcher = WindowBatcher(bounds: settings.batch)
-        let parser = MessageParser()
+        var limits = MessageLimits()
+        limits.maxElementBytes = settings.maxElementBytes
+        let parser = MessageParser(limits: limits)
         var nextSeq: UInt64 = 1
         let window = Duration.milliseconds(settings.windowMillis)
         for await event in events {
@@ -107,10 +111,15 @@ public final class Collector: Sendable {
                     let seq = nextSeq
                     nextSeq += 1
                     switch parser.parse(raw, seq: seq, now: now) {
-                    case .invalid(let reason):
-                        logger.warning("dead letter: invalid message", metadata: ["reason": "\(reason)"])
+                    case .invalid(let reason, let messageID):
+                        // The id is named when the element had a valid one; otherwise the claim sequence
+                        // and size tell which element it was (the dead letter holds it whole).
+                        logger.warning("dead letter: invalid message", metadata: [
+                            "message_id": "\(messageID ?? "(none)")", "reason": "\(Printable.clipped(reason, to: 200))",
+                            "bytes": "\(raw.count)",
+                        ])
                         registrations.append(ClaimRegistration(
-                            seq: seq, raw: raw, messageID: "", appTopic: "", pendingTokens: 0, notifications: 1,
+                            seq: seq, raw: raw, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
                             records: [.deadLetter(OutcomeRecords.deadLetter(
                                 raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
                                 failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
@@ -143,13 +152,14 @@ public final class Collector: Sendable {
                 for batch in ready { output.yield(batch) }
             case .deadline(let kind, let generation):
                 if let batch = batcher.deadline(kind: kind, generation: generation) { output.yield(batch) }
-            case .reconcile:
+            case .reconcile(let done):
                 let orphans = await withCheckedContinuation { acknowledger.yield(.findOrphans($0)) }
                 if !orphans.isEmpty {
                     logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
                     await gate.add(orphans.count)
                     eventInput.yield(.claimed(orphans))
                 }
+                done.resume()
             case .full:
                 for batch in batcher.drain() { output.yield(batch) }
             case .stopped:

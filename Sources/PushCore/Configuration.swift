@@ -17,6 +17,8 @@ public struct WorkerConfiguration: Sendable, Equatable {
 public struct RedisSettings: Sendable, Equatable {
     public var url = RedisURL()
     public var prefix = "push"
+    /// CA file to verify a `rediss://` server with; empty: the system's CAs.
+    public var caFile = ""
     /// Heartbeat key lifetime; a worker silent this long is presumed dead and its claims are returned.
     public var heartbeatTTLMillis = 10_000
     public init() {}
@@ -42,6 +44,8 @@ public struct CollectorSettings: Sendable, Equatable {
     public var batch = BatchBounds()
     /// Notifications (tokens) the pipeline holds at most; claiming pauses above it.
     public var maxInFlight = 20_000
+    /// A queue element larger than this is dead-lettered without being parsed.
+    public var maxElementBytes = 1_048_576
     public init() {}
 }
 
@@ -62,7 +66,7 @@ public enum AppCredential: Sendable, Equatable, Hashable {
     /// Token-based: ES256 JWT from a .p8 key.
     case token(teamID: String, keyID: String, keyFile: String)
     /// Certificate-based: PEM or PKCS#12 client certificate.
-    case certificate(file: String, password: String)
+    case certificate(file: String, password: Secret)
 }
 
 public struct APNsApp: Sendable, Equatable {

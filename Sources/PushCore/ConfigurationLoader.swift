@@ -6,9 +6,9 @@ import Yams
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
-        "worker.id", "redis.url", "redis.prefix", "redis.heartbeat_ttl_ms",
+        "worker.id", "redis.url", "redis.prefix", "redis.ca_file", "redis.heartbeat_ttl_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
-        "collector.max_in_flight",
+        "collector.max_in_flight", "collector.max_element_bytes",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.transport_threads", "apns.request_timeout_ms",
         "filter.words_file", "filter.fields", "filter.audit_cap",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
@@ -109,6 +109,7 @@ public struct ConfigurationLoader: Sendable {
         config.workerID = reader.string("worker.id", config.workerID)
         config.redis.url = try RedisURL(parsing: reader.string("redis.url", "redis://127.0.0.1:6379/0"))
         config.redis.prefix = reader.string("redis.prefix", config.redis.prefix)
+        config.redis.caFile = reader.string("redis.ca_file", "")
         if config.redis.prefix.isEmpty { throw ConfigurationError.invalid(key: "redis.prefix", reason: "must not be empty") }
         config.redis.heartbeatTTLMillis = try reader.int("redis.heartbeat_ttl_ms", config.redis.heartbeatTTLMillis, min: 1000)
         config.collector.windowMillis = try reader.int("collector.window_ms", config.collector.windowMillis, min: 0)
@@ -116,6 +117,7 @@ public struct ConfigurationLoader: Sendable {
         config.collector.batch.group = try reader.int("collector.batch.group", config.collector.batch.group, min: 1)
         config.collector.batch.system = try reader.int("collector.batch.system", config.collector.batch.system, min: 1)
         config.collector.maxInFlight = try reader.int("collector.max_in_flight", config.collector.maxInFlight, min: 1)
+        config.collector.maxElementBytes = try reader.int("collector.max_element_bytes", config.collector.maxElementBytes, min: 1024)
 
         let endpoint = reader.string("apns.endpoint", "production")
         switch endpoint {
@@ -161,7 +163,7 @@ public struct ConfigurationLoader: Sendable {
             guard key.count == 10 else { throw ConfigurationError.invalid(key: "\(base).key_id", reason: "must be the 10-character Key ID") }
             return APNsApp(topic: topic, credential: .token(teamID: team, keyID: key, keyFile: keyFile))
         case (true, false):
-            return APNsApp(topic: topic, credential: .certificate(file: certFile, password: reader.string("\(base).cert_password", "")))
+            return APNsApp(topic: topic, credential: .certificate(file: certFile, password: Secret(reader.string("\(base).cert_password", ""))))
         case (false, false):
             throw ConfigurationError.invalid(key: base, reason: "give key_file (token auth) or cert_file (certificate auth), not both")
         case (true, true):
@@ -174,12 +176,15 @@ public struct ConfigurationLoader: Sendable {
 
         func string(_ key: String, _ fallback: String) -> String { values[key] ?? fallback }
 
-        func int(_ key: String, _ fallback: Int, min: Int) throws -> Int {
+        /// Every number is bounded above too (by default to 2^31 - 1), so no arithmetic the worker does
+        /// with it (backoff doubling, unit conversions) can overflow.
+        func int(_ key: String, _ fallback: Int, min: Int, max: Int = Int(Int32.max)) throws -> Int {
             guard let text = values[key] else { return fallback }
             guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
                 throw ConfigurationError.invalid(key: key, reason: "'\(text)' is not a whole number")
             }
             guard value >= min else { throw ConfigurationError.invalid(key: key, reason: "must be at least \(min)") }
+            guard value <= max else { throw ConfigurationError.invalid(key: key, reason: "must be at most \(max)") }
             return value
         }
     }

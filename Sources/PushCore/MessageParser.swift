@@ -1,15 +1,35 @@
-import Foundation
-
 /// What one queue element turned out to be.
 public enum ParsedElement: Sendable {
     /// A message to push. `rejectedTokens` are the producer's tokens that are neither hex nor Base64:
     /// they go to feedback as `BadDeviceToken` while the rest are sent.
     case valid(PushMessage, rejectedTokens: [String])
-    /// The element cannot be pushed; `reason` names the field and the problem (it becomes the dead letter's reason).
-    case invalid(reason: String)
+    /// The element cannot be pushed; `reason` names the field and the problem (it becomes the dead
+    /// letter's reason). `messageID` is the producer's id when the element had a usable one, for logs.
+    case invalid(reason: String, messageID: String?)
 }
 
-/// Validates queue elements against SPEC section 2.
+/// Limits on one queue element (SPEC section 2, plus what keeps a worker safe from hostile input).
+public struct MessageLimits: Sendable, Equatable {
+    /// A larger element is dead-lettered without being parsed (`collector.max_element_bytes`).
+    public var maxElementBytes = 1_048_576
+    /// Arrays and objects nested deeper than this are rejected (real payloads nest a few levels).
+    public var maxDepth = JSONParser.defaultMaxDepth
+    public init() {}
+
+    public static let maxTokens = 10_000
+    public static let maxIDScalars = 128
+    /// A bundle id is at most 155 characters; a push type suffix adds at most 23.
+    public static let maxTopicBytes = 255
+    public static let maxCollapseIDBytes = 64
+    public static let maxUUIDBytes = 256
+    /// UNIX seconds, 32 bits (until 2106): what APNs' `apns-expiration` can mean, and far from any overflow.
+    public static let maxExpiration: Int64 = 4_294_967_295
+    /// UNIX milliseconds up to 2^53, so latency arithmetic on it cannot overflow.
+    public static let maxEnqueuedAtMillis: Int64 = 9_007_199_254_740_992
+}
+
+/// Validates queue elements against SPEC section 2. Every conversion is checked: no element, however
+/// crafted, can trap, hang or exhaust the worker; each rejection names the field and the problem.
 public struct MessageParser: Sendable {
     public static let pushTypes: Set<String> = [
         "alert", "background", "voip", "complication", "fileprovider", "mdm", "location",
@@ -21,101 +41,147 @@ public struct MessageParser: Sendable {
         "location": ".location-query", "liveactivity": ".push-type.liveactivity", "pushtotalk": ".voip-ptt",
         "widgets": ".push-type.widgets",
     ]
-    public static let maxTokens = 10_000
+    public static let maxTokens = MessageLimits.maxTokens
 
-    public init() {}
+    public let limits: MessageLimits
+
+    public init(limits: MessageLimits = MessageLimits()) { self.limits = limits }
 
     /// - Parameter now: UNIX seconds, used for relative (`"+N"`) and past expirations.
     public func parse(_ raw: [UInt8], seq: UInt64, now: Int64) -> ParsedElement {
-        let object: Any
-        do {
-            object = try JSONSerialization.jsonObject(with: Data(raw), options: [])
-        } catch {
-            return .invalid(reason: "Malformed: not JSON")
+        guard raw.count <= limits.maxElementBytes else {
+            return .invalid(reason: "Malformed: element is \(raw.count) bytes, over the \(limits.maxElementBytes)-byte limit",
+                            messageID: nil)
         }
-        guard let fields = object as? [String: Any] else {
-            return .invalid(reason: "Malformed: not a JSON object")
-        }
+        let root: JSONValue
         do {
-            return try parse(fields, seq: seq, now: now)
-        } catch let problem as Problem {
-            return .invalid(reason: problem.reason)
+            root = try JSONParser.parse(raw, maxDepth: limits.maxDepth)
         } catch {
-            return .invalid(reason: "Malformed: \(error)")
+            return .invalid(reason: "Malformed: not JSON (\(error.description))", messageID: nil)
+        }
+        guard let fields = root.objectMembers else {
+            return .invalid(reason: "Malformed: not a JSON object", messageID: nil)
+        }
+        let id = usableID(root["id"])
+        do {
+            return try parse(root, fields: fields, seq: seq, now: now)
+        } catch {
+            return .invalid(reason: error.reason, messageID: id)
         }
     }
 
-    private struct Problem: Error {
+    /// The id if it is valid, for naming an otherwise invalid message in logs.
+    private func usableID(_ value: JSONValue?) -> String? {
+        guard let text = value?.stringValue, (try? checkID(text)) != nil else { return nil }
+        return text
+    }
+
+    struct Problem: Error {
         let reason: String
         init(_ text: String) { reason = "Malformed: \(text)" }
         init(reason: String) { self.reason = reason }
     }
 
-    private func parse(_ fields: [String: Any], seq: UInt64, now: Int64) throws -> ParsedElement {
-        guard let idValue = fields["id"] else { throw Problem("id is missing") }
-        guard let id = idValue as? String else { throw Problem("id is not a string") }
-        guard (1...128).contains(id.count) else { throw Problem("id must be 1..128 characters") }
+    private func checkID(_ id: String) throws(Problem) {
+        let scalars = id.unicodeScalars.count
+        guard scalars >= 1, scalars <= MessageLimits.maxIDScalars else {
+            throw Problem("id must be 1..\(MessageLimits.maxIDScalars) characters")
+        }
+        guard !id.unicodeScalars.contains(where: Self.isControl) else {
+            throw Problem("id contains a control character")
+        }
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+
+    private func parse(_ root: JSONValue, fields: [JSONMember], seq: UInt64, now: Int64) throws(Problem) -> ParsedElement {
+        guard let idValue = root["id"] else { throw Problem("id is missing") }
+        guard let id = idValue.stringValue else { throw Problem("id is not a string") }
+        try checkID(id)
 
         var kind = MessageKind.private
-        if let value = fields["kind"] {
-            guard let text = value as? String, let parsed = MessageKind(rawValue: text) else {
+        if let value = root["kind"] {
+            guard let text = value.stringValue, let parsed = MessageKind(rawValue: text) else {
                 throw Problem("kind must be \"private\", \"group\" or \"system\"")
             }
             kind = parsed
         }
         var uuid: String?
-        if let value = fields["uuid"] {
-            guard let text = value as? String else { throw Problem("uuid is not a string") }
+        if let value = root["uuid"] {
+            guard let text = value.stringValue else { throw Problem("uuid is not a string") }
+            guard text.utf8.count <= MessageLimits.maxUUIDBytes else {
+                throw Problem("uuid is \(text.utf8.count) bytes, over \(MessageLimits.maxUUIDBytes)")
+            }
             uuid = text
         }
-        guard let topicValue = fields["topic"] else { throw Problem("topic is missing") }
-        guard let topic = topicValue as? String, !topic.isEmpty,
-              !topic.contains(where: { $0.isWhitespace || $0.isNewline })
-        else { throw Problem("topic must be a non-empty bundle id") }
+        guard let topicValue = root["topic"] else { throw Problem("topic is missing") }
+        guard let topic = topicValue.stringValue, !topic.isEmpty else { throw Problem("topic must be a non-empty bundle id") }
+        try HeaderValue.check(topic, field: "topic", maxBytes: MessageLimits.maxTopicBytes, allowSpace: false)
 
-        guard let payloadValue = fields["payload"] else { throw Problem("payload is missing") }
-        guard let payload = payloadValue as? [String: Any] else { throw Problem("payload is not a JSON object") }
+        guard let payloadValue = root["payload"] else { throw Problem("payload is missing") }
+        guard payloadValue.objectMembers != nil else { throw Problem("payload is not a JSON object") }
 
-        let pushType = try pushType(fields["push_type"], payload: payload)
-        let priority = try priority(fields["priority"], pushType: pushType)
-        let expiration = try expiration(fields["expiration"], now: now)
+        let pushType = try pushType(root["push_type"], payload: payloadValue)
+        let priority = try priority(root["priority"], pushType: pushType)
+        let expiration = try expiration(root["expiration"], now: now)
 
         var collapseID: String?
-        if let value = fields["collapse_id"] {
-            guard let text = value as? String else { throw Problem("collapse_id is not a string") }
-            guard text.utf8.count <= 64 else { throw Problem("collapse_id is \(text.utf8.count) bytes, over 64") }
+        if let value = root["collapse_id"] {
+            guard let text = value.stringValue else { throw Problem("collapse_id is not a string") }
+            try HeaderValue.check(text, field: "collapse_id", maxBytes: MessageLimits.maxCollapseIDBytes, allowSpace: true)
             collapseID = text
         }
         var enqueuedAt: Int64?
-        if let value = fields["enqueued_at"] {
-            guard let number = Self.integer(value) else { throw Problem("enqueued_at is not an integer") }
+        if let value = root["enqueued_at"] {
+            guard let number = value.exactInteger, number >= 0, number <= MessageLimits.maxEnqueuedAtMillis else {
+                throw Problem("enqueued_at must be UNIX milliseconds (a whole number from 0 to 2^53)")
+            }
             enqueuedAt = number
         }
 
-        let body = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys, .withoutEscapingSlashes])
+        let body = JSONWriter.canonical(payloadValue)
         let limit = pushType == "voip" ? 5120 : 4096
         guard body.count <= limit else {
             throw Problem("payload is \(body.count) bytes, over the \(limit)-byte limit for \(pushType)")
         }
 
-        guard let tokenValue = fields["tokens"] else { throw Problem("tokens is missing") }
-        guard let tokenList = tokenValue as? [Any] else { throw Problem("tokens is not an array") }
-        guard !tokenList.isEmpty else { throw Problem("tokens is empty") }
-        guard tokenList.count <= Self.maxTokens else {
-            throw Problem("tokens has \(tokenList.count) entries, over \(Self.maxTokens)")
+        let (tokens, rejected) = try tokens(root["tokens"])
+
+        var apnsTopic = topic
+        if let suffix = Self.topicSuffixes[pushType], !topic.hasSuffix(suffix) { apnsTopic += suffix }
+        var appTopic = topic
+        if let suffix = Self.topicSuffixes[pushType], topic.hasSuffix(suffix) { appTopic = String(topic.dropLast(suffix.count)) }
+        guard apnsTopic.utf8.count <= MessageLimits.maxTopicBytes else {
+            throw Problem("topic with the \(pushType) suffix is over \(MessageLimits.maxTopicBytes) bytes")
+        }
+
+        let headers = PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
+                                  expiration: expiration, collapseID: collapseID)
+        if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
+        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
+                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)
+        return .valid(message, rejectedTokens: rejected)
+    }
+
+    private func tokens(_ value: JSONValue?) throws(Problem) -> (tokens: [String], rejected: [String]) {
+        guard let value else { throw Problem("tokens is missing") }
+        guard let list = value.arrayValue else { throw Problem("tokens is not an array") }
+        guard !list.isEmpty else { throw Problem("tokens is empty") }
+        guard list.count <= Self.maxTokens else {
+            throw Problem("tokens has \(list.count) entries, over \(Self.maxTokens)")
         }
         var tokens: [String] = []
-        tokens.reserveCapacity(tokenList.count)
+        tokens.reserveCapacity(list.count)
         var rejected: [String] = []
         var firstRejected: Int?
         var seen = Set<String>()
-        for (index, value) in tokenList.enumerated() {
-            guard let text = value as? String else { throw Problem("tokens[\(index)] is not a string") }
+        for (index, item) in list.enumerated() {
+            guard let text = item.stringValue else { throw Problem("tokens[\(index)] is not a string") }
             if let token = DeviceToken.normalize(text) {
-                if tokenList.count > 1 {
-                    // A token listed twice is sent once.
-                    guard seen.insert(token).inserted else { continue }
-                }
+                // A token listed twice is sent once.
+                if list.count > 1 { guard seen.insert(token).inserted else { continue } }
                 tokens.append(token)
             } else {
                 rejected.append(text)
@@ -124,36 +190,25 @@ public struct MessageParser: Sendable {
         }
         // One bad token among good ones is the device's problem (feedback); no good token at all is the producer's.
         if tokens.isEmpty, let index = firstRejected { throw Problem("tokens[\(index)] is not hex or base64") }
-
-        var apnsTopic = topic
-        if let suffix = Self.topicSuffixes[pushType], !topic.hasSuffix(suffix) { apnsTopic += suffix }
-        var appTopic = topic
-        if let suffix = Self.topicSuffixes[pushType], topic.hasSuffix(suffix) { appTopic = String(topic.dropLast(suffix.count)) }
-
-        let headers = PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
-                                  expiration: expiration, collapseID: collapseID)
-        if headers.isExpired(nowSeconds: now) { return .invalid(reason: "Expired") }
-        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
-                                  payload: Array(body), tokens: tokens, enqueuedAtMillis: enqueuedAt)
-        return .valid(message, rejectedTokens: rejected)
+        return (tokens, rejected)
     }
 
-    private func pushType(_ value: Any?, payload: [String: Any]) throws -> String {
+    private func pushType(_ value: JSONValue?, payload: JSONValue) throws(Problem) -> String {
         if let value {
-            guard let text = value as? String, Self.pushTypes.contains(text) else {
+            guard let text = value.stringValue, Self.pushTypes.contains(text) else {
                 throw Problem("push_type must be one of \(Self.pushTypes.sorted().joined(separator: ", "))")
             }
             return text
         }
-        if let aps = payload["aps"] as? [String: Any], aps.count == 1, aps["content-available"] != nil {
+        if let aps = payload["aps"]?.objectMembers, aps.count == 1, aps[0].key == "content-available" {
             return "background"
         }
         return "alert"
     }
 
-    private func priority(_ value: Any?, pushType: String) throws -> Int {
+    private func priority(_ value: JSONValue?, pushType: String) throws(Problem) -> Int {
         guard let value else { return pushType == "background" ? 5 : 10 }
-        guard let number = Self.integer(value), [10, 5, 1].contains(number) else {
+        guard let number = value.exactInteger, [10, 5, 1].contains(number) else {
             throw Problem("priority must be 10, 5 or 1")
         }
         if pushType == "background" && number == 10 {
@@ -162,25 +217,45 @@ public struct MessageParser: Sendable {
         return Int(number)
     }
 
-    private func expiration(_ value: Any?, now: Int64) throws -> Int64 {
+    private func expiration(_ value: JSONValue?, now: Int64) throws(Problem) -> Int64 {
         guard let value else { return 0 }
-        if let text = value as? String {
+        let absolute: Int64
+        if let text = value.stringValue {
             guard text.hasPrefix("+"), let offset = Int64(text.dropFirst()), offset >= 0 else {
                 throw Problem("expiration string must be \"+N\" (seconds from now)")
             }
-            return now + offset
+            let (sum, overflow) = now.addingReportingOverflow(offset)
+            guard !overflow, sum <= MessageLimits.maxExpiration else {
+                throw Problem("expiration \"+\(offset)\" is past the largest UNIX time APNs takes (\(MessageLimits.maxExpiration))")
+            }
+            absolute = sum
+        } else {
+            guard let number = value.exactInteger, number >= 0 else {
+                throw Problem("expiration must be UNIX seconds or \"+N\"")
+            }
+            guard number <= MessageLimits.maxExpiration else {
+                throw Problem("expiration \(number) is past the largest UNIX time APNs takes (\(MessageLimits.maxExpiration))")
+            }
+            absolute = number
         }
-        guard let number = Self.integer(value), number >= 0 else {
-            throw Problem("expiration must be UNIX seconds or \"+N\"")
-        }
-        return number
+        return absolute
     }
+}
 
-    static func integer(_ value: Any) -> Int64? {
-        if value is String || value is Bool && !(value is NSNumber) { return nil }
-        guard let number = value as? NSNumber else { return nil }
-        let double = number.doubleValue
-        guard double.rounded() == double, abs(double) < 9.0e15 else { return nil }
-        return Int64(double)
+/// Values that become HTTP request headers. Only visible ASCII gets through, so no value can end a
+/// header line early (CR/LF injection), smuggle a NUL, or carry bytes an HTTP/2 peer would reject.
+enum HeaderValue {
+    static func check(_ text: String, field: String, maxBytes: Int, allowSpace: Bool) throws(MessageParser.Problem) {
+        let bytes = text.utf8
+        guard bytes.count <= maxBytes else { throw MessageParser.Problem("\(field) is \(bytes.count) bytes, over \(maxBytes)") }
+        for byte in bytes {
+            let visible = byte >= 0x21 && byte <= 0x7E
+            guard visible || (allowSpace && byte == 0x20) else {
+                throw MessageParser.Problem("\(field) must be visible ASCII (byte 0x\(String(byte, radix: 16)) is not allowed)")
+            }
+        }
+        if allowSpace, bytes.first == 0x20 || bytes.last == 0x20 {
+            throw MessageParser.Problem("\(field) must not start or end with a space")
+        }
     }
 }

@@ -2,38 +2,53 @@ import Foundation
 
 /// The JSON documents of SPEC section 3 (dead letter, feedback, filtered). Field names are public API.
 public enum OutcomeRecords {
+    /// - Parameter raw: the element exactly as claimed. If it parses (within `maxDepth`), `message` is that
+    ///   object with `tokens` replaced by `failedTokens`; otherwise `message` is null and `raw` holds the
+    ///   element as text, plus `raw_base64` when it is not valid UTF-8, so not one byte of it is lost.
     public static func deadLetter(raw: [UInt8], failedTokens: [String]?, reason: String, status: Int?,
-                                  attempts: Int, failedAtMillis: Int64, worker: String) -> [UInt8] {
-        var record: [String: Any] = [
-            "reason": reason,
-            "status": status.map { $0 as Any } ?? NSNull(),
-            "attempts": attempts,
-            "failed_at": failedAtMillis,
-            "worker": worker,
+                                  attempts: Int, failedAtMillis: Int64, worker: String,
+                                  maxDepth: Int = JSONParser.defaultMaxDepth) -> [UInt8] {
+        var record: [JSONMember] = [
+            JSONMember(key: "reason", value: .string(reason)),
+            JSONMember(key: "status", value: status.map { .number(String($0)) } ?? .null),
+            JSONMember(key: "attempts", value: .number(String(attempts))),
+            JSONMember(key: "failed_at", value: .number(String(failedAtMillis))),
+            JSONMember(key: "worker", value: .string(worker)),
         ]
-        if var message = (try? JSONSerialization.jsonObject(with: Data(raw))) as? [String: Any] {
-            if let failedTokens { message["tokens"] = failedTokens }
-            record["message"] = message
+        if let parsed = try? JSONParser.parse(raw, maxDepth: maxDepth), var members = parsed.objectMembers {
+            if let failedTokens {
+                members.removeAll { $0.key == "tokens" }
+                members.append(JSONMember(key: "tokens", value: .array(failedTokens.map { .string($0) })))
+            }
+            record.append(JSONMember(key: "message", value: .object(members)))
         } else {
-            record["message"] = NSNull()
-            record["raw"] = String(decoding: raw, as: UTF8.self)
+            record.append(JSONMember(key: "message", value: .null))
+            record.append(JSONMember(key: "raw", value: .string(String(decoding: raw, as: UTF8.self))))
+            if String(validating: raw, as: UTF8.self) == nil {
+                record.append(JSONMember(key: "raw_base64", value: .string(Data(raw).base64EncodedString())))
+            }
         }
-        return encode(record)
+        return JSONWriter.canonical(.object(record))
     }
 
     public static func feedback(token: String, topic: String, reason: String, timestampMillis: Int64,
                                 messageID: String) -> [UInt8] {
-        encode(["token": token, "topic": topic, "reason": reason, "timestamp": timestampMillis, "message_id": messageID])
+        JSONWriter.canonical(.object([
+            JSONMember(key: "token", value: .string(token)),
+            JSONMember(key: "topic", value: .string(topic)),
+            JSONMember(key: "reason", value: .string(reason)),
+            JSONMember(key: "timestamp", value: .number(String(timestampMillis))),
+            JSONMember(key: "message_id", value: .string(messageID)),
+        ]))
     }
 
     public static func filtered(messageID: String, topic: String, matched: String, filteredAtMillis: Int64) -> [UInt8] {
-        encode(["message_id": messageID, "topic": topic, "matched": matched, "filtered_at": filteredAtMillis])
-    }
-
-    private static func encode(_ object: [String: Any]) -> [UInt8] {
-        // Only strings, numbers, null and parsed JSON go in, so serialization cannot fail.
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return Array(data)
+        JSONWriter.canonical(.object([
+            JSONMember(key: "message_id", value: .string(messageID)),
+            JSONMember(key: "topic", value: .string(topic)),
+            JSONMember(key: "matched", value: .string(matched)),
+            JSONMember(key: "filtered_at", value: .number(String(filteredAtMillis))),
+        ]))
     }
 }
 

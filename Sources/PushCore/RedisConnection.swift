@@ -91,7 +91,7 @@ public final class RedisConnection: @unchecked Sendable {
             if let password = url.password {
                 var auth = ["AUTH"]
                 if let user = url.username { auth.append(user) }
-                auth.append(password)
+                auth.append(password.value)
                 try expectOK(auth, on: fresh)
             }
             if url.database != 0 { try expectOK(["SELECT", String(url.database)], on: fresh) }

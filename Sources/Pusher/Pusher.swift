@@ -39,7 +39,7 @@ public final class Pusher: Sendable {
                 provider = ProviderToken(signer: signer)
                 _ = try provider?.current()  // fail at startup, not on the first message
             case .certificate(let file, let password):
-                try ClientCertificate.validate(file: file, password: password)
+                try ClientCertificate.validate(file: file, password: password.value)
                 transport.certificateFile = file
                 transport.certificatePassword = password
             }

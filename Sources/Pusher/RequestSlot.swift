@@ -64,7 +64,7 @@ final class RequestSlot {
             _ = curlx_easy_ptr(easy, CURLOPT_SSLCERT, certificate)
             _ = curlx_easy_ptr(easy, CURLOPT_SSLCERTTYPE, isPKCS12 ? "P12" : "PEM")
             if !isPKCS12 { _ = curlx_easy_ptr(easy, CURLOPT_SSLKEY, certificate) }
-            if !settings.certificatePassword.isEmpty { _ = curlx_easy_ptr(easy, CURLOPT_KEYPASSWD, settings.certificatePassword) }
+            if !settings.certificatePassword.isEmpty { _ = curlx_easy_ptr(easy, CURLOPT_KEYPASSWD, settings.certificatePassword.value) }
         }
     }
 

@@ -1,4 +1,3 @@
-import Foundation
 import PushCore
 
 /// What to do with one APNs answer (SPEC section 4).
@@ -42,12 +41,10 @@ public enum ResponseClassifier {
     }
 
     static func parseBody(_ body: [UInt8]) -> (reason: String?, timestampMillis: Int64?) {
-        guard !body.isEmpty,
-              let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any]
-        else { return (nil, nil) }
-        let reason = object["reason"] as? String
-        var timestamp: Int64?
-        if let number = object["timestamp"] as? NSNumber { timestamp = number.int64Value }
+        // The server's words end up in dead letters and logs: parsed strictly, the reason kept short and printable.
+        guard !body.isEmpty, let object = try? JSONParser.parse(body, maxDepth: 4) else { return (nil, nil) }
+        let reason = object["reason"]?.stringValue.map { Printable.clipped($0, to: 100) }
+        let timestamp = object["timestamp"]?.exactInteger
         return (reason, timestamp)
     }
 }

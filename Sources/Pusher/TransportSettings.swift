@@ -14,7 +14,7 @@ public struct TransportSettings: Sendable {
     public var retry = RetrySettings()
     /// Certificate auth: client certificate file (PEM with its key, or PKCS#12) and password.
     public var certificateFile: String?
-    public var certificatePassword: String = ""
+    public var certificatePassword = Secret("")
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }

@@ -14,12 +14,16 @@ struct StartupError: Error, CustomStringConvertible {
 /// The whole pipeline as one Service: Collector -> Merger -> Filter -> Pusher, with results flowing
 /// back to the Acknowledger. Graceful shutdown stops claiming, lets in-flight work finish within
 /// `shutdown.timeout_s`, acknowledges it, and returns whatever is left to the queue.
-struct PipelineService: Service {
+struct PipelineService: Service, CustomStringConvertible {
     let configuration: WorkerConfiguration
     let workerID: String
     let logger: Logger
     let filter: SensitiveWordFilter
     let counts = SharedCounts()
+
+    /// What ServiceLifecycle prints for this service at debug and trace level: never the configuration,
+    /// whose secrets would otherwise be printed by Swift's default description of a struct.
+    var description: String { "PipelineService(worker: \(workerID))" }
 
     init(configuration: WorkerConfiguration, workerID: String, logger: Logger) throws {
         self.configuration = configuration

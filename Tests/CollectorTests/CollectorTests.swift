@@ -95,7 +95,7 @@ final class CollectorTests: XCTestCase {
         XCTAssertEqual(batch?.messages.map(\.id), ["ok"])
         try await eventually { try await self.connection.length(self.keys.deadLetters) == 1 }
         let dlq = try await connection.strings(keys.deadLetters).map(jsonObject)
-        XCTAssertEqual(dlq.first?["reason"] as? String, "Malformed: not JSON")
+        XCTAssertEqual(dlq.first?["reason"] as? String, "Malformed: not JSON (expected a string key at byte 1)")
         XCTAssertEqual(dlq.first?["raw"] as? String, "{broken")
         XCTAssertTrue(dlq.first?["message"] is NSNull)
         XCTAssertEqual(dlq.first?["worker"] as? String, "w")

@@ -17,7 +17,7 @@ final class MessageParserTests: XCTestCase {
     }
 
     private func reason(_ text: String) -> String? {
-        if case .invalid(let reason) = parse(text) { return reason }
+        if case .invalid(let reason, _) = parse(text) { return reason }
         return nil
     }
 
@@ -65,7 +65,7 @@ final class MessageParserTests: XCTestCase {
     }
 
     func testBadInputNamesTheFieldAndTheProblem() {
-        XCTAssertEqual(reason("not json"), "Malformed: not JSON")
+        XCTAssertEqual(reason("not json"), "Malformed: not JSON (unexpected character at byte 1)")
         XCTAssertEqual(reason("[1,2]"), "Malformed: not a JSON object")
         XCTAssertEqual(reason(#"{"topic":"t","tokens":["aa"],"payload":{}}"#), "Malformed: id is missing")
         XCTAssertEqual(reason(#"{"id":"x","tokens":["aa"],"payload":{}}"#), "Malformed: topic is missing")

@@ -101,7 +101,7 @@ final class WorkerEndToEndTests: XCTestCase {
         let dead = try await client.strings(keys.deadLetters).map(jsonObject)
         let reasons = Dictionary(uniqueKeysWithValues: dead.map { (($0["message"] as? [String: Any])?["id"] as? String ?? "raw", $0) })
         XCTAssertEqual(reasons["raw"]?["raw"] as? String, "{\"id\": 5")
-        XCTAssertEqual(reasons["raw"]?["reason"] as? String, "Malformed: not JSON")
+        XCTAssertEqual(reasons["raw"]?["reason"] as? String, "Malformed: not JSON (unexpected end of input at byte 8)")
         XCTAssertEqual(reasons["bad-field"]?["reason"] as? String, "Malformed: priority must be 10, 5 or 1")
         XCTAssertEqual(reasons["busy"]?["reason"] as? String, "ServiceUnavailable")
         XCTAssertEqual(reasons["busy"]?["status"] as? Int, 503)

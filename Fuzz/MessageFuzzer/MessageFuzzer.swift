@@ -1,0 +1,74 @@
+import PushCore
+
+/// The properties every queue element must keep, whatever its bytes: checked by libFuzzer on millions of
+/// generated inputs (scripts/fuzz.sh), and by this program on files given as arguments (a corpus or a
+/// crash file to reproduce). A violated property stops the process, which is what both report as a failure.
+enum MessageProperties {
+    static let parser = MessageParser()
+
+    static func check(_ bytes: [UInt8]) {
+        switch parser.parse(bytes, seq: 1, now: 1_800_000_000) {
+        case .valid(let message, _):
+            for value in [message.headers.topic, message.headers.collapseID ?? "-"] {
+                require(value.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }, "a header value that is not visible ASCII")
+            }
+            require(message.payload.count <= 5120, "a payload over the limit")
+            require((try? JSONParser.parse(message.payload)) != nil, "a payload that is not JSON")
+            require(!message.tokens.isEmpty, "a message without tokens")
+            require(message.tokens.allSatisfy { DeviceToken.normalize($0) == $0 }, "a token that is not lowercase hex")
+        case .invalid(let reason, _):
+            require(reason == "Expired" || reason.hasPrefix("Malformed: "), "a reason that names no problem")
+        }
+        // The dead letter of any element is valid JSON and keeps the element whole.
+        let record = OutcomeRecords.deadLetter(raw: bytes, failedTokens: nil, reason: "r", status: nil, attempts: 0,
+                                               failedAtMillis: 0, worker: "w")
+        require((try? JSONParser.parse(record, maxDepth: JSONParser.defaultMaxDepth + 1)) != nil, "a dead letter that is not JSON")
+        // Canonical JSON is a fixed point: writing what was read and reading it again changes nothing.
+        if let value = try? JSONParser.parse(bytes) {
+            let once = JSONWriter.canonical(value)
+            let again = (try? JSONParser.parse(once)).map(JSONWriter.canonical)
+            require(again == once, "canonical JSON that does not read back the same")
+        }
+    }
+
+    static func require(_ condition: Bool, _ what: String) {
+        if !condition { fatalError("property violated: \(what)") }
+    }
+}
+
+#if FUZZING
+// libFuzzer's entry point; the fuzzer runtime supplies main(). The pointer stays at this boundary.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
+    let bytes = data.map { Array(UnsafeBufferPointer(start: $0, count: size)) } ?? []
+    MessageProperties.check(bytes)
+    return 0
+}
+#else
+import Foundation
+
+/// Without the fuzzer: checks each file named on the command line (files of a folder too).
+@main
+struct MessageFuzzerReplay {
+    static func main() throws {
+        var files: [String] = []
+        for path in CommandLine.arguments.dropFirst() {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+                FileHandle.standardError.write(Data("no such file: \(path)\n".utf8))
+                exit(2)
+            }
+            if isDirectory.boolValue {
+                files += try FileManager.default.contentsOfDirectory(atPath: path).sorted().map { "\(path)/\($0)" }
+            } else {
+                files.append(path)
+            }
+        }
+        for file in files {
+            guard let data = FileManager.default.contents(atPath: file) else { continue }
+            MessageProperties.check(Array(data))
+        }
+        print("checked \(files.count) inputs: every property held")
+    }
+}
+#endif

@@ -1,0 +1,41 @@
+/// The effective configuration as people may see it (check-config, logs, ServiceLifecycle's own
+/// description of the service): every key with its value, secrets as `***`, never a password.
+extension WorkerConfiguration: CustomStringConvertible {
+    public var description: String { summaryLines.joined(separator: "\n") }
+
+    public var summaryLines: [String] {
+        var lines = [
+            "worker.id: \(workerID.isEmpty ? "(hostname-pid)" : workerID)",
+            "redis.url: \(redis.url)",
+            "redis.ca_file: \(redis.caFile.isEmpty ? "(system CAs)" : redis.caFile)",
+            "redis.prefix: \(redis.prefix)",
+            "redis.heartbeat_ttl_ms: \(redis.heartbeatTTLMillis)",
+            "collector.window_ms: \(collector.windowMillis)",
+            "collector.batch: private \(collector.batch.private), group \(collector.batch.group), system \(collector.batch.system)",
+            "collector.max_in_flight: \(collector.maxInFlight)",
+            "collector.max_element_bytes: \(collector.maxElementBytes)",
+            "apns.endpoint: \(apns.endpoint.baseURL)",
+            "apns.ca_file: \(apns.caFile.isEmpty ? "(system CAs)" : apns.caFile)",
+            "apns.connections: \(apns.connections)",
+            "apns.transport_threads: \(apns.transportThreads == 0 ? "(one per core)" : String(apns.transportThreads))",
+            "apns.request_timeout_ms: \(apns.requestTimeoutMillis)",
+        ]
+        for (index, app) in apns.apps.enumerated() {
+            switch app.credential {
+            case .token(let team, let key, let file):
+                lines.append("apns.apps.\(index): \(app.topic), token auth, team_id \(team), key_id \(key), key_file \(file)")
+            case .certificate(let file, let password):
+                lines.append("apns.apps.\(index): \(app.topic), certificate \(file)\(password.isEmpty ? "" : ", cert_password ***")")
+            }
+        }
+        lines += [
+            "filter.words_file: \(filter.wordsFile.isEmpty ? "(off)" : filter.wordsFile)",
+            "filter.fields: \(filter.fields.isEmpty ? "(none)" : filter.fields.joined(separator: ","))",
+            "filter.audit_cap: \(filter.auditCap)",
+            "retry: \(retry.maxAttempts) attempts, \(retry.baseDelayMillis)..\(retry.maxDelayMillis) ms",
+            "metrics.listen: \(metricsListen.isEmpty ? "(off)" : metricsListen)",
+            "shutdown.timeout_s: \(shutdown.timeoutSeconds)",
+        ]
+        return lines
+    }
+}

@@ -1,0 +1,240 @@
+/// Why a document is not acceptable JSON; `description` is meant for a dead letter's reason.
+public struct JSONParseError: Error, Equatable, CustomStringConvertible {
+    public var description: String
+    public var offset: Int
+}
+
+/// A strict RFC 8259 parser for untrusted input. It rejects what JSONSerialization would accept silently
+/// or could not survive: nesting deeper than `maxDepth` (recursion is bounded by it), duplicate object
+/// keys (which value wins is undefined, so a producer's intent is unknown), invalid UTF-8, lone surrogate
+/// escapes, raw control characters in strings, and trailing bytes. It never traps on any input.
+public struct JSONParser {
+    public static let defaultMaxDepth = 64
+
+    private let bytes: [UInt8]
+    private var index = 0
+    private let maxDepth: Int
+
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 1)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.failure("unexpected data after the JSON value") }
+        return value
+    }
+
+    private init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    private func failure(_ what: String) -> JSONParseError {
+        JSONParseError(description: "\(what) at byte \(index)", offset: index)
+    }
+
+    private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard let byte = current else { throw failure("unexpected end of input") }
+        switch byte {
+        case UInt8(ascii: "{"): return try object(depth: depth)
+        case UInt8(ascii: "["): return try array(depth: depth)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
+        default: throw failure("unexpected character")
+        }
+    }
+
+    private mutating func literal(_ word: String) throws(JSONParseError) {
+        for expected in word.utf8 {
+            guard let byte = current else { throw failure("unexpected end of input") }
+            guard byte == expected else { throw failure("unexpected character") }
+            index += 1
+        }
+    }
+
+    private mutating func object(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= maxDepth else { throw failure("nested deeper than \(maxDepth) levels") }
+        index += 1  // {
+        var members: [JSONMember] = []
+        var keys = Set<String>()
+        skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            index += 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
+            let keyStart = index
+            let key = try string()
+            guard keys.insert(key).inserted else {
+                index = keyStart
+                throw failure("duplicate key \"\(Printable.clipped(key, to: 40))\"")
+            }
+            skipWhitespace()
+            guard current == UInt8(ascii: ":") else { throw failure("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "}"): index += 1; return .object(members)
+            case nil: throw failure("unexpected end of input")
+            default: throw failure("expected ',' or '}'")
+            }
+        }
+    }
+
+    private mutating func array(depth: Int) throws(JSONParseError) -> JSONValue {
+        guard depth <= maxDepth else { throw failure("nested deeper than \(maxDepth) levels") }
+        index += 1  // [
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            index += 1
+            return .array(items)
+        }
+        while true {
+            skipWhitespace()
+            items.append(try value(depth: depth + 1))
+            skipWhitespace()
+            switch current {
+            case UInt8(ascii: ","): index += 1
+            case UInt8(ascii: "]"): index += 1; return .array(items)
+            case nil: throw failure("unexpected end of input")
+            default: throw failure("expected ',' or ']'")
+            }
+        }
+    }
+
+    private mutating func number() throws(JSONParseError) -> String {
+        let start = index
+        if current == UInt8(ascii: "-") { index += 1 }
+        guard let first = current, isDigit(first) else { throw failure("invalid number") }
+        index += 1
+        if first != UInt8(ascii: "0") { skipDigits() }
+        if current == UInt8(ascii: ".") {
+            index += 1
+            guard let digit = current, isDigit(digit) else { throw failure("invalid number") }
+            skipDigits()
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            index += 1
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+            guard let digit = current, isDigit(digit) else { throw failure("invalid number") }
+            skipDigits()
+        }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+    }
+
+    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private mutating func skipDigits() {
+        while let byte = current, isDigit(byte) { index += 1 }
+    }
+
+    private mutating func string() throws(JSONParseError) -> String {
+        index += 1  // opening quote
+        let start = index
+        // Fast path: no escapes, the bytes between the quotes are the string.
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let text = try validated(bytes[start..<index], at: start)
+                index += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw failure("control character in a string") }
+            index += 1
+        }
+        var buffer = Array(bytes[start..<index])
+        while true {
+            guard index < bytes.count else { throw failure("unterminated string") }
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return try validated(buffer[...], at: start)
+            case UInt8(ascii: "\\"):
+                index += 1
+                try escape(into: &buffer)
+            case 0..<0x20:
+                throw failure("control character in a string")
+            default:
+                buffer.append(byte)
+                index += 1
+            }
+        }
+    }
+
+    private func validated(_ slice: ArraySlice<UInt8>, at start: Int) throws(JSONParseError) -> String {
+        guard let text = String(validating: slice, as: UTF8.self) else {
+            throw JSONParseError(description: "invalid UTF-8 in the string at byte \(start)", offset: start)
+        }
+        return text
+    }
+
+    private mutating func escape(into buffer: inout [UInt8]) throws(JSONParseError) {
+        guard let byte = current else { throw failure("unterminated string") }
+        index += 1
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): buffer.append(byte)
+        case UInt8(ascii: "b"): buffer.append(0x08)
+        case UInt8(ascii: "f"): buffer.append(0x0C)
+        case UInt8(ascii: "n"): buffer.append(0x0A)
+        case UInt8(ascii: "r"): buffer.append(0x0D)
+        case UInt8(ascii: "t"): buffer.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = UInt32(try hex4())
+            if (0xD800...0xDBFF).contains(scalar) {
+                guard bytes.count - index >= 2, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                    throw failure("lone surrogate in a \\u escape")
+                }
+                index += 2
+                let low = UInt32(try hex4())
+                guard (0xDC00...0xDFFF).contains(low) else { throw failure("lone surrogate in a \\u escape") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00...0xDFFF).contains(scalar) {
+                throw failure("lone surrogate in a \\u escape")
+            }
+            guard let unicode = Unicode.Scalar(scalar) else { throw failure("invalid \\u escape") }
+            buffer.append(contentsOf: Array(String(Character(unicode)).utf8))
+        default:
+            throw failure("invalid escape")
+        }
+    }
+
+    private mutating func hex4() throws(JSONParseError) -> UInt16 {
+        guard bytes.count - index >= 4 else { throw failure("invalid \\u escape") }
+        var value: UInt16 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw failure("invalid \\u escape")
+            }
+            value = value << 4 | UInt16(digit)
+            index += 1
+        }
+        return value
+    }
+}

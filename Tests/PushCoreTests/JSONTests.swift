@@ -1,0 +1,52 @@
+import Foundation
+import PushCore
+import XCTest
+
+final class JSONTests: XCTestCase {
+    private func parse(_ text: String) throws -> JSONValue { try JSONParser.parse(Array(text.utf8)) }
+    private func canonical(_ text: String) throws -> String {
+        String(decoding: JSONWriter.canonical(try parse(text)), as: UTF8.self)
+    }
+
+    func testCanonicalFormSortsKeysKeepsNumbersAndEscapesOnlyWhatJSONRequires() throws {
+        XCTAssertEqual(try canonical(#" { "b" : [1, 2.50, -0e+3, true, null], "a" : "x/y" } "#),
+                       #"{"a":"x/y","b":[1,2.50,-0e+3,true,null]}"#)
+        XCTAssertEqual(try canonical(#"{"t":"tab\tquote\"back\\nl\nctl\u0001 é \u00e9 \ud83d\ude00"}"#),
+                       "{\"t\":\"tab\\tquote\\\"back\\\\nl\\nctl\\u0001 é é 😀\"}")
+    }
+
+    func testRoundTripAgreesWithFoundation() throws {
+        let text = #"{"aps":{"alert":{"title":"Ünïcode","body":"line\nbreak"},"badge":3,"sound":"default"},"data":[{"k":1.25},[],{}]}"#
+        let ours = JSONWriter.canonical(try parse(text))
+        let theirs = try JSONSerialization.jsonObject(with: Data(ours)) as? NSDictionary
+        let original = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? NSDictionary
+        XCTAssertEqual(theirs, original)
+        XCTAssertEqual(JSONWriter.canonical(try JSONParser.parse(ours)), ours, "canonical form is a fixed point")
+    }
+
+    func testRejectsWhatRFC8259Rejects() {
+        let bad = [
+            "", " ", "{", "}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"abc",
+            "\"\\x\"", "\"\\u12\"", "\"\\ud800\"", "\"\\udc00x\"", "\"a\u{01}b\"", "{\"a\" 1}", "{1:2}", "[1 2]", "1 2",
+            "NaN", "Infinity", "'a'",
+        ]
+        for text in bad {
+            XCTAssertThrowsError(try parse(text), "accepted \(text.debugDescription)")
+        }
+    }
+
+    func testExactIntegerNeverTraps() throws {
+        XCTAssertEqual(try parse("9223372036854775807").exactInteger, Int64.max)
+        XCTAssertNil(try parse("9223372036854775808").exactInteger)
+        XCTAssertEqual(try parse("-9223372036854775808").exactInteger, Int64.min)
+        XCTAssertNil(try parse("1e19").exactInteger)
+        XCTAssertNil(try parse("1e999").exactInteger)
+        XCTAssertEqual(try parse("1e3").exactInteger, 1000)
+        XCTAssertNil(try parse("0.5").exactInteger)
+    }
+
+    func testPrintableEscapesControlCharactersAndClips() {
+        XCTAssertEqual(Printable.clipped("a\nb\u{7}c", to: 10), "a\\u{a}b\\u{7}c")
+        XCTAssertEqual(Printable.clipped(String(repeating: "x", count: 20), to: 5), "xxxxx…")
+    }
+}
