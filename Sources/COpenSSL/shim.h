@@ -9,3 +9,4 @@
 #include <openssl/pkcs12.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+#include <openssl/ssl.h>

@@ -37,10 +37,13 @@ struct PipelineService: Service, CustomStringConvertible {
 
     func run() async throws {
         let keys = RedisKeys(prefix: configuration.redis.prefix)
-        let url = configuration.redis.url
-        let claimQueue = WorkQueue(connection: RedisConnection(url: url, name: "claim"), keys: keys, workerID: workerID)
-        let ackQueue = WorkQueue(connection: RedisConnection(url: url, name: "ack"), keys: keys, workerID: workerID)
-        let beatQueue = WorkQueue(connection: RedisConnection(url: url, name: "heartbeat"), keys: keys, workerID: workerID)
+        let redis = configuration.redis
+        func queue(_ name: String) -> WorkQueue {
+            WorkQueue(connection: RedisConnection(url: redis.url, name: name, caFile: redis.caFile), keys: keys, workerID: workerID)
+        }
+        let claimQueue = queue("claim")
+        let ackQueue = queue("ack")
+        let beatQueue = queue("heartbeat")
         let heartbeat = Heartbeat(queue: beatQueue, ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger)
 
         guard try await prepare(beatQueue, heartbeat) else { return }
@@ -122,7 +125,7 @@ struct PipelineService: Service, CustomStringConvertible {
             } catch let error as StartupError {
                 throw error
             } catch {
-                logger.error("Redis unreachable; retrying", metadata: ["error": "\(error)", "redis": "\(configuration.redis.url.host):\(configuration.redis.url.port)"])
+                logger.error("Redis unreachable; retrying", metadata: ["error": "\(error)", "redis": "\(configuration.redis.url)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }

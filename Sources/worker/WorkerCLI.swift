@@ -32,6 +32,7 @@ struct Run: AsyncParsableCommand {
             logger.critical("cannot start: \(error)")
             throw ExitCode(2)
         }
+        for warning in FilePermissions.warnings(for: configuration) { logger.warning("\(warning)") }
         let workerID = configuration.workerID.isEmpty ? WorkerIdentity.defaultID() : configuration.workerID
         let pipeline: PipelineService
         do {
@@ -50,40 +51,6 @@ struct Run: AsyncParsableCommand {
             try await group.run()
         } catch let error as StartupError {
             logger.critical("cannot start: \(error)")
-            throw ExitCode(2)
-        }
-    }
-}
-
-struct CheckConfig: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "check-config",
-        abstract: "Load the configuration (file and environment), print the effective values, and exit."
-    )
-
-    @Option(name: .long, help: "YAML configuration file.")
-    var config: String?
-
-    func run() async throws {
-        do {
-            let configuration = try ConfigurationLoader().load(file: config)
-            print("redis.url: redis://\(configuration.redis.url.host):\(configuration.redis.url.port)/\(configuration.redis.url.database)")
-            print("redis.prefix: \(configuration.redis.prefix)")
-            print("collector.window_ms: \(configuration.collector.windowMillis)")
-            print("collector.batch: private \(configuration.collector.batch.private), group \(configuration.collector.batch.group), system \(configuration.collector.batch.system)")
-            print("collector.max_in_flight: \(configuration.collector.maxInFlight)")
-            print("apns.endpoint: \(configuration.apns.endpoint.baseURL)")
-            print("apns.connections: \(configuration.apns.connections)")
-            for app in configuration.apns.apps {
-                switch app.credential {
-                case .token(let team, let key, let file): print("apns app \(app.topic): token auth, team \(team), key \(key), \(file)")
-                case .certificate(let file, _): print("apns app \(app.topic): certificate \(file)")
-                }
-            }
-            print("retry: \(configuration.retry.maxAttempts) attempts, \(configuration.retry.baseDelayMillis)..\(configuration.retry.maxDelayMillis) ms")
-            print("filter.words_file: \(configuration.filter.wordsFile.isEmpty ? "(off)" : configuration.filter.wordsFile)")
-        } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode(2)
         }
     }

@@ -62,29 +62,45 @@ public func which(_ name: String) -> String? {
     return nil
 }
 
-/// A real redis-server on a loopback port, with its own data folder.
+/// A real redis-server on a loopback port, with its own data folder; optionally TLS only
+/// (`rediss://`, a CA of its own in `caFile`) and with extra server arguments (`--requirepass`, ACLs).
 public final class RedisServer: @unchecked Sendable {
     public let port: Int
     public let directory: String
     private var process: Process?
     public let persistent: Bool
+    public let tls: Bool
+    public private(set) var caFile = ""
+    private let extraArguments: [String]
 
-    public init(persistent: Bool = false) throws {
+    public init(persistent: Bool = false, tls: Bool = false, arguments: [String] = []) throws {
         port = freePort()
         directory = makeTemporaryDirectory("redis")
         self.persistent = persistent
+        self.tls = tls
+        self.extraArguments = arguments
+        if tls { caFile = try generateServerCertificate(in: directory) }
         try start()
     }
 
-    public var url: RedisURL { RedisURL(host: "127.0.0.1", port: port) }
-    public var urlString: String { "redis://127.0.0.1:\(port)/0" }
+    public var url: RedisURL {
+        var url = RedisURL(host: "127.0.0.1", port: port)
+        url.tls = tls
+        return url
+    }
+    public var urlString: String { "\(tls ? "rediss" : "redis")://127.0.0.1:\(port)/0" }
 
     public func start() throws {
         guard let binary = which("redis-server") else { throw TestSetupError("redis-server is not installed (apt-get install redis-server)") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "\(port)", "--bind", "127.0.0.1", "--dir", directory, "--save", "",
-                             "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always"]
+        var arguments = ["--bind", "127.0.0.1", "--dir", directory, "--save", "",
+                         "--appendonly", persistent ? "yes" : "no", "--appendfsync", "always"]
+        arguments += tls
+            ? ["--port", "0", "--tls-port", "\(port)", "--tls-cert-file", "\(directory)/server.pem",
+               "--tls-key-file", "\(directory)/server.key", "--tls-ca-cert-file", caFile, "--tls-auth-clients", "no"]
+            : ["--port", "\(port)"]
+        process.arguments = arguments + extraArguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -124,6 +140,25 @@ public func generateClientCertificate(in directory: String, password: String) th
     let pem = try String(contentsOfFile: "\(directory)/client.crt", encoding: .utf8) + String(contentsOfFile: "\(directory)/client.key", encoding: .utf8)
     try pem.write(toFile: "\(directory)/client.pem", atomically: true, encoding: .utf8)
     return ("\(directory)/ca.pem", "\(directory)/client.pem", "\(directory)/client.p12")
+}
+
+/// A CA and a server certificate for 127.0.0.1 signed by it (server.pem, server.key); returns the CA file.
+public func generateServerCertificate(in directory: String) throws -> String {
+    let openssl = which("openssl") ?? "/usr/bin/openssl"
+    try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: "\(directory)/san.ext", atomically: true, encoding: .utf8)
+    let steps: [[String]] = [
+        ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(directory)/ca.key",
+         "-out", "\(directory)/ca.pem", "-days", "30", "-subj", "/CN=Test Redis CA"],
+        ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", "\(directory)/server.key",
+         "-out", "\(directory)/server.csr", "-subj", "/CN=127.0.0.1"],
+        ["x509", "-req", "-in", "\(directory)/server.csr", "-CA", "\(directory)/ca.pem", "-CAkey", "\(directory)/ca.key",
+         "-CAcreateserial", "-out", "\(directory)/server.pem", "-days", "30", "-extfile", "\(directory)/san.ext"],
+    ]
+    for step in steps {
+        let result = try runCommand(openssl, step)
+        guard result.status == 0 else { throw TestSetupError("openssl \(step[0]) failed: \(result.output)") }
+    }
+    return "\(directory)/ca.pem"
 }
 
 /// A fresh APNs-style signing key (.p8 is PKCS#8 PEM of a P-256 key).

@@ -1,25 +1,31 @@
 import CHiredis
 import Foundation
 
-/// One hiredis connection, driven from a thread of its own. Every call hops onto that thread, so
-/// blocking socket I/O never runs on Swift's cooperative pool. A broken connection is dropped and made
+/// One Redis connection, driven from a thread of its own. Every call hops onto that thread, so
+/// blocking socket I/O never runs on Swift's cooperative pool. The socket (plain or TLS) is
+/// `RedisSocket`; hiredis formats commands and parses replies. A broken connection is dropped and made
 /// again on the next call; retry pacing (backoff) is the caller's business.
 public final class RedisConnection: @unchecked Sendable {
-    // `context` is read and written only on `thread`; that confinement is what makes the class Sendable.
-    private var context: UnsafeMutablePointer<redisContext>?
+    // `socket` and `reader` are used only on `thread`; that confinement is what makes the class Sendable.
+    private var socket: RedisSocket?
+    private var reader: UnsafeMutablePointer<redisReader>?
+    private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
     private let thread: DedicatedThread
     public let url: RedisURL
+    /// CA file for `rediss://` (`redis.ca_file`); empty: the system's CAs.
+    public let caFile: String
     /// Socket timeout for every call; blocking commands must ask Redis to wait less than this.
     public let socketTimeout: Duration
 
-    public init(url: RedisURL, name: String, socketTimeout: Duration = .seconds(5)) {
+    public init(url: RedisURL, name: String, caFile: String = "", socketTimeout: Duration = .seconds(5)) {
         self.url = url
+        self.caFile = caFile
         self.socketTimeout = socketTimeout
         self.thread = DedicatedThread(name: "redis-\(name)")
     }
 
     deinit {
-        if let context { redisFree(context) }
+        if let reader { redisReaderFree(reader) }
     }
 
     /// Runs one command; a Redis error reply is thrown as `RedisError.server`.
@@ -43,89 +49,92 @@ public final class RedisConnection: @unchecked Sendable {
 
     /// Closes the socket and ends the thread.
     public func close() async {
-        _ = try? await thread.run { [self] in
-            if let context { redisFree(context) }
-            context = nil
-        }
+        _ = try? await thread.run { [self] in self.drop() }
         thread.stop()
     }
 
     // MARK: on the connection's thread
 
     private func pipelineOnThread(_ commands: [[[UInt8]]]) throws -> [RedisReply] {
-        let context = try connectedContext()
-        for command in commands {
-            let status = withArgv(command) { argc, argv, lengths in
-                redisAppendCommandArgv(context, argc, argv, lengths)
-            }
-            if status != REDIS_OK { throw dropConnection(context) }
+        let socket = try connected()
+        do {
+            var wire: [UInt8] = []
+            for command in commands { wire += Self.format(command) }
+            try socket.write(wire)
+            return try readReplies(commands.count, from: socket)
+        } catch {
+            drop()
+            throw error
         }
+    }
+
+    private func readReplies(_ count: Int, from socket: RedisSocket) throws -> [RedisReply] {
+        guard let reader else { throw RedisError.connection("no reply reader") }
         var replies: [RedisReply] = []
-        replies.reserveCapacity(commands.count)
-        for _ in commands {
+        replies.reserveCapacity(count)
+        while replies.count < count {
             var raw: UnsafeMutableRawPointer?
-            if redisGetReply(context, &raw) != REDIS_OK || raw == nil { throw dropConnection(context) }
-            let reply = raw!.assumingMemoryBound(to: redisReply.self)
-            replies.append(Self.convert(reply))
-            freeReplyObject(raw)
+            guard redisReaderGetReply(reader, &raw) == REDIS_OK else {
+                throw RedisError.connection("\(socket.peer): protocol error in a reply")
+            }
+            if let raw {
+                replies.append(Self.convert(raw.assumingMemoryBound(to: redisReply.self)))
+                freeReplyObject(raw)
+                continue
+            }
+            let received = try socket.read(into: &readBuffer)
+            let fed = readBuffer.withUnsafeBytes { bytes in
+                redisReaderFeed(reader, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), received)
+            }
+            guard fed == REDIS_OK else { throw RedisError.connection("\(socket.peer): cannot buffer a reply") }
         }
         return replies
     }
 
-    private func connectedContext() throws -> UnsafeMutablePointer<redisContext> {
-        if let context { return context }
-        let seconds = socketTimeout.components.seconds
-        let micros = socketTimeout.components.attoseconds / 1_000_000_000_000
-        let timeout = timeval(tv_sec: Int(seconds), tv_usec: Int(micros))
-        guard let fresh = redisConnectWithTimeout(url.host, Int32(url.port), timeout) else {
-            throw RedisError.connection("cannot allocate a hiredis context")
-        }
-        if fresh.pointee.err != 0 {
-            let message = Self.errorText(fresh)
-            redisFree(fresh)
-            throw RedisError.connection("\(url.host):\(url.port): \(message)")
-        }
-        redisSetTimeout(fresh, timeout)
-        context = fresh
+    private func connected() throws -> RedisSocket {
+        if let socket { return socket }
+        let fresh = try RedisSocket(host: url.host, port: url.port, tls: url.tls, caFile: caFile, timeout: socketTimeout)
+        reader = redisReaderCreate()
+        socket = fresh
         do {
             if let password = url.password {
                 var auth = ["AUTH"]
                 if let user = url.username { auth.append(user) }
                 auth.append(password.value)
-                try expectOK(auth, on: fresh)
+                // The reply names the command, never the arguments: the password stays out of errors.
+                try expectOK(auth, on: fresh, name: "AUTH")
             }
-            if url.database != 0 { try expectOK(["SELECT", String(url.database)], on: fresh) }
+            if url.database != 0 { try expectOK(["SELECT", String(url.database)], on: fresh, name: "SELECT") }
         } catch {
-            redisFree(fresh)
-            context = nil
+            drop()
             throw error
         }
         return fresh
     }
 
-    private func expectOK(_ command: [String], on context: UnsafeMutablePointer<redisContext>) throws {
-        let raw = withArgv(command.map { Array($0.utf8) }) { argc, argv, lengths in
-            redisCommandArgv(context, argc, argv, lengths)
-        }
-        guard let raw else { throw RedisError.connection(Self.errorText(context)) }
-        let reply = Self.convert(raw.assumingMemoryBound(to: redisReply.self))
-        freeReplyObject(raw)
-        if case .error(let text) = reply { throw RedisError.server("\(command[0]): \(text)") }
+    private func expectOK(_ command: [String], on socket: RedisSocket, name: String) throws {
+        try socket.write(Self.format(command.map { Array($0.utf8) }))
+        let reply = try readReplies(1, from: socket)[0]
+        if case .error(let text) = reply { throw RedisError.server("\(name): \(text)") }
     }
 
-    private func dropConnection(_ broken: UnsafeMutablePointer<redisContext>) -> RedisError {
-        let message = Self.errorText(broken)
-        redisFree(broken)
-        context = nil
-        return .connection(message)
+    private func drop() {
+        socket?.close()
+        socket = nil
+        if let reader { redisReaderFree(reader) }
+        reader = nil
     }
 
-    private static func errorText(_ context: UnsafeMutablePointer<redisContext>) -> String {
-        withUnsafeBytes(of: context.pointee.errstr) { raw in
-            let bytes = raw.bindMemory(to: UInt8.self)
-            let end = bytes.firstIndex(of: 0) ?? bytes.count
-            let text = String(decoding: bytes[..<end], as: UTF8.self)
-            return text.isEmpty ? "connection lost" : text
+    /// The RESP encoding of one command, made by hiredis.
+    private static func format(_ arguments: [[UInt8]]) -> [UInt8] {
+        withArgv(arguments) { argc, argv, lengths in
+            var target: UnsafeMutablePointer<CChar>?
+            let length = redisFormatCommandArgv(&target, argc, argv, lengths)
+            guard length > 0, let target else { return [] }
+            defer { redisFreeCommand(target) }
+            return target.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
+                Array(UnsafeBufferPointer(start: $0, count: Int(length)))
+            }
         }
     }
 
@@ -160,7 +169,7 @@ public final class RedisConnection: @unchecked Sendable {
     }
 
     /// Lays the arguments out in one buffer and hands hiredis the argv/argvlen arrays it wants.
-    private func withArgv<R>(
+    private static func withArgv<R>(
         _ arguments: [[UInt8]],
         _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R
     ) -> R {

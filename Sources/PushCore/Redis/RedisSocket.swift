@@ -1,0 +1,177 @@
+import COpenSSL
+import Foundation
+
+/// A blocking TCP connection to Redis, plain or TLS (`rediss://`), used only from a connection's own
+/// thread. hiredis 0.14 (Debian 12) has no TLS, so the socket and TLS are ours and hiredis only formats
+/// commands and parses replies. Every pointer stays in this file.
+final class RedisSocket {
+    private var fd: Int32 = -1
+    private var tls: OpaquePointer?  // SSL*
+    private var context: OpaquePointer?  // SSL_CTX*
+    let peer: String
+
+    /// Connects within `timeout`; every later read and write waits at most `timeout` too.
+    init(host: String, port: Int, tls useTLS: Bool, caFile: String, timeout: Duration) throws {
+        peer = "\(host):\(port)"
+        fd = try Self.connect(host: host, port: port, timeout: timeout)
+        var interval = Self.timeval(timeout)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if useTLS {
+            do { try startTLS(host: host, caFile: caFile) } catch {
+                close()
+                throw error
+            }
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if let tls {
+            SSL_shutdown(tls)
+            SSL_free(tls)
+        }
+        tls = nil
+        if let context { SSL_CTX_free(context) }
+        context = nil
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let written: Int = bytes.withUnsafeBytes { raw in
+                let chunk = raw.baseAddress! + offset
+                let length = raw.count - offset
+                if let tls { return Int(SSL_write(tls, chunk, Int32(clamping: length))) }
+                return Glibc.send(fd, chunk, length, Int32(MSG_NOSIGNAL))
+            }
+            if written <= 0 {
+                if tls == nil, written < 0, errno == EINTR { continue }
+                throw RedisError.connection("\(peer): write failed (\(lastError(written)))")
+            }
+            offset += written
+        }
+    }
+
+    /// Reads what is available (blocking until something is, or the timeout).
+    func read(into buffer: inout [UInt8]) throws -> Int {
+        while true {
+            let count: Int = buffer.withUnsafeMutableBytes { raw in
+                if let tls { return Int(SSL_read(tls, raw.baseAddress, Int32(clamping: raw.count))) }
+                return Glibc.recv(fd, raw.baseAddress, raw.count, 0)
+            }
+            if count > 0 { return count }
+            if count == 0 && tls == nil { throw RedisError.connection("\(peer): connection closed by the server") }
+            if tls == nil, errno == EINTR { continue }
+            if tls == nil, errno == EAGAIN || errno == EWOULDBLOCK { throw RedisError.connection("\(peer): timed out") }
+            throw RedisError.connection("\(peer): read failed (\(lastError(count)))")
+        }
+    }
+
+    private func lastError(_ result: Int) -> String {
+        if let tls {
+            let code = SSL_get_error(tls, Int32(clamping: result))
+            if code == SSL_ERROR_ZERO_RETURN { return "connection closed by the server" }
+            if code == SSL_ERROR_SYSCALL && (errno == EAGAIN || errno == EWOULDBLOCK) { return "timed out" }
+            return Self.openSSLError() ?? "TLS error \(code)"
+        }
+        return String(cString: strerror(errno))
+    }
+
+    // MARK: connecting
+
+    private static func connect(host: String, port: Int, timeout: Duration) throws -> Int32 {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_family = AF_UNSPEC
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw RedisError.connection("\(host):\(port): cannot resolve (\(String(cString: gai_strerror(status))))")
+        }
+        defer { freeaddrinfo(list) }
+        var lastError = "no address"
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let address = entry {
+            entry = address.pointee.ai_next
+            let fd = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+            if fd < 0 { lastError = String(cString: strerror(errno)); continue }
+            let flags = fcntl(fd, F_GETFL)
+            _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+            var result = Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen)
+            if result < 0 && errno == EINPROGRESS {
+                var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                let millis = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                if poll(&poller, 1, millis) == 1 {
+                    var error: Int32 = 0
+                    var length = socklen_t(MemoryLayout<Int32>.size)
+                    getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)
+                    if error == 0 { result = 0 } else { errno = error }
+                } else {
+                    errno = ETIMEDOUT
+                }
+            }
+            if result == 0 {
+                _ = fcntl(fd, F_SETFL, flags)
+                return fd
+            }
+            lastError = String(cString: strerror(errno))
+            Glibc.close(fd)
+        }
+        throw RedisError.connection("\(host):\(port): \(lastError)")
+    }
+
+    private func startTLS(host: String, caFile: String) throws {
+        guard let context = SSL_CTX_new(TLS_client_method()) else { throw tlsFailure("cannot create a TLS context") }
+        self.context = context
+        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
+        let loaded = caFile.isEmpty
+            ? SSL_CTX_set_default_verify_paths(context)
+            : SSL_CTX_load_verify_locations(context, caFile, nil)
+        guard loaded == 1 else { throw tlsFailure("cannot load CA file '\(caFile)' (redis.ca_file)") }
+        guard let tls = SSL_new(context) else { throw tlsFailure("cannot create a TLS session") }
+        self.tls = tls
+        SSL_set_fd(tls, fd)
+        // The certificate must name the host (or IP address) we connect to.
+        let parameters = SSL_get0_param(tls)
+        var address = in6_addr()
+        let isIP = inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
+        if isIP {
+            X509_VERIFY_PARAM_set1_ip_asc(parameters, host)
+        } else {
+            X509_VERIFY_PARAM_set1_host(parameters, host, 0)
+            _ = SSL_ctrl(tls, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: host))
+        }
+        guard SSL_connect(tls) == 1 else {
+            let verify = SSL_get_verify_result(tls)
+            if verify != X509_V_OK {
+                throw tlsFailure("certificate not trusted (\(String(cString: X509_verify_cert_error_string(verify))))")
+            }
+            throw tlsFailure("handshake failed")
+        }
+    }
+
+    private func tlsFailure(_ what: String) -> RedisError {
+        let detail = Self.openSSLError()
+        return .connection("\(peer): TLS: \(what)\(detail.map { ": \($0)" } ?? "")")
+    }
+
+    private static func openSSLError() -> String? {
+        let code = ERR_get_error()
+        ERR_clear_error()
+        guard code != 0 else { return nil }
+        var text = [CChar](repeating: 0, count: 256)
+        ERR_error_string_n(code, &text, text.count)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    private static func timeval(_ duration: Duration) -> Glibc.timeval {
+        Glibc.timeval(tv_sec: Int(duration.components.seconds),
+                      tv_usec: Int(duration.components.attoseconds / 1_000_000_000_000))
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import PushCore
+import TestSupport
+import XCTest
+
+/// `worker check-config` loads everything the worker would and exits 1 naming what is wrong.
+final class CheckConfigTests: XCTestCase {
+    var directory: String!
+    var keyFile: String!
+
+    override func setUp() async throws {
+        directory = makeTemporaryDirectory("check-config")
+        keyFile = try generateP8Key(in: directory)
+        chmod(keyFile, 0o600)
+    }
+
+    private func checkConfig(_ environment: [String: String]) async throws -> (status: Int32?, output: String) {
+        var env = [
+            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
+            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": keyFile!,
+        ]
+        env.merge(environment) { $1 }
+        let process = try WorkerProcess(environment: env, arguments: ["check-config", "--redis-timeout", "2"],
+                                        logFile: "\(directory!)/check-\(UUID().uuidString.prefix(6)).log")
+        let status = await process.waitForExit(timeout: 30)
+        return (status, process.log)
+    }
+
+    func testAGoodConfigurationPassesEveryCheck() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let result = try await checkConfig(["REDIS_URL": redis.urlString])
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("ok   apns.apps.0 (com.example.chat): key \(keyFile!) loaded, JWT signed"), result.output)
+        XCTAssertTrue(result.output.contains("ok   redis.url redis://127.0.0.1:\(redis.port)/0: connected"), result.output)
+        XCTAssertTrue(result.output.contains("configuration OK"))
+        XCTAssertFalse(result.output.contains("warn"), "a 0600 key is not a warning")
+    }
+
+    func testAMissingKeyFileIsAFailureNamingTheFile() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let result = try await checkConfig(["REDIS_URL": redis.urlString, "APNS_APPS_0_KEY_FILE": "/nonexistent/AuthKey_X.p8"])
+        XCTAssertEqual(result.status, 1, result.output)
+        XCTAssertTrue(result.output.contains("FAIL apns.apps.0 (com.example.chat): APNs key /nonexistent/AuthKey_X.p8: file not found or not readable"),
+                      result.output)
+    }
+
+    func testAKeyThatIsNotAKeyAndAWrongCertificatePasswordAreNamed() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let notAKey = "\(directory!)/notakey.p8"
+        try "hello".write(toFile: notAKey, atomically: true, encoding: .utf8)
+        let certificates = try generateClientCertificate(in: directory, password: "right-one")
+        let result = try await checkConfig([
+            "REDIS_URL": redis.urlString, "APNS_APPS_0_KEY_FILE": notAKey,
+            "APNS_APPS_1_TOPIC": "com.example.legacy", "APNS_APPS_1_CERT_FILE": certificates.p12,
+            "APNS_APPS_1_CERT_PASSWORD": "wrong-one",
+        ])
+        XCTAssertEqual(result.status, 1, result.output)
+        XCTAssertTrue(result.output.contains("FAIL apns.apps.0 (com.example.chat): APNs key \(notAKey): not a PEM private key"), result.output)
+        XCTAssertTrue(result.output.contains("FAIL apns.apps.1 (com.example.legacy): APNs certificate \(certificates.p12): not a PKCS#12 file, or the password (cert_password) is wrong"), result.output)
+        XCTAssertTrue(result.output.contains("2 problems found"))
+        XCTAssertFalse(result.output.contains("wrong-one"), "the certificate password is never printed")
+    }
+
+    func testUnreachableOrRefusingRedisIsAFailureWithoutThePassword() async throws {
+        let redis = try RedisServer(arguments: ["--requirepass", "the-Secret-pw"])
+        defer { redis.kill() }
+        let result = try await checkConfig(["REDIS_URL": "redis://:not-the-Secret@127.0.0.1:\(redis.port)/0"])
+        XCTAssertEqual(result.status, 1, result.output)
+        XCTAssertTrue(result.output.contains("FAIL redis.url redis://:***@127.0.0.1:\(redis.port)/0:"), result.output)
+        XCTAssertTrue(result.output.contains("WRONGPASS"), result.output)
+        XCTAssertFalse(result.output.contains("Secret"), result.output)
+        let down = try await checkConfig(["REDIS_URL": "redis://127.0.0.1:\(freePort())/0"])
+        XCTAssertEqual(down.status, 1, down.output)
+        XCTAssertTrue(down.output.contains("Connection refused"), down.output)
+    }
+
+    func testAKeyReadableByOthersIsAWarningAndABadFileIsAFailure() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        chmod(keyFile, 0o644)
+        let result = try await checkConfig(["REDIS_URL": redis.urlString])
+        XCTAssertEqual(result.status, 0, "a loose mode is a warning, not a failure:\n\(result.output)")
+        XCTAssertTrue(result.output.contains("warn apns.apps.0.key_file \(keyFile!) is readable by everyone (mode 644); chmod 600 it"), result.output)
+
+        let bad = try await checkConfig(["REDIS_URL": redis.urlString, "COLLECTOR_WINDOW_MS": "soon"])
+        XCTAssertEqual(bad.status, 1, bad.output)
+        XCTAssertTrue(bad.output.contains("FAIL configuration: configuration collector.window_ms: 'soon' is not a whole number"), bad.output)
+    }
+}
