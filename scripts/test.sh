@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The test command: installs what is missing, builds everything, runs every test suite.
+# The test command: installs what is missing, builds everything, runs every test suite, then fuzzes the
+# message parser for FUZZ_SECONDS (default 60; 0 skips it). Arguments go to `swift test` (e.g. --filter X),
+# and a filtered run skips the fuzzing.
 # The tests start their own redis-server and the APNs emulator (HTTP/2 + TLS) on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 swift build --build-tests
 swift test --skip-build "$@"
+if [ $# -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != "0" ]; then
+  scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
+fi

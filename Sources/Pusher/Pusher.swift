@@ -64,7 +64,9 @@ public final class Pusher: Sendable {
             var unroutable: [Resolution] = []
             for job in jobs {
                 guard let lanes = routes[job.headers.appTopic] else {
-                    logger.error("no app configured for topic; dead-lettering", metadata: ["topic": "\(job.headers.appTopic)"])
+                    logger.error("no app configured for topic; dead-lettering", metadata: [
+                        "topic": "\(job.headers.appTopic)", "message_id": "\(Self.names(job.sourceIDs))",
+                    ])
                     let outcome = TokenOutcome.failed(reason: "TopicNotConfigured: no app in apns.apps has topic \(job.headers.appTopic)",
                                                       status: nil, attempts: 0)
                     for index in job.tokens.indices {
@@ -85,6 +87,11 @@ public final class Pusher: Sendable {
             }
         }
         for transport in transports { await transport.finish() }
+    }
+
+    /// The ids of a job's messages for a log line: all of them for a small job, the first ten and a count otherwise.
+    static func names(_ ids: [String]) -> String {
+        ids.count <= 10 ? ids.joined(separator: ",") : ids.prefix(10).joined(separator: ",") + ",… (\(ids.count) messages)"
     }
 
     /// Gives up on everything in flight: used when the shutdown deadline has passed.
