@@ -14,6 +14,12 @@ final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
             context.close(promise: nil)
             return
         }
+        // A frame for a stream that is already closed (libcurl 7.88 resets or updates the window of streams
+        // whose answer it has) is a stream-level matter: RFC 9113 section 5.1 has the receiver ignore it.
+        // Closing the connection here would cut every other stream on it short, which APNs does not do.
+        if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed {
+            return
+        }
         // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.
         if case NIOSSLError.uncleanShutdown = error {
             context.close(promise: nil)
