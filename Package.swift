@@ -26,13 +26,18 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
 
+        // The message model, its validation and the configuration: no I/O, no system library.
         .target(name: "PushCore", dependencies: [
-            "CHiredis", "COpenSSL",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),
+        // A Redis connection on a thread of its own: plain or TLS socket, hiredis as the RESP codec.
+        .target(name: "RedisClient", dependencies: ["PushCore", "CHiredis", "COpenSSL"]),
+        // The queue protocol of SPEC section 3 (keys, scripts, claim, acknowledge, recover, quarantine):
+        // shared by the worker and the operator tools.
+        .target(name: "QueueProtocol", dependencies: ["PushCore", "RedisClient"]),
         .target(name: "Collector", dependencies: [
-            "PushCore",
+            "PushCore", "QueueProtocol", "RedisClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -44,7 +49,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "worker", dependencies: [
-            "PushCore", "Collector", "Merger", "Filter", "Pusher",
+            "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -70,13 +75,15 @@ let package = Package(
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),
 
-        .target(name: "TestSupport", dependencies: ["PushCore", "APNsEmulator"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "APNsEmulator"], path: "Tests/TestSupport"),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport"]),
+        .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),
         .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),
-        .testTarget(name: "CollectorTests", dependencies: ["Collector", "PushCore", "TestSupport"]),
+        .testTarget(name: "CollectorTests", dependencies: ["Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),
-        .testTarget(name: "WorkerTests", dependencies: ["PushCore", "TestSupport"]),
+        .testTarget(name: "WorkerTests", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "Pusher", "PushCore", "TestSupport"]),
     ]
 )

@@ -1,5 +1,7 @@
 import Logging
 import PushCore
+import QueueProtocol
+import Synchronization
 
 /// Everything the acknowledging side hears, in one stream so that a message's registration is always
 /// seen before any of its results.
@@ -7,7 +9,7 @@ public enum AcknowledgerEvent: Sendable {
     case claimed([ClaimRegistration])
     case result(PipelineResult)
     /// Asks for claimed elements this worker no longer tracks (a claim whose reply was lost).
-    case findOrphans(CheckedContinuation<[[UInt8]], Never>)
+    case findOrphans(CheckedContinuation<[ClaimedElement], Never>)
     case flushDue
 }
 
@@ -21,6 +23,7 @@ public final class Acknowledger: Sendable {
     private let filteredCap: Int
     private let logger: Logger
     private let counts: SharedCounts
+    private let abandoned = Atomic(false)
 
     public init(queue: WorkQueue, gate: CapacityGate, filteredCap: Int, counts: SharedCounts, logger: Logger) {
         (events, input) = AsyncStream.makeStream(of: AcknowledgerEvent.self)
@@ -30,6 +33,10 @@ public final class Acknowledger: Sendable {
         self.counts = counts
         self.logger = logger
     }
+
+    /// Stops retrying writes that fail (the shutdown deadline has passed): what is not acknowledged stays
+    /// in the processing hash, where recovery finds it.
+    public func abandon() { abandoned.store(true, ordering: .relaxed) }
 
     /// Runs until the input is finished and every completed message has been written.
     public func run() async {
@@ -46,7 +53,7 @@ public final class Acknowledger: Sendable {
                 for seq in seqs { ledger.filter(seq: seq, topic: topic, word: word, into: &pending) }
             case .findOrphans(let reply):
                 await flush(&pending, &ledger)
-                reply.resume(returning: await orphans(tracked: ledger.trackedRaws))
+                reply.resume(returning: await orphans(tracked: ledger.trackedSequences))
             case .flushDue:
                 flushScheduled = false
                 await flush(&pending, &ledger)
@@ -81,31 +88,35 @@ public final class Acknowledger: Sendable {
                 ledger.noteAcknowledged(acknowledged)
                 break
             } catch {
-                // The processing list still holds these messages, so waiting loses nothing.
+                // The processing hash still holds these messages, so waiting loses nothing; once the shutdown
+                // deadline has passed they stay there for recovery instead of holding the exit.
+                if abandoned.load(ordering: .relaxed) {
+                    logger.warning("shutdown deadline passed with Redis unreachable; unacknowledged messages stay claimed for recovery",
+                                   metadata: ["messages": "\(pending.count)"])
+                    break
+                }
                 logger.error("acknowledgement failed; retrying", metadata: ["error": "\(error)", "messages": "\(pending.count)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }
         let released = pending.reduce(0) { $0 + $1.notifications }
+        let bytes = pending.reduce(0) { $0 + $1.bytes }
         pending.removeAll(keepingCapacity: true)
-        await gate.release(released)
+        await gate.release(released, bytes: bytes)
     }
 
-    private func orphans(tracked: [[UInt8]]) async -> [[UInt8]] {
+    /// Elements in the processing hash that the ledger does not know: claimed by a call whose reply was lost.
+    private func orphans(tracked: Set<UInt64>) async -> [ClaimedElement] {
         var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
-        while true {
+        while !abandoned.load(ordering: .relaxed) {
             do {
-                var known: [[UInt8]: Int] = [:]
-                for raw in tracked { known[raw, default: 0] += 1 }
-                var found: [[UInt8]] = []
-                for raw in try await queue.claimedElements() {
-                    if let count = known[raw], count > 0 { known[raw] = count - 1 } else { found.append(raw) }
-                }
-                return found
+                let unknown = try await queue.claimedSequences().filter { !tracked.contains($0) }.sorted()
+                return try await queue.claimedElements(unknown)
             } catch {
-                logger.error("cannot read the processing list; retrying", metadata: ["error": "\(error)"])
+                logger.error("cannot read the processing hash; retrying", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }
+        return []
     }
 }

@@ -1,37 +1,58 @@
-/// Bounds what the pipeline holds: the collector claims only while fewer than `limit` notifications are
-/// in flight, so memory stays bounded whatever the backlog in Redis.
+/// Bounds what the pipeline holds, in notifications (tokens) and in bytes of claimed elements: the
+/// collector claims only while both are under their limits, so memory stays bounded whatever the backlog.
 public actor CapacityGate {
     public let limit: Int
+    public let byteLimit: Int
     public private(set) var inFlight = 0
+    public private(set) var bytesInFlight = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
+    private var emptyWaiters: [CheckedContinuation<Void, Never>] = []
     private var opened = false
 
-    public init(limit: Int) { self.limit = limit }
+    public init(limit: Int, byteLimit: Int = 64 << 20) {
+        self.limit = limit
+        self.byteLimit = byteLimit
+    }
 
+    /// Notifications that may still be claimed.
     public var room: Int { max(0, limit - inFlight) }
+    public var byteRoom: Int { max(0, byteLimit - bytesInFlight) }
+    public var isEmpty: Bool { inFlight == 0 && bytesInFlight == 0 }
 
     /// Returns once there is room (or the gate was opened for shutdown).
     public func waitForRoom() async {
-        if inFlight < limit || opened { return }
+        if (inFlight < limit && bytesInFlight < byteLimit) || opened { return }
         await withCheckedContinuation { waiters.append($0) }
     }
 
-    public func add(_ notifications: Int) { inFlight += notifications }
+    /// Returns once nothing is in flight (or the gate was opened): a message whose holders died before is claimed alone only then.
+    public func waitUntilEmpty() async {
+        if isEmpty || opened { return }
+        await withCheckedContinuation { emptyWaiters.append($0) }
+    }
 
-    public func release(_ notifications: Int) {
+    public func add(_ notifications: Int, bytes: Int = 0) {
+        inFlight += notifications
+        bytesInFlight += bytes
+    }
+
+    public func release(_ notifications: Int, bytes: Int = 0) {
         inFlight -= notifications
-        if inFlight < limit { wakeAll() }
+        bytesInFlight -= bytes
+        if inFlight < limit && bytesInFlight < byteLimit { wake(&waiters) }
+        if isEmpty { wake(&emptyWaiters) }
     }
 
     /// Lets every waiter go: used at shutdown, when nobody will release capacity any more.
     public func open() {
         opened = true
-        wakeAll()
+        wake(&waiters)
+        wake(&emptyWaiters)
     }
 
-    private func wakeAll() {
-        let ready = waiters
-        waiters.removeAll()
+    private func wake(_ list: inout [CheckedContinuation<Void, Never>]) {
+        let ready = list
+        list.removeAll()
         ready.forEach { $0.resume() }
     }
 }

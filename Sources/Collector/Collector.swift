@@ -1,5 +1,6 @@
 import Logging
 import PushCore
+import QueueProtocol
 import Synchronization
 
 /// Claims messages from the queue into this worker's processing list, validates them, registers them
@@ -7,7 +8,7 @@ import Synchronization
 /// busy, it claims many per round trip; it pauses while the pipeline holds its maximum in flight.
 public final class Collector: Sendable {
     private enum Event: Sendable {
-        case claimed([[UInt8]])
+        case claimed([ClaimedElement])
         case deadline(MessageKind, generation: Int)
         /// The claim connection broke: elements may have been claimed without us seeing them. The claim
         /// loop waits for `done`, so nothing it claims later can be mistaken for such an orphan.
@@ -54,32 +55,50 @@ public final class Collector: Sendable {
 
     // MARK: claiming
 
+    /// A JSON token string is at least 19 bytes (16 hex digits, quotes, comma), so an element of B bytes
+    /// holds at most B / 19 tokens: claiming at most room x 19 bytes bounds the tokens a claim brings in
+    /// (to the room, plus at most one element's worth).
+    static let minimumBytesPerToken = 19
+
     private func claimLoop() async {
         var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
-            if await gate.room == 0 {
+            let noTokenRoom = await gate.room == 0
+            let noByteRoom = await gate.byteRoom == 0
+            if noTokenRoom || noByteRoom {
                 eventInput.yield(.full)
                 await gate.waitForRoom()
             }
             if stopping.load(ordering: .relaxed) { break }
             let room = await gate.room
+            let byteRoom = await gate.byteRoom
+            let allowIsolated = await gate.isEmpty
             do {
-                var items = try await queue.claim(upTo: max(1, min(room, Self.maxClaim)))
-                if items.isEmpty, !stopping.load(ordering: .relaxed) {
-                    if let one = try await queue.waitAndClaimOne(timeoutSeconds: Self.idleWaitSeconds) { items = [one] }
-                }
-                if !items.isEmpty {
-                    await gate.add(items.count)
-                    eventInput.yield(.claimed(items))
+                let (tokenBytes, overflow) = room.multipliedReportingOverflow(by: Self.minimumBytesPerToken)
+                let claim = try await queue.claim(maxCount: max(1, min(room, Self.maxClaim)),
+                                                  maxBytes: min(byteRoom, overflow ? Int.max : tokenBytes),
+                                                  allowIsolated: allowIsolated)
+                if !claim.elements.isEmpty {
+                    await gate.add(claim.elements.count, bytes: claim.elements.reduce(0) { $0 + $1.raw.count })
+                    eventInput.yield(.claimed(claim.elements))
                 }
                 if broken {
-                    // After the fresh claims above, so that they are registered before the comparison.
+                    // After the fresh claims above, so that they are registered before the comparison; the
+                    // loop waits for the reconcile, so nothing claimed later can be mistaken for an orphan.
                     broken = false
                     backoff.reset(to: 100)
                     logger.info("Redis is back; claiming again")
                     let input = eventInput
                     await withCheckedContinuation { input.yield(.reconcile(done: $0)) }
+                }
+                if claim.isolated || claim.blockedByIsolation {
+                    // A message whose earlier holders died is handled alone: if it kills this worker too,
+                    // nothing else is held with it (and the others it was claimed with get delivered).
+                    if claim.blockedByIsolation { eventInput.yield(.full) }
+                    await gate.waitUntilEmpty()
+                } else if claim.elements.isEmpty, !stopping.load(ordering: .relaxed) {
+                    _ = try await queue.waitForWork(timeoutSeconds: Self.idleWaitSeconds)
                 }
             } catch {
                 if !broken { logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"]) }
@@ -97,7 +116,6 @@ public final class Collector: Sendable {
         var limits = MessageLimits()
         limits.maxElementBytes = settings.maxElementBytes
         let parser = MessageParser(limits: limits)
-        var nextSeq: UInt64 = 1
         let window = Duration.milliseconds(settings.windowMillis)
         for await event in events {
             switch event {
@@ -107,19 +125,18 @@ public final class Collector: Sendable {
                 var extra = 0
                 var ready: [MessageBatch] = []
                 let now = WallClock.nowSeconds()
-                for raw in items {
-                    let seq = nextSeq
-                    nextSeq += 1
-                    switch parser.parse(raw, seq: seq, now: now) {
+                for item in items {
+                    let raw = item.raw
+                    switch parser.parse(raw, seq: item.seq, now: now) {
                     case .invalid(let reason, let messageID):
                         // The id is named when the element had a valid one; otherwise the claim sequence
                         // and size tell which element it was (the dead letter holds it whole).
                         logger.warning("dead letter: invalid message", metadata: [
                             "message_id": "\(messageID ?? "(none)")", "reason": "\(Printable.clipped(reason, to: 200))",
-                            "bytes": "\(raw.count)",
+                            "bytes": "\(raw.count)", "seq": "\(item.seq)",
                         ])
                         registrations.append(ClaimRegistration(
-                            seq: seq, raw: raw, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
+                            element: item, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
                             records: [.deadLetter(OutcomeRecords.deadLetter(
                                 raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
                                 failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
@@ -128,7 +145,7 @@ public final class Collector: Sendable {
                         extra += notifications - 1
                         let stamp = WallClock.nowMillis()
                         registrations.append(ClaimRegistration(
-                            seq: seq, raw: raw, messageID: message.id, appTopic: message.headers.appTopic,
+                            element: item, messageID: message.id, appTopic: message.headers.appTopic,
                             pendingTokens: message.tokens.count, notifications: notifications,
                             records: rejected.map { token in
                                 .feedback(OutcomeRecords.feedback(token: token, topic: message.headers.appTopic,
@@ -156,7 +173,7 @@ public final class Collector: Sendable {
                 let orphans = await withCheckedContinuation { acknowledger.yield(.findOrphans($0)) }
                 if !orphans.isEmpty {
                     logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
-                    await gate.add(orphans.count)
+                    await gate.add(orphans.count, bytes: orphans.reduce(0) { $0 + $1.raw.count })
                     eventInput.yield(.claimed(orphans))
                 }
                 done.resume()

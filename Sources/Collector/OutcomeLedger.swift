@@ -1,10 +1,10 @@
 import PushCore
+import QueueProtocol
 
 /// What the collector tells the acknowledging side about a claimed element, before any of its tokens
 /// can have an outcome.
 public struct ClaimRegistration: Sendable {
-    public var seq: UInt64
-    public var raw: [UInt8]
+    public var element: ClaimedElement
     public var messageID: String
     public var appTopic: String
     /// Tokens still to reach an outcome; 0 completes the message at once (invalid input).
@@ -14,10 +14,11 @@ public struct ClaimRegistration: Sendable {
     /// Records known at claim time: a dead letter for invalid input, feedback for malformed tokens.
     public var records: [OutcomeRecord]
 
-    public init(seq: UInt64, raw: [UInt8], messageID: String, appTopic: String, pendingTokens: Int,
+    public var seq: UInt64 { element.seq }
+
+    public init(element: ClaimedElement, messageID: String, appTopic: String, pendingTokens: Int,
                 notifications: Int, records: [OutcomeRecord]) {
-        self.seq = seq
-        self.raw = raw
+        self.element = element
         self.messageID = messageID
         self.appTopic = appTopic
         self.pendingTokens = pendingTokens
@@ -32,6 +33,8 @@ public struct OutcomeLedger: Sendable {
     private struct Failure: Hashable { var reason: String; var status: Int? }
 
     private struct Entry: Sendable {
+        var seq: UInt64
+        var counted: Bool
         var raw: [UInt8]
         var messageID: String
         var appTopic: String
@@ -49,12 +52,12 @@ public struct OutcomeLedger: Sendable {
     public init(workerID: String) { self.workerID = workerID }
 
 
-    /// Raw elements of every message still tracked (for reconciliation with the processing list).
-    public var trackedRaws: [[UInt8]] { entries.values.map(\.raw) }
+    /// Claim sequences of every message still tracked (for reconciliation with the processing hash).
+    public var trackedSequences: Set<UInt64> { Set(entries.keys) }
 
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) {
         counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
-        let entry = Entry(raw: claim.raw, messageID: claim.messageID, appTopic: claim.appTopic,
+        let entry = Entry(seq: claim.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
                           remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
         if claim.pendingTokens == 0 {
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
@@ -116,6 +119,7 @@ public struct OutcomeLedger: Sendable {
                 raw: entry.raw, failedTokens: tokens, reason: failure.reason, status: failure.status,
                 attempts: entry.attempts, failedAtMillis: now, worker: workerID)))
         }
-        return CompletedMessage(raw: entry.raw, records: records, notifications: entry.notifications)
+        return CompletedMessage(seq: entry.seq, counted: entry.counted, records: records,
+                                notifications: entry.notifications, bytes: entry.raw.count)
     }
 }

@@ -5,6 +5,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var workerID: String = ""
     public var redis = RedisSettings()
     public var collector = CollectorSettings()
+    public var recovery = RecoverySettings()
     public var apns = APNsSettings()
     public var filter = FilterSettings()
     public var retry = RetrySettings()
@@ -21,6 +22,12 @@ public struct RedisSettings: Sendable, Equatable {
     public var caFile = ""
     /// Heartbeat key lifetime; a worker silent this long is presumed dead and its claims are returned.
     public var heartbeatTTLMillis = 10_000
+    public init() {}
+}
+
+public struct RecoverySettings: Sendable, Equatable {
+    /// A message held by this many workers that died is dead-lettered as PoisonMessage, not returned again.
+    public var maxDeliveries = 3
     public init() {}
 }
 
@@ -44,6 +51,8 @@ public struct CollectorSettings: Sendable, Equatable {
     public var batch = BatchBounds()
     /// Notifications (tokens) the pipeline holds at most; claiming pauses above it.
     public var maxInFlight = 20_000
+    /// Bytes of claimed elements the pipeline holds at most; claiming pauses above it.
+    public var maxInFlightBytes = 64 << 20
     /// A queue element larger than this is dead-lettered without being parsed.
     public var maxElementBytes = 1_048_576
     public init() {}

@@ -8,7 +8,8 @@ public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
         "worker.id", "redis.url", "redis.prefix", "redis.ca_file", "redis.heartbeat_ttl_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
-        "collector.max_in_flight", "collector.max_element_bytes",
+        "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
+        "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.transport_threads", "apns.request_timeout_ms",
         "filter.words_file", "filter.fields", "filter.audit_cap",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
@@ -117,6 +118,8 @@ public struct ConfigurationLoader: Sendable {
         config.collector.batch.group = try reader.int("collector.batch.group", config.collector.batch.group, min: 1)
         config.collector.batch.system = try reader.int("collector.batch.system", config.collector.batch.system, min: 1)
         config.collector.maxInFlight = try reader.int("collector.max_in_flight", config.collector.maxInFlight, min: 1)
+        config.collector.maxInFlightBytes = try reader.int("collector.max_in_flight_bytes", config.collector.maxInFlightBytes, min: 1 << 20)
+        config.recovery.maxDeliveries = try reader.int("recovery.max_deliveries", config.recovery.maxDeliveries, min: 1, max: 1000)
         config.collector.maxElementBytes = try reader.int("collector.max_element_bytes", config.collector.maxElementBytes, min: 1024)
 
         let endpoint = reader.string("apns.endpoint", "production")

@@ -3,6 +3,7 @@ import Filter
 import Foundation
 import PushCore
 import Pusher
+import RedisClient
 
 /// `worker check-config`: loads the configuration and everything it points at, as `worker run` would,
 /// and says exactly what is wrong. Exit 0 when all is well, 1 when anything is not (SPEC section 6).

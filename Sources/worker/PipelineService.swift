@@ -5,6 +5,8 @@ import Logging
 import Merger
 import PushCore
 import Pusher
+import QueueProtocol
+import RedisClient
 import ServiceLifecycle
 
 struct StartupError: Error, CustomStringConvertible {
@@ -39,16 +41,19 @@ struct PipelineService: Service, CustomStringConvertible {
         let keys = RedisKeys(prefix: configuration.redis.prefix)
         let redis = configuration.redis
         func queue(_ name: String) -> WorkQueue {
-            WorkQueue(connection: RedisConnection(url: redis.url, name: name, caFile: redis.caFile), keys: keys, workerID: workerID)
+            WorkQueue(connection: RedisConnection(url: redis.url, name: name, caFile: redis.caFile), keys: keys, workerID: workerID,
+                      maxDeliveries: configuration.recovery.maxDeliveries)
         }
         let claimQueue = queue("claim")
         let ackQueue = queue("ack")
         let beatQueue = queue("heartbeat")
-        let heartbeat = Heartbeat(queue: beatQueue, ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger)
+        let recoveryQueue = queue("recovery")
+        let heartbeat = Heartbeat(queue: beatQueue, recoveryQueue: recoveryQueue, ttlMillis: configuration.redis.heartbeatTTLMillis,
+                                  logger: logger)
 
-        guard try await prepare(beatQueue, heartbeat) else { return }
+        guard try await prepare(recoveryQueue, heartbeat) else { return }
 
-        let gate = CapacityGate(limit: configuration.collector.maxInFlight)
+        let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes)
         let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
                                         counts: counts, logger: logger)
         let results = acknowledger.input
@@ -99,11 +104,12 @@ struct PipelineService: Service, CustomStringConvertible {
                                    metadata: ["tokens": "\(pusher.outstanding)"])
                 }
                 pusher.abort()
+                acknowledger.abandon()
             }
         }
         beating.cancel()
         await finish(claimQueue)
-        await [claimQueue, ackQueue, beatQueue].asyncForEach { await $0.connection.close() }
+        await [claimQueue, ackQueue, beatQueue, recoveryQueue].asyncForEach { await $0.connection.close() }
     }
 
     /// Waits for Redis (retrying, never fatal), refuses an id a live worker holds, and returns claims
@@ -116,10 +122,18 @@ struct PipelineService: Service, CustomStringConvertible {
                 if try await queue.isAlive(workerID) {
                     throw StartupError(description: "worker id '\(workerID)' belongs to a live worker (\(queue.keys.heartbeat(worker: workerID)) exists); give each worker its own worker.id")
                 }
-                let returned = try await queue.returnClaims()
-                if returned > 0 {
-                    logger.warning("returned claims left by an earlier run of this worker id", metadata: ["messages": "\(returned)"])
+                // Claims in the list form of earlier versions, whose owners are gone (migration).
+                for owner in try await queue.legacyProcessingOwners() {
+                    heartbeat.report(try await queue.recover(worker: owner, onlyIfDead: true, countDeath: false), of: owner)
                 }
+                // This id's earlier life ended without returning its claims: it died holding them.
+                let leftovers = try await queue.recover(worker: workerID, onlyIfDead: false, countDeath: true)
+                if leftovers.returned > 0 {
+                    logger.warning("returned claims left by an earlier run of this worker id", metadata: ["messages": "\(leftovers.returned)"])
+                }
+                var poisonedOnly = leftovers
+                poisonedOnly.returned = 0
+                heartbeat.report(poisonedOnly, of: workerID)
                 try await heartbeat.beatOnce()
                 return true
             } catch let error as StartupError {
@@ -131,14 +145,16 @@ struct PipelineService: Service, CustomStringConvertible {
         }
     }
 
-    /// Returns what is still claimed to the queue and removes the heartbeat. If Redis is down the
-    /// claims stay in the processing list, and a live worker returns them once the heartbeat expires.
+    /// Returns what is still claimed to the queue and removes the heartbeat, trying for a few seconds at
+    /// most. If Redis is down the claims stay in the processing hash, and a live worker returns them once
+    /// the heartbeat expires.
     private func finish(_ queue: WorkQueue) async {
         let snapshot = counts.snapshot
         var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
-        for _ in 0..<10 {
+        let giveUp = ContinuousClock.now + Self.finishBudget
+        while ContinuousClock.now < giveUp {
             do {
-                let returned = try await queue.returnClaims()
+                let returned = try await queue.returnOwnClaims()
                 try await queue.clearHeartbeat()
                 logger.info("worker stopped", metadata: [
                     "delivered": "\(snapshot.delivered)", "feedback": "\(snapshot.feedback)",
@@ -151,8 +167,11 @@ struct PipelineService: Service, CustomStringConvertible {
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }
-        logger.error("Redis unreachable at exit: claims stay in the processing list for recovery by a live worker")
+        logger.error("Redis unreachable at exit: claims stay in the processing hash for recovery by a live worker")
     }
+
+    /// How long the exit tries to return claims to an unreachable Redis, after the shutdown deadline.
+    static let finishBudget = Duration.seconds(3)
 }
 
 extension Array where Element: Sendable {

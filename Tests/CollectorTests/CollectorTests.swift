@@ -2,6 +2,8 @@ import Collector
 import Foundation
 import Logging
 import PushCore
+import QueueProtocol
+import RedisClient
 import TestSupport
 import XCTest
 
@@ -99,11 +101,11 @@ final class CollectorTests: XCTestCase {
         XCTAssertEqual(dlq.first?["raw"] as? String, "{broken")
         XCTAssertTrue(dlq.first?["message"] is NSNull)
         XCTAssertEqual(dlq.first?["worker"] as? String, "w")
-        let processing = try await connection.strings(keys.processing(worker: "w"))
+        let processing = try await connection.claimedStrings(keys.processing(worker: "w"))
         XCTAssertEqual(processing.count, 1, "the bad element is acknowledged; the good one waits for its outcomes")
         // The valid message's malformed token is feedback, written when the message completes.
         harness.acknowledger.input.yield(.result(.resolved([Resolution(seq: batch!.messages[0].seq, token: token("a", 1), outcome: .delivered)])))
-        try await eventually { try await self.connection.length(self.keys.processing(worker: "w")) == 0 }
+        try await eventually { try await self.connection.claimedCount(self.keys.processing(worker: "w")) == 0 }
         let feedback = try await connection.strings(keys.feedback).map(jsonObject)
         XCTAssertEqual(feedback.first?["reason"] as? String, "BadDeviceToken")
         XCTAssertEqual(feedback.first?["token"] as? String, "nope")
@@ -131,7 +133,7 @@ final class CollectorTests: XCTestCase {
         var seen: [PushMessage] = []
         while seen.count < 5, let batch = await iterator.next() { seen += batch.messages }
         try await Task.sleep(for: .milliseconds(500))
-        let claimed = try await connection.length(keys.processing(worker: "w"))
+        let claimed = try await connection.claimedCount(keys.processing(worker: "w"))
         let waiting = try await connection.length(keys.queue)
         XCTAssertEqual(claimed, 5, "no more than max_in_flight is claimed")
         XCTAssertEqual(waiting, 15)

@@ -1,5 +1,7 @@
 import Foundation
 import PushCore
+import QueueProtocol
+import RedisClient
 import TestSupport
 import XCTest
 
@@ -35,7 +37,7 @@ final class SecurityTests: XCTestCase {
         try await eventually(timeout: .seconds(30)) { apns.answered().count >= 30 }
         try await eventually(timeout: .seconds(10)) {
             let queued = try await client.length(self.keys.queue)
-            let claimed = try await client.length(self.keys.processing(worker: "secretive"))
+            let claimed = try await client.claimedCount(self.keys.processing(worker: "secretive"))
             return queued == 0 && claimed == 0
         }
         worker.signal(SIGTERM)

@@ -1,5 +1,7 @@
 import Foundation
 import PushCore
+import QueueProtocol
+import RedisClient
 import TestSupport
 import XCTest
 
@@ -127,11 +129,11 @@ final class WorkerEndToEndTests: XCTestCase {
         try await client.lpush(keys.queue, (0..<total).map { messageJSON(id: "k\($0)", tokens: [token("a1", $0)]) })
         let first = try startWorker(["COLLECTOR_MAX_IN_FLIGHT": "300", "WORKER_ID": "doomed"], name: "doomed")
         try await eventually(timeout: .seconds(30)) {
-            try await self.client.length(self.keys.processing(worker: "doomed")) > 0 && !self.apns.answered().isEmpty
+            try await self.client.claimedCount(self.keys.processing(worker: "doomed")) > 0 && !self.apns.answered().isEmpty
         }
         first.signal(SIGKILL)
         _ = await first.waitForExit(timeout: 5)
-        let stranded = try await client.length(keys.processing(worker: "doomed"))
+        let stranded = try await client.claimedCount(keys.processing(worker: "doomed"))
         XCTAssertGreaterThan(stranded, 0, "the killed worker held claims (else this test proves nothing)")
         let second = try startWorker(["WORKER_ID": "rescuer"], name: "rescuer")
         try await waitUntilDrained(second)
@@ -158,7 +160,7 @@ final class WorkerEndToEndTests: XCTestCase {
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 20)
         XCTAssertEqual(status, 0, worker.log)
-        let processing = try await client.length(keys.processing(worker: "graceful"))
+        let processing = try await client.claimedCount(keys.processing(worker: "graceful"))
         XCTAssertEqual(processing, 0, "nothing stays claimed after a graceful stop")
         let alive = try await client.execute(["EXISTS", keys.heartbeat(worker: "graceful")]).integer
         XCTAssertEqual(alive, 0)
@@ -183,7 +185,7 @@ final class WorkerEndToEndTests: XCTestCase {
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 5)
         XCTAssertEqual(status, 130, "the second signal does not wait for the 60 s deadline")
-        let claimed = try await client.length(keys.processing(worker: "impatient"))
+        let claimed = try await client.claimedCount(keys.processing(worker: "impatient"))
         XCTAssertEqual(claimed, 20, "what was claimed stays claimed, for a live worker to return")
     }
 

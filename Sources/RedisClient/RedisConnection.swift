@@ -1,4 +1,5 @@
 import CHiredis
+import PushCore
 import Foundation
 
 /// One Redis connection, driven from a thread of its own. Every call hops onto that thread, so

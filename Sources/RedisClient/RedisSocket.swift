@@ -1,4 +1,5 @@
 import COpenSSL
+import PushCore
 import Foundation
 
 /// A blocking TCP connection to Redis, plain or TLS (`rediss://`), used only from a connection's own

@@ -1,5 +1,7 @@
 import Foundation
 import PushCore
+import QueueProtocol
+import RedisClient
 import TestSupport
 import XCTest
 

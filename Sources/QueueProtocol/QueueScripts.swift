@@ -1,0 +1,186 @@
+/// The Lua scripts of the queue protocol. Each runs atomically in Redis, which is what makes claim,
+/// acknowledgement and recovery safe against a worker killed at any instant. Each touches the keys of one
+/// prefix only, so with hash-tagged prefixes every script is single-slot (Redis Cluster). None of them does
+/// work that grows with the length of the queue or of a processing hash, except recovery (a rare path,
+/// and bounded per call by its chunk size).
+enum QueueScripts {
+    /// Claims the oldest queue elements into the processing hash under fresh sequence numbers.
+    /// KEYS: queue, processing, sequence, deliveries.
+    /// ARGV: most elements, most bytes (one element is taken even if larger), '1' if an isolated claim may
+    /// be made now, the death count from which an element is claimed alone.
+    /// An element whose earlier holders died has a count in `deliveries` (acknowledging it clears the count).
+    /// From ARGV[4] deaths on it is claimed alone, so that if it kills this worker too, nothing else is held
+    /// with it: only it reaches `recovery.max_deliveries`, and the messages once claimed with it get delivered.
+    /// Returns {first sequence, {elements, oldest first}, {0-based offsets of counted elements}, isolated (0/1),
+    /// blocked (0/1)}; blocked means the next element must be claimed alone and could not be now.
+    static let claim = Script(name: "claim", source: """
+    local maxCount = tonumber(ARGV[1])
+    local maxBytes = tonumber(ARGV[2])
+    local allowIsolated = ARGV[3] == '1'
+    local isolateFrom = tonumber(ARGV[4])
+    local checkCounts = redis.call('HLEN', KEYS[4]) > 0
+    local items = {}
+    local counted = {}
+    local bytes = 0
+    local isolated = 0
+    local blocked = 0
+    local done = false
+    while not done and #items < maxCount do
+      local want = math.min(100, maxCount - #items)
+      local got = redis.call('LRANGE', KEYS[1], -(#items + want), -(#items + 1))
+      if #got == 0 then break end
+      for k = #got, 1, -1 do
+        local item = got[k]
+        if #items > 0 and bytes + #item > maxBytes then done = true break end
+        local deaths = 0
+        if checkCounts then deaths = tonumber(redis.call('HGET', KEYS[4], redis.sha1hex(item)) or '0') end
+        if deaths >= isolateFrom then
+          if #items == 0 and allowIsolated then
+            items[1] = item
+            counted[1] = 0
+            isolated = 1
+          elseif #items == 0 then
+            blocked = 1
+          end
+          done = true
+          break
+        end
+        if deaths > 0 then counted[#counted + 1] = #items end
+        items[#items + 1] = item
+        bytes = bytes + #item
+        if #items >= maxCount then break end
+      end
+      if #got < want then break end
+    end
+    local n = #items
+    if n == 0 then return {0, {}, {}, 0, blocked} end
+    redis.call('LTRIM', KEYS[1], 0, -n - 1)
+    local last = redis.call('INCRBY', KEYS[3], n)
+    local first = last - n + 1
+    local args = {}
+    for i = 1, n do
+      args[#args + 1] = first + i - 1
+      args[#args + 1] = items[i]
+      if #args >= 512 then
+        redis.call('HSET', KEYS[2], unpack(args))
+        args = {}
+      end
+    end
+    if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
+    return {first, items, counted, isolated, 0}
+    """)
+
+    /// Acknowledges messages and writes their outcome records in one step: O(1) per message (HDEL by
+    /// sequence), and the element is never sent back. Records are written only if the message was still
+    /// claimed, so a retried acknowledgement (reply lost) or one for a message already recovered by another
+    /// worker writes nothing twice. KEYS: processing, dlq, feedback, filtered, deliveries.
+    /// ARGV[1]: filtered cap; then per message: sequence, '1' if it has a death count, record count, records
+    /// (each prefixed 'D' dead letter, 'F' feedback or 'A' filtered audit). Returns how many were acknowledged.
+    static let acknowledge = Script(name: "acknowledge", source: """
+    local cap = tonumber(ARGV[1])
+    local lists = {D = {}, F = {}, A = {}}
+    local keys = {D = KEYS[2], F = KEYS[3], A = KEYS[4]}
+    local i = 2
+    local acked = 0
+    while i <= #ARGV do
+      local seq = ARGV[i]
+      local counted = ARGV[i + 1] == '1'
+      local n = tonumber(ARGV[i + 2])
+      i = i + 3
+      if counted then
+        local element = redis.call('HGET', KEYS[1], seq)
+        if element then redis.call('HDEL', KEYS[5], redis.sha1hex(element)) end
+      end
+      if redis.call('HDEL', KEYS[1], seq) == 1 then
+        acked = acked + 1
+        for j = i, i + n - 1 do
+          local record = ARGV[j]
+          local list = lists[string.sub(record, 1, 1)]
+          if list then list[#list + 1] = string.sub(record, 2) end
+        end
+      end
+      i = i + n
+    end
+    for kind, list in pairs(lists) do
+      local j = 1
+      while j <= #list do
+        local k = math.min(#list, j + 511)
+        redis.call('LPUSH', keys[kind], unpack(list, j, k))
+        j = k + 1
+      end
+    end
+    if #lists.A > 0 then redis.call('LTRIM', KEYS[4], 0, cap - 1) end
+    return acked
+    """)
+
+    /// Returns up to ARGV[4] of a worker's claims to the queue's consuming end, newest chunk first so that
+    /// after all chunks the oldest claim is consumed first. With ARGV[1] == '1' only if the worker is dead
+    /// (its heartbeat key is gone). With ARGV[2] == '1' the holder is counted as having died: an element whose
+    /// holders died ARGV[3] times is dead-lettered as PoisonMessage instead (never parsed here or by a worker:
+    /// parsing may be what kills them), so one message cannot take the fleet down in turn.
+    /// A processing list written by an earlier version is returned as it is (migration).
+    /// KEYS: processing, queue, heartbeat, deliveries, dlq, workers.
+    /// ARGV: only-if-dead, count-death, max deliveries, chunk, worker id, now (UNIX ms).
+    /// Returns {returned, poisoned, remaining, {ids of poisoned messages}}; {-1, 0, 0, {}} if the worker lives.
+    static let recover = Script(name: "recover", source: """
+    if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0, 0, {}} end
+    local chunk = tonumber(ARGV[4])
+    local kind = redis.call('TYPE', KEYS[1])['ok']
+    local push = {}
+    local poisoned = 0
+    local ids = {}
+    local remaining = 0
+    if kind == 'list' then
+      local items = redis.call('LRANGE', KEYS[1], 0, chunk - 1)
+      redis.call('LTRIM', KEYS[1], #items, -1)
+      for i = 1, #items do push[i] = items[i] end
+      remaining = redis.call('LLEN', KEYS[1])
+    elseif kind == 'hash' then
+      local fields = redis.call('HKEYS', KEYS[1])
+      local order = {}
+      for i = 1, #fields do order[i] = {tonumber(fields[i]) or 0, fields[i]} end
+      table.sort(order, function(a, b) return a[1] > b[1] end)
+      local take = math.min(chunk, #order)
+      local maxDeliveries = tonumber(ARGV[3])
+      for i = 1, take do
+        local field = order[i][2]
+        local element = redis.call('HGET', KEYS[1], field)
+        redis.call('HDEL', KEYS[1], field)
+        local poison = false
+        if element and ARGV[2] == '1' then
+          local digest = redis.sha1hex(element)
+          if redis.call('HINCRBY', KEYS[4], digest, 1) >= maxDeliveries then
+            poison = true
+            redis.call('HDEL', KEYS[4], digest)
+          end
+        end
+        if poison then
+          local ok, decoded = pcall(cjson.decode, element)
+          if ok and type(decoded) == 'table' and type(decoded['id']) == 'string' then ids[#ids + 1] = decoded['id'] end
+          redis.call('LPUSH', KEYS[5], '{"attempts":0,"deliveries":' .. ARGV[3] .. ',"failed_at":' .. ARGV[6] ..
+            ',"message":null,"raw":' .. cjson.encode(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
+            cjson.encode(ARGV[5]) .. '}')
+          poisoned = poisoned + 1
+        elseif element then
+          push[#push + 1] = element
+        end
+      end
+      remaining = #order - take
+    end
+    local j = 1
+    while j <= #push do
+      local k = math.min(#push, j + 511)
+      redis.call('RPUSH', KEYS[2], unpack(push, j, k))
+      j = k + 1
+    end
+    if remaining == 0 and ARGV[1] == '1' then redis.call('ZREM', KEYS[6], ARGV[5]) end
+    return {#push, poisoned, remaining, ids}
+    """)
+}
+
+/// A Lua script run with EVALSHA: the source crosses the network once per connection (SCRIPT LOAD), and
+/// again only if Redis lost its script cache (a restart), which EVALSHA reports as NOSCRIPT.
+struct Script: Sendable {
+    let name: String
+    let source: String
+}

@@ -1,0 +1,33 @@
+/// The Redis key names of SPEC section 3. They are public API: producers and tools depend on them.
+/// With `redis.shards`, each shard is a prefix with a Redis Cluster hash tag (`push:{0}`), so every key of
+/// one shard lives in one slot and every script stays single-slot.
+public struct RedisKeys: Sendable, Equatable {
+    public let prefix: String
+
+    public init(prefix: String = "push") { self.prefix = prefix }
+
+    /// Input list: producers LPUSH, workers claim from the other end.
+    public var queue: String { "\(prefix):queue" }
+    public var deadLetters: String { "\(prefix):dlq" }
+    public var feedback: String { "\(prefix):feedback" }
+    public var filtered: String { "\(prefix):filtered" }
+    /// Registry of workers: sorted set, member = worker id, score = last heartbeat (UNIX ms).
+    public var workers: String { "\(prefix):workers" }
+    /// Claim sequence counter: every claimed element gets the next number, so the oldest claim is the lowest.
+    public var sequence: String { "\(prefix):sequence" }
+    /// Poison quarantine: hash, field = SHA-1 of an element, value = how many holders of it died.
+    public var deliveries: String { "\(prefix):deliveries" }
+    public var processingPattern: String { "\(prefix):processing:*" }
+
+    /// Claimed, unacknowledged elements of one worker: hash, field = claim sequence, value = the element.
+    public func processing(worker: String) -> String { "\(prefix):processing:\(worker)" }
+    /// Liveness: a string with a TTL, refreshed by the worker.
+    public func heartbeat(worker: String) -> String { "\(prefix):worker:\(worker)" }
+
+    /// The worker id a processing key belongs to, or nil for a key of another shape.
+    public func worker(fromProcessingKey key: String) -> String? {
+        let head = "\(prefix):processing:"
+        guard key.hasPrefix(head) else { return nil }
+        return String(key.dropFirst(head.count))
+    }
+}

@@ -1,0 +1,229 @@
+import PushCore
+import RedisClient
+
+/// One outcome record for the acknowledgement script.
+public enum OutcomeRecord: Sendable, Equatable {
+    case deadLetter([UInt8])
+    case feedback([UInt8])
+    case filtered([UInt8])
+
+    var tagged: [UInt8] {
+        switch self {
+        case .deadLetter(let body): return [UInt8(ascii: "D")] + body
+        case .feedback(let body): return [UInt8(ascii: "F")] + body
+        case .filtered(let body): return [UInt8(ascii: "A")] + body
+        }
+    }
+}
+
+/// An element this worker claimed: its claim sequence (the processing hash's field) and its bytes.
+public struct ClaimedElement: Sendable, Equatable {
+    public var seq: UInt64
+    public var raw: [UInt8]
+    /// Earlier holders of it died: acknowledging it also clears its death count.
+    public var counted: Bool
+
+    public init(seq: UInt64, raw: [UInt8], counted: Bool = false) {
+        self.seq = seq
+        self.raw = raw
+        self.counted = counted
+    }
+}
+
+/// What one claim call brought.
+public struct Claim: Sendable {
+    public var elements: [ClaimedElement]
+    /// The one element claimed must be handled alone: its holders died `maxDeliveries - 1` times already.
+    public var isolated: Bool
+    /// The next element must be claimed alone, with nothing else in flight, and could not be now.
+    public var blockedByIsolation: Bool
+}
+
+/// A message whose every token has reached an outcome: to be acknowledged with its records.
+public struct CompletedMessage: Sendable {
+    public var seq: UInt64
+    public var counted: Bool
+    public var records: [OutcomeRecord]
+    public var notifications: Int
+    public var bytes: Int
+
+    public init(seq: UInt64, counted: Bool = false, records: [OutcomeRecord], notifications: Int, bytes: Int = 0) {
+        self.seq = seq
+        self.counted = counted
+        self.records = records
+        self.notifications = notifications
+        self.bytes = bytes
+    }
+}
+
+/// What returning a worker's claims did.
+public struct Recovery: Sendable, Equatable {
+    /// The worker's heartbeat is live: nothing was touched.
+    public var alive = false
+    public var returned = 0
+    public var poisoned = 0
+    /// Ids of the messages dead-lettered as PoisonMessage (those that had an id).
+    public var poisonedIDs: [String] = []
+}
+
+/// The queue protocol of SPEC section 3 on one Redis connection: claim, acknowledge, liveness, recovery.
+/// Every operation is one round trip (recovery: one per chunk), and costs Redis O(1) per message.
+public struct WorkQueue: Sendable {
+    public let connection: RedisConnection
+    public let keys: RedisKeys
+    public let workerID: String
+    /// `recovery.max_deliveries`: a message whose holders died this many times is dead-lettered as PoisonMessage.
+    public let maxDeliveries: Int
+    private let scripts: ScriptRunner
+
+    /// Elements a recovery call moves at most, so a dead worker's 100,000 claims never sit in Lua memory at once.
+    public static let recoveryChunk = 1000
+
+    public init(connection: RedisConnection, keys: RedisKeys, workerID: String, maxDeliveries: Int = 3) {
+        self.connection = connection
+        self.keys = keys
+        self.workerID = workerID
+        self.maxDeliveries = max(1, min(maxDeliveries, 1000))
+        self.scripts = ScriptRunner(connection: connection)
+    }
+
+    private var processing: String { keys.processing(worker: workerID) }
+
+    /// Atomically moves up to `maxCount` of the oldest elements, at most `maxBytes` in all (at least one),
+    /// from the queue into this worker's processing hash. An element whose holders died
+    /// `maxDeliveries - 1` times comes alone (`Claim.isolated`), and only when `allowIsolated`.
+    public func claim(maxCount: Int, maxBytes: Int, allowIsolated: Bool) async throws -> Claim {
+        let isolateFrom = max(1, maxDeliveries - 1)
+        let reply = try await scripts.run(QueueScripts.claim, keys: [keys.queue, processing, keys.sequence, keys.deliveries],
+                                          arguments: [String(max(1, maxCount)), String(max(1, maxBytes)),
+                                                      allowIsolated ? "1" : "0", String(isolateFrom)].map { Array($0.utf8) })
+        guard let parts = reply.array, parts.count == 5, let first = parts[0].integer, let items = parts[1].array,
+              let isolated = parts[3].integer, let blocked = parts[4].integer, first >= 0
+        else { throw RedisError.unexpectedReply("claim: \(reply)") }
+        let counted = Set((parts[2].array ?? []).compactMap(\.integer))
+        var elements: [ClaimedElement] = []
+        elements.reserveCapacity(items.count)
+        for (offset, item) in items.enumerated() {
+            guard let raw = item.bytes else { throw RedisError.unexpectedReply("claim: element \(offset)") }
+            elements.append(ClaimedElement(seq: UInt64(first) + UInt64(offset), raw: raw, counted: counted.contains(Int64(offset))))
+        }
+        return Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1)
+    }
+
+    /// Waits up to `timeoutSeconds` for the queue to hold something, without taking it: BLMOVE of the
+    /// queue onto itself (RIGHT to RIGHT) leaves it unchanged. How an idle worker sleeps without polling.
+    public func waitForWork(timeoutSeconds: Double) async throws -> Bool {
+        let reply = try await connection.execute(["BLMOVE", keys.queue, keys.queue, "RIGHT", "RIGHT", String(timeoutSeconds)])
+        return reply != .null
+    }
+
+    /// Acknowledges messages and writes their records atomically; returns how many were still claimed.
+    @discardableResult
+    public func acknowledge(_ messages: [CompletedMessage], filteredCap: Int) async throws -> Int {
+        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8)]
+        arguments.reserveCapacity(1 + messages.count * 4)
+        for message in messages {
+            arguments.append(Array(String(message.seq).utf8))
+            arguments.append(message.counted ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
+            arguments.append(Array(String(message.records.count).utf8))
+            for record in message.records { arguments.append(record.tagged) }
+        }
+        let reply = try await scripts.run(QueueScripts.acknowledge,
+                                          keys: [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries],
+                                          arguments: arguments)
+        return Int(reply.integer ?? 0)
+    }
+
+    /// The claim sequences this worker holds (reconciliation after a lost claim reply).
+    public func claimedSequences() async throws -> [UInt64] {
+        let reply = try await connection.execute(["HKEYS", processing])
+        return (reply.array ?? []).compactMap { $0.string.flatMap(UInt64.init) }
+    }
+
+    /// The claimed elements with these sequences (those still claimed).
+    public func claimedElements(_ seqs: [UInt64]) async throws -> [ClaimedElement] {
+        guard !seqs.isEmpty else { return [] }
+        let reply = try await connection.execute(["HMGET", processing] + seqs.map(String.init))
+        let values = reply.array ?? []
+        return zip(seqs, values).compactMap { seq, value in value.bytes.map { ClaimedElement(seq: seq, raw: $0) } }
+    }
+
+    /// Returns this worker's claims to the queue at a graceful stop: not a death, nothing is counted.
+    @discardableResult
+    public func returnOwnClaims() async throws -> Int {
+        try await recover(worker: workerID, onlyIfDead: false, countDeath: false).returned
+    }
+
+    /// Returns a worker's claims to the queue, oldest consumed first, in chunks. `onlyIfDead`: leave a
+    /// worker whose heartbeat is live alone. `countDeath`: the holder died, which counts toward
+    /// `maxDeliveries` (PoisonMessage).
+    public func recover(worker: String, onlyIfDead: Bool, countDeath: Bool) async throws -> Recovery {
+        var total = Recovery()
+        while true {
+            let reply = try await scripts.run(
+                QueueScripts.recover,
+                keys: [keys.processing(worker: worker), keys.queue, keys.heartbeat(worker: worker), keys.deliveries,
+                       keys.deadLetters, keys.workers],
+                arguments: [onlyIfDead ? "1" : "0", countDeath ? "1" : "0", String(maxDeliveries),
+                            String(Self.recoveryChunk), worker, String(WallClock.nowMillis())].map { Array($0.utf8) })
+            guard let parts = reply.array, parts.count == 4, let returned = parts[0].integer, let poisoned = parts[1].integer,
+                  let remaining = parts[2].integer
+            else { throw RedisError.unexpectedReply("recover: \(reply)") }
+            if returned < 0 {
+                total.alive = true
+                return total
+            }
+            total.returned += Int(returned)
+            total.poisoned += Int(poisoned)
+            total.poisonedIDs += (parts[3].array ?? []).compactMap(\.string)
+            if remaining == 0 { return total }
+        }
+    }
+
+    // MARK: liveness and the registry
+
+    /// Refreshes the liveness key and the registry entry in one round trip.
+    public func beat(ttlMillis: Int, info: String) async throws {
+        let replies = try await connection.pipeline([
+            ["SET", keys.heartbeat(worker: workerID), info, "PX", String(ttlMillis)].map { Array($0.utf8) },
+            ["ZADD", keys.workers, String(WallClock.nowMillis()), workerID].map { Array($0.utf8) },
+        ])
+        for case .error(let text) in replies { throw RedisError.server(text) }
+    }
+
+    public func isAlive(_ worker: String) async throws -> Bool {
+        try await connection.execute(["EXISTS", keys.heartbeat(worker: worker)]).integer == 1
+    }
+
+    /// Removes the liveness key and the registry entry (a graceful stop, after returning the claims).
+    public func clearHeartbeat() async throws {
+        _ = try await connection.pipeline([
+            ["DEL", keys.heartbeat(worker: workerID)].map { Array($0.utf8) },
+            ["ZREM", keys.workers, workerID].map { Array($0.utf8) },
+        ])
+    }
+
+    /// Registered workers whose last heartbeat is older than `olderThanMillis`: candidates for recovery.
+    /// One sorted-set range query, whatever else the keyspace holds.
+    public func silentWorkers(olderThanMillis: Int, limit: Int = 100) async throws -> [String] {
+        let cutoff = WallClock.nowMillis() - Int64(olderThanMillis)
+        let reply = try await connection.execute(["ZRANGEBYSCORE", keys.workers, "-inf", "(\(cutoff)", "LIMIT", "0", String(limit)])
+        return (reply.array ?? []).compactMap(\.string)
+    }
+
+    /// Processing keys left in the list form of earlier versions (migration at startup): one SCAN of the
+    /// keyspace for keys of type list, done once per start, never on the liveness path.
+    public func legacyProcessingOwners() async throws -> [String] {
+        var cursor = "0"
+        var workers: [String] = []
+        repeat {
+            let reply = try await connection.execute(["SCAN", cursor, "MATCH", keys.processingPattern, "COUNT", "1000", "TYPE", "list"])
+            guard let parts = reply.array, parts.count == 2, let next = parts[0].string, let found = parts[1].array else {
+                throw RedisError.unexpectedReply("SCAN: \(reply)")
+            }
+            cursor = next
+            workers += found.compactMap { $0.string.flatMap(keys.worker(fromProcessingKey:)) }
+        } while cursor != "0"
+        return workers
+    }
+}

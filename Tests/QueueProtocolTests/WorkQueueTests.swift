@@ -1,0 +1,219 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// The queue protocol (SPEC section 3) against a real redis-server.
+final class WorkQueueTests: XCTestCase {
+    var redis: RedisServer!
+    var connection: RedisConnection!
+    let keys = RedisKeys()
+
+    override func setUp() async throws {
+        redis = try RedisServer()
+        connection = RedisConnection(url: redis.url, name: "test")
+    }
+
+    override func tearDown() async throws {
+        await connection.close()
+        redis.kill()
+    }
+
+    private func queue(_ worker: String) -> WorkQueue {
+        WorkQueue(connection: RedisConnection(url: redis.url, name: worker), keys: keys, workerID: worker)
+    }
+
+    private func claim(_ worker: WorkQueue, _ count: Int = 1000, bytes: Int = 1 << 30) async throws -> [String] {
+        try await worker.claim(maxCount: count, maxBytes: bytes, allowIsolated: true).elements.map { String(decoding: $0.raw, as: UTF8.self) }
+    }
+
+    private func texts(_ claim: Claim) -> [String] { claim.elements.map { String(decoding: $0.raw, as: UTF8.self) } }
+
+    func testClaimTakesTheOldestFirstIntoTheProcessingHashUnderIncreasingSequences() async throws {
+        try await connection.lpush(keys.queue, ["a", "b", "c", "d"])  // producers LPUSH: "a" is the oldest
+        let worker = queue("w1")
+        let first = try await worker.claim(maxCount: 3, maxBytes: 1000, allowIsolated: false)
+        XCTAssertEqual(first.elements.map { String(decoding: $0.raw, as: UTF8.self) }, ["a", "b", "c"])
+        XCTAssertEqual(first.elements.map(\.seq), [1, 2, 3])
+        let left = try await connection.strings(keys.queue)
+        XCTAssertEqual(left, ["d"])
+        let hash = try await connection.execute(["HGETALL", keys.processing(worker: "w1")]).array?.compactMap(\.string) ?? []
+        XCTAssertEqual(Dictionary(uniqueKeysWithValues: stride(from: 0, to: hash.count, by: 2).map { (hash[$0], hash[$0 + 1]) }),
+                       ["1": "a", "2": "b", "3": "c"], "field = claim sequence, value = the element exactly")
+        let next = try await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false)
+        XCTAssertEqual(next.elements.map(\.seq), [4])
+        let nothing = try await claim(worker)
+        XCTAssertTrue(nothing.isEmpty)
+    }
+
+    func testClaimIsBoundedInBytesButAlwaysTakesOne() async throws {
+        let big = String(repeating: "x", count: 5000)
+        try await connection.lpush(keys.queue, [big, "small-1", "small-2"])
+        let worker = queue("w1")
+        try await assertEqual(try await claim(worker, bytes: 100), [big], "one element even over the bound")
+        try await assertEqual(try await claim(worker, bytes: 8), ["small-1"], "then no more than the bound")
+        try await assertEqual(try await claim(worker, bytes: 8), ["small-2"])
+    }
+
+    func testWaitingForWorkWakesOnTheFirstMessageWithoutTakingIt() async throws {
+        let worker = queue("w1")
+        let idle = try await worker.waitForWork(timeoutSeconds: 0.1)
+        XCTAssertFalse(idle)
+        try await connection.lpush(keys.queue, ["x", "y"])
+        let before = try await connection.strings(keys.queue)
+        let woke = try await worker.waitForWork(timeoutSeconds: 1)
+        XCTAssertTrue(woke)
+        try await assertEqual(try await connection.strings(keys.queue), before, "the queue is unchanged, its order too")
+    }
+
+    func testAcknowledgementDeletesByClaimSequenceAndWritesRecordsExactlyOnce() async throws {
+        try await connection.lpush(keys.queue, ["m1", "m2", "m3"])
+        let worker = queue("w1")
+        let claimed = try await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false).elements
+        let done = [
+            CompletedMessage(seq: claimed[0].seq, records: [.deadLetter(Array("{\"d\":1}".utf8)), .feedback(Array("{\"f\":1}".utf8))], notifications: 1),
+            CompletedMessage(seq: claimed[1].seq, records: [.filtered(Array("{\"a\":1}".utf8))], notifications: 1),
+        ]
+        let acknowledged = try await worker.acknowledge(done, filteredCap: 10)
+        XCTAssertEqual(acknowledged, 2)
+        // A retry after a lost reply must not record anything twice.
+        let again = try await worker.acknowledge(done, filteredCap: 10)
+        XCTAssertEqual(again, 0)
+        try await assertEqual(try await connection.strings(keys.deadLetters), ["{\"d\":1}"])
+        try await assertEqual(try await connection.strings(keys.feedback), ["{\"f\":1}"])
+        try await assertEqual(try await connection.strings(keys.filtered), ["{\"a\":1}"])
+        try await assertEqual(try await connection.claimedStrings(keys.processing(worker: "w1")), ["m3"])
+    }
+
+    func testFilteredAuditListIsCapped() async throws {
+        try await connection.lpush(keys.queue, (0..<5).map { "m\($0)" })
+        let worker = queue("w1")
+        let claimed = try await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false).elements
+        try await worker.acknowledge(claimed.map {
+            CompletedMessage(seq: $0.seq, records: [.filtered($0.raw)], notifications: 1)
+        }, filteredCap: 3)
+        try await assertEqual(try await connection.strings(keys.filtered), ["m4", "m3", "m2"], "the newest entries are kept")
+    }
+
+    func testADeadWorkersClaimsReturnInChunksOldestConsumedFirst() async throws {
+        let total = WorkQueue.recoveryChunk * 2 + 500
+        try await connection.lpush(keys.queue, (0..<total).map { "e\($0)" })
+        let dead = queue("dead")
+        try await dead.beat(ttlMillis: 1000, info: "{}")
+        _ = try await claim(dead, total)
+        try await connection.lpush(keys.queue, ["later"])
+        try await connection.execute(["DEL", keys.heartbeat(worker: "dead")])  // it died
+        let rescuer = queue("rescuer")
+        let recovery = try await rescuer.recover(worker: "dead", onlyIfDead: true, countDeath: true)
+        XCTAssertEqual(recovery.returned, total)
+        // After one death they count 1: claimed in batches again (isolation starts at max_deliveries - 1 = 2).
+        try await assertEqual(try await connection.claimedCount(keys.processing(worker: "dead")), 0)
+        let order = try await claim(rescuer, 1000) + claim(rescuer, 1000) + claim(rescuer, 1000) + claim(rescuer, 1000)
+        XCTAssertEqual(order, (0..<total).map { "e\($0)" } + ["later"], "returned work is consumed first, oldest first")
+        let registered = try await connection.execute(["ZSCORE", keys.workers, "dead"])
+        XCTAssertEqual(registered, .null, "a recovered worker leaves the registry")
+    }
+
+    func testALiveWorkersClaimsAreLeftAlone() async throws {
+        try await connection.lpush(keys.queue, ["a"])
+        let busy = queue("busy")
+        try await busy.beat(ttlMillis: 5000, info: "{}")
+        _ = try await claim(busy)
+        let recovery = try await queue("other").recover(worker: "busy", onlyIfDead: true, countDeath: true)
+        XCTAssertTrue(recovery.alive)
+        try await assertEqual(try await connection.claimedCount(keys.processing(worker: "busy")), 1)
+    }
+
+    func testAMessageWhoseHoldersDiedMaxDeliveriesTimesIsDeadLetteredAsPoison() async throws {
+        let poison = #"{"id":"killer","topic":"t"}"#
+        try await connection.lpush(keys.queue, [poison, "innocent"])  // the poison message is the older
+        func die(_ holder: String) async throws -> Recovery {
+            try await queue("rescuer").recover(worker: holder, onlyIfDead: true, countDeath: true)
+        }
+        // Two deaths while both are held (claimed together): each now counts 2.
+        for death in 1...2 {
+            let claim = try await queue("holder\(death)").claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: true)
+            XCTAssertEqual(texts(claim), [poison, "innocent"])
+            XCTAssertEqual(claim.elements.map(\.counted), [death > 1, death > 1])
+            let recovery = try await die("holder\(death)")
+            XCTAssertEqual(recovery.returned, 2)
+            XCTAssertEqual(recovery.poisoned, 0)
+        }
+        // From max_deliveries - 1 deaths on, each is claimed alone, and only with nothing else in flight.
+        let blocked = try await queue("holder3").claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: false)
+        XCTAssertTrue(blocked.elements.isEmpty)
+        XCTAssertTrue(blocked.blockedByIsolation)
+        let alone = try await queue("holder3").claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: true)
+        XCTAssertEqual(texts(alone), [poison])
+        XCTAssertTrue(alone.isolated)
+        let third = try await die("holder3")
+        XCTAssertEqual(third.poisoned, 1, "its third holder died too: quarantined")
+        XCTAssertEqual(third.poisonedIDs, ["killer"])
+        XCTAssertEqual(third.returned, 0)
+        // The innocent message, claimed alone, is delivered; acknowledging it clears its count.
+        let survivor = queue("holder4")
+        let innocent = try await survivor.claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: true)
+        XCTAssertEqual(texts(innocent), ["innocent"])
+        XCTAssertTrue(innocent.isolated)
+        try await survivor.acknowledge([CompletedMessage(seq: innocent.elements[0].seq, counted: true, records: [], notifications: 1)],
+                                       filteredCap: 10)
+
+        let dead = try await connection.strings(keys.deadLetters).map(jsonObject)
+        XCTAssertEqual(dead.count, 1)
+        XCTAssertEqual(dead.first?["reason"] as? String, "PoisonMessage")
+        XCTAssertEqual(dead.first?["raw"] as? String, poison, "kept byte for byte, never parsed")
+        XCTAssertTrue(dead.first?["message"] is NSNull)
+        XCTAssertEqual(dead.first?["worker"] as? String, "holder3")
+        XCTAssertEqual(dead.first?["deliveries"] as? Int, 3)
+        try await assertEqual(try await connection.length(keys.queue), 0)
+        try await assertEqual(try await connection.execute(["HLEN", keys.deliveries]).integer, 0, "no count is left behind")
+    }
+
+    func testAGracefulReturnIsNotCountedAsADeath() async throws {
+        try await connection.lpush(keys.queue, ["m"])
+        for round in 0..<5 {
+            let worker = queue("polite\(round)")
+            let claimed = try await claim(worker, 10)
+            XCTAssertEqual(claimed, ["m"])
+            try await worker.returnOwnClaims()
+        }
+        try await assertEqual(try await connection.execute(["HLEN", keys.deliveries]).integer, 0)
+    }
+
+    func testClaimsInTheListFormOfEarlierVersionsAreMigrated() async throws {
+        // What the previous version left: a processing list with the oldest claim at its tail.
+        try await connection.execute(["LPUSH", keys.processing(worker: "old"), "o1", "o2", "o3"])
+        try await connection.lpush(keys.queue, ["new"])
+        let worker = queue("upgraded")
+        try await assertEqual(try await worker.legacyProcessingOwners(), ["old"])
+        let recovery = try await worker.recover(worker: "old", onlyIfDead: true, countDeath: false)
+        XCTAssertEqual(recovery.returned, 3)
+        try await assertEqual(try await claim(worker), ["o1", "o2", "o3", "new"], "nothing lost, oldest first")
+        let type = try await connection.execute(["TYPE", keys.processing(worker: "upgraded")]).string
+        XCTAssertEqual(type, "hash")
+        try await assertEqual(try await worker.legacyProcessingOwners(), [])
+    }
+
+    func testSilentWorkersComeFromTheRegistry() async throws {
+        let quiet = queue("quiet")
+        try await quiet.beat(ttlMillis: 1000, info: "{}")
+        let chatty = queue("chatty")
+        try await chatty.beat(ttlMillis: 1000, info: "{}")
+        try await Task.sleep(for: .milliseconds(300))
+        try await chatty.beat(ttlMillis: 1000, info: "{}")
+        try await assertEqual(try await chatty.silentWorkers(olderThanMillis: 200), ["quiet"])
+        try await quiet.clearHeartbeat()
+        try await assertEqual(try await chatty.silentWorkers(olderThanMillis: 200), [], "a stopped worker leaves the registry")
+    }
+
+    func testScriptsAreLoadedOnceAndReloadedAfterRedisLosesThem() async throws {
+        try await connection.lpush(keys.queue, ["a", "b"])
+        let worker = queue("w1")
+        _ = try await claim(worker, 1)
+        try await connection.execute(["SCRIPT", "FLUSH"])
+        try await assertEqual(try await claim(worker, 1), ["b"], "NOSCRIPT is answered by loading the script again")
+        try await assertEqual(try await connection.calls(of: "eval"), 0, "the script text is not sent with every call")
+    }
+}
