@@ -8,7 +8,8 @@ import Synchronization
 /// busy, it claims many per round trip; it pauses while the pipeline holds its maximum in flight.
 public final class Collector: Sendable {
     private enum Event: Sendable {
-        case claimed([ClaimedElement])
+        /// `parsed`, if given, is resumed once the elements are validated and their tokens counted in the gate.
+        case claimed([ClaimedElement], parsed: CheckedContinuation<Void, Never>?)
         case deadline(MessageKind, generation: Int)
         /// The claim connection broke: elements may have been claimed without us seeing them. The claim
         /// loop waits for `done`, so nothing it claims later can be mistaken for such an orphan.
@@ -81,7 +82,11 @@ public final class Collector: Sendable {
                                                   allowIsolated: allowIsolated)
                 if !claim.elements.isEmpty {
                     await gate.add(claim.elements.count, bytes: claim.elements.reduce(0) { $0 + $1.raw.count })
-                    eventInput.yield(.claimed(claim.elements))
+                    // The next claim waits until these are parsed and their tokens counted, so the room it
+                    // sees is true: claims cannot outrun validation and overshoot max_in_flight.
+                    let input = eventInput
+                    let elements = claim.elements
+                    await withCheckedContinuation { input.yield(.claimed(elements, parsed: $0)) }
                 }
                 if broken {
                     // After the fresh claims above, so that they are registered before the comparison; the
@@ -119,7 +124,7 @@ public final class Collector: Sendable {
         let window = Duration.milliseconds(settings.windowMillis)
         for await event in events {
             switch event {
-            case .claimed(let items):
+            case .claimed(let items, let parsed):
                 var registrations: [ClaimRegistration] = []
                 registrations.reserveCapacity(items.count)
                 var extra = 0
@@ -167,6 +172,7 @@ public final class Collector: Sendable {
                 // Registration goes first, so no result can reach the Acknowledger before its message.
                 acknowledger.yield(.claimed(registrations))
                 for batch in ready { output.yield(batch) }
+                parsed?.resume()
             case .deadline(let kind, let generation):
                 if let batch = batcher.deadline(kind: kind, generation: generation) { output.yield(batch) }
             case .reconcile(let done):
@@ -174,7 +180,7 @@ public final class Collector: Sendable {
                 if !orphans.isEmpty {
                     logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
                     await gate.add(orphans.count, bytes: orphans.reduce(0) { $0 + $1.raw.count })
-                    eventInput.yield(.claimed(orphans))
+                    eventInput.yield(.claimed(orphans, parsed: nil))
                 }
                 done.resume()
             case .full:

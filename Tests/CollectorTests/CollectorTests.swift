@@ -116,9 +116,9 @@ final class CollectorTests: XCTestCase {
     func testAnIdleCollectorDoesNotPollRedis() async throws {
         let harness = start()
         try await Task.sleep(for: .milliseconds(300))
-        let before = try await connection.calls(of: "blmove") + connection.calls(of: "eval")
+        let before = try await connection.calls(of: "blmove") + connection.calls(of: "evalsha")
         try await Task.sleep(for: .milliseconds(2500))
-        let after = try await connection.calls(of: "blmove") + connection.calls(of: "eval")
+        let after = try await connection.calls(of: "blmove") + connection.calls(of: "evalsha")
         XCTAssertLessThanOrEqual(after - before, 8, "idle: about one blocking wait and one claim per second")
         await stop(harness)
     }
@@ -142,5 +142,47 @@ final class CollectorTests: XCTestCase {
         let more = await iterator.next()
         XCTAssertNotNil(more)
         await stop(harness)
+    }
+
+    func testAClaimIsBoundedInTokensNotJustInMessages() async throws {
+        var settings = CollectorSettings()
+        settings.maxInFlight = 2000
+        let harness = start(settings: settings)
+        // 20 messages of 1,000 tokens: claiming by message count alone would take all 20,000 tokens at once.
+        try await connection.lpush(keys.queue, (0..<20).map { n in
+            messageJSON(id: "big\(n)", tokens: (0..<1000).map { token("b\(n % 10)", $0) })
+        })
+        try await Task.sleep(for: .milliseconds(800))
+        let claimed = try await connection.claimedCount(keys.processing(worker: "w"))
+        let inFlight = await harness.gate.inFlight
+        XCTAssertLessThanOrEqual(claimed, 3, "a claim takes what fits the room in tokens (plus one message at most)")
+        XCTAssertLessThanOrEqual(inFlight, 3000)
+        XCTAssertGreaterThan(claimed, 0)
+        await stop(harness)
+    }
+
+    func testDeadWorkersAreFoundInTheRegistryWithoutScanningTheKeyspace() async throws {
+        let big = try RedisServer(arguments: ["--enable-debug-command", "yes"])
+        defer { big.kill() }
+        let admin = RedisConnection(url: big.url, name: "admin")
+        try await admin.execute(["DEBUG", "POPULATE", "200000", "unrelated"])  // a shared Redis with many keys
+        func queue(_ worker: String) -> WorkQueue {
+            WorkQueue(connection: RedisConnection(url: big.url, name: worker), keys: keys, workerID: worker)
+        }
+        try await admin.lpush(keys.queue, ["a", "b"])
+        let dead = queue("dead")
+        try await dead.beat(ttlMillis: 1000, info: "{}")
+        _ = try await dead.claim(maxCount: 10, maxBytes: 1000, allowIsolated: true)
+        try await admin.execute(["DEL", keys.heartbeat(worker: "dead")])
+        try await admin.execute(["ZADD", keys.workers, "1", "dead"])  // its last beat was long ago
+        try await admin.execute(["CONFIG", "RESETSTAT"])
+        let live = queue("live")
+        let heartbeat = Heartbeat(queue: live, recoveryQueue: queue("live-recovery"), ttlMillis: 1000, logger: Logger(label: "t"))
+        try await heartbeat.beatOnce()
+        let returned = try await heartbeat.recoverDeadWorkers()
+        XCTAssertEqual(returned, 2)
+        try await assertEqual(try await admin.calls(of: "scan"), 0, "liveness and recovery never scan the keyspace")
+        try await assertEqual(try await admin.calls(of: "keys"), 0)
+        await admin.close()
     }
 }
