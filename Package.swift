@@ -71,6 +71,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
 
+        // Redis CPU per message of the queue protocol with 1k/20k/100k in flight (scripts/bench.sh --queue).
+        .executableTarget(name: "queue-benchmark", dependencies: ["PushCore", "RedisClient", "QueueProtocol"],
+                          path: "Benchmarks/QueueBenchmark"),
+
         // A libFuzzer target for the message parser (scripts/fuzz.sh builds it with -sanitize=fuzzer); in a
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),

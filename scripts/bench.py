@@ -27,6 +27,11 @@ class Redis:
         if line[:1] == b":": return int(line[1:])
         if line[:1] == b"*":
             return [self._bulk() for _ in range(int(line[1:]))]
+        if line[:1] == b"$":
+            n = int(line[1:])
+            if n < 0: return None
+            while len(self.buf) < n + 2: self.buf += self.s.recv(65536)
+            v, self.buf = self.buf[:n], self.buf[n + 2:]; return v
         return line
     def _bulk(self):
         n = int(self._line()[1:])
@@ -42,6 +47,11 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f: fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+def redis_cpu(r):
+    info = r.call("INFO", "cpu")
+    info = info.decode() if isinstance(info, bytes) else ""
+    return sum(float(line.split(":")[1]) for line in info.splitlines() if line.startswith(("used_cpu_sys:", "used_cpu_user:")))
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=100_000)
@@ -50,6 +60,7 @@ def main():
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--latency-ms", type=int, default=0, help="round trip the emulator adds")
     ap.add_argument("--emulator-threads", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1, help="worker processes sharing the one Redis")
     a = ap.parse_args()
     worker = os.path.join(root, ".build/release/worker")
     run = tempfile.mkdtemp(prefix="push-bench-")
@@ -79,18 +90,32 @@ def main():
                    APNS_CA_FILE=f"{run}/ca.pem", APNS_CONNECTIONS=str(a.connections),
                    APNS_APPS_0_TOPIC="com.example.chat", APNS_APPS_0_TEAM_ID="BENCH00001",
                    APNS_APPS_0_KEY_ID="BENCH00001", APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
+        redis_cpu_before = redis_cpu(r)
         start = time.monotonic()
-        w = subprocess.Popen([worker, "run"], env=env, stderr=open(f"{run}/worker.log", "w"))
+        workers = [subprocess.Popen([worker, "run"], env=dict(env, WORKER_ID=f"bench-{n}"), stderr=open(f"{run}/worker{n}.log", "w"))
+                   for n in range(a.workers)]
         while True:
             if r.call("LLEN", "push:queue") == 0 and not r.call("KEYS", "push:processing:*"): break
             time.sleep(0.02)
         elapsed = time.monotonic() - start
-        cpu = cpu_seconds(w.pid)
-        w.send_signal(signal.SIGTERM); w.wait(30)
+        redis_us = (redis_cpu(r) - redis_cpu_before) / a.messages * 1e6
+        cpu = sum(cpu_seconds(w.pid) for w in workers)
+        for w in workers: w.send_signal(signal.SIGTERM)
+        for w in workers: w.wait(30)
         dlq = r.call("LLEN", "push:dlq")
-        print(f"messages={a.messages} tokens/message={a.tokens} kind={a.kind} connections={a.connections}")
+        print(f"messages={a.messages} tokens/message={a.tokens} kind={a.kind} connections={a.connections} workers={a.workers}")
         print(f"notifications={total} elapsed_s={elapsed:.2f} rate_per_s={total / elapsed:,.0f}")
         print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}")
+        print(f"redis_cpu_us_per_message={redis_us:.2f} (INFO cpu; the fleet ceiling of one Redis core is about "
+              f"{1e6 / redis_us:,.0f} messages/s at this cost)")
+        stats = []
+        for line in r.call("INFO", "commandstats").decode().splitlines():
+            if line.startswith("cmdstat_"):
+                name, rest = line[len("cmdstat_"):].split(":", 1)
+                fields = dict(kv.split("=") for kv in rest.split(","))
+                stats.append((float(fields["usec"]), name, int(fields["calls"])))
+        top = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:5])
+        print(f"redis_top_commands: {top}")
         print(f"latency_ms={a.latency_ms} (includes worker start-up; the emulator and redis share the same {os.cpu_count()} cores)")
     finally:
         for p in procs: p.kill()

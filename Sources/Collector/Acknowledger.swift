@@ -24,6 +24,8 @@ public final class Acknowledger: Sendable {
     private let logger: Logger
     private let counts: SharedCounts
     private let abandoned = Atomic(false)
+    /// How long a small batch of acknowledgements waits for company.
+    static let flushDelay = Duration.milliseconds(10)
 
     public init(queue: WorkQueue, gate: CapacityGate, filteredCap: Int, counts: SharedCounts, logger: Logger) {
         (events, input) = AsyncStream.makeStream(of: AcknowledgerEvent.self)
@@ -58,14 +60,15 @@ public final class Acknowledger: Sendable {
                 flushScheduled = false
                 await flush(&pending, &ledger)
             }
-            // Small batches go out after a short delay so that many acks share one round trip.
+            // Small batches go out after a short delay so that many acks share one script call: Redis's cost
+            // per message is mostly per call, and a few milliseconds more of holding changes nothing else.
             if pending.count >= 512 {
                 await flush(&pending, &ledger)
             } else if !pending.isEmpty && !flushScheduled {
                 flushScheduled = true
                 let input = self.input
                 Task {
-                    try? await Task.sleep(for: .milliseconds(2))
+                    try? await Task.sleep(for: Self.flushDelay)
                     input.yield(.flushDue)
                 }
             }

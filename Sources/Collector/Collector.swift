@@ -61,23 +61,29 @@ public final class Collector: Sendable {
     /// (to the room, plus at most one element's worth).
     static let minimumBytesPerToken = 19
 
+    /// Once the pipeline is full, claiming resumes when this much room is free: a tenth of max_in_flight,
+    /// at most one full claim.
+    private var claimThreshold: Int { max(1, min(Self.maxClaim, settings.maxInFlight / 10)) }
+
     private func claimLoop() async {
         var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
-            let noTokenRoom = await gate.room == 0
+            let room = await gate.room
+            let empty = await gate.isEmpty
+            let littleRoom = room < claimThreshold && !empty
             let noByteRoom = await gate.byteRoom == 0
-            if noTokenRoom || noByteRoom {
+            if littleRoom || noByteRoom {
                 eventInput.yield(.full)
-                await gate.waitForRoom()
+                await gate.waitForRoom(atLeast: claimThreshold)
             }
             if stopping.load(ordering: .relaxed) { break }
-            let room = await gate.room
+            let freeRoom = await gate.room
             let byteRoom = await gate.byteRoom
             let allowIsolated = await gate.isEmpty
             do {
-                let (tokenBytes, overflow) = room.multipliedReportingOverflow(by: Self.minimumBytesPerToken)
-                let claim = try await queue.claim(maxCount: max(1, min(room, Self.maxClaim)),
+                let (tokenBytes, overflow) = freeRoom.multipliedReportingOverflow(by: Self.minimumBytesPerToken)
+                let claim = try await queue.claim(maxCount: max(1, min(freeRoom, Self.maxClaim)),
                                                   maxBytes: min(byteRoom, overflow ? Int.max : tokenBytes),
                                                   allowIsolated: allowIsolated)
                 if !claim.elements.isEmpty {

@@ -74,14 +74,23 @@ enum QueueScripts {
     /// sequence), and the element is never sent back. Records are written only if the message was still
     /// claimed, so a retried acknowledgement (reply lost) or one for a message already recovered by another
     /// worker writes nothing twice. KEYS: processing, dlq, feedback, filtered, deliveries.
-    /// ARGV[1]: filtered cap; then per message: sequence, '1' if it has a death count, record count, records
-    /// (each prefixed 'D' dead letter, 'F' feedback or 'A' filtered audit). Returns how many were acknowledged.
+    /// ARGV[1]: filtered cap; ARGV[2]: how many plain messages follow (delivered, no records, no death
+    /// count: the common case, deleted with one HDEL per 512); then their sequences; then per other
+    /// message: sequence, '1' if it has a death count, record count, records (each prefixed 'D' dead
+    /// letter, 'F' feedback or 'A' filtered audit). Returns how many were acknowledged.
     static let acknowledge = Script(name: "acknowledge", source: """
     local cap = tonumber(ARGV[1])
+    local plain = tonumber(ARGV[2])
+    local acked = 0
+    local j = 3
+    while j < 3 + plain do
+      local k = math.min(2 + plain, j + 511)
+      acked = acked + redis.call('HDEL', KEYS[1], unpack(ARGV, j, k))
+      j = k + 1
+    end
     local lists = {D = {}, F = {}, A = {}}
     local keys = {D = KEYS[2], F = KEYS[3], A = KEYS[4]}
-    local i = 2
-    local acked = 0
+    local i = 3 + plain
     while i <= #ARGV do
       local seq = ARGV[i]
       local counted = ARGV[i + 1] == '1'
@@ -93,8 +102,8 @@ enum QueueScripts {
       end
       if redis.call('HDEL', KEYS[1], seq) == 1 then
         acked = acked + 1
-        for j = i, i + n - 1 do
-          local record = ARGV[j]
+        for r = i, i + n - 1 do
+          local record = ARGV[r]
           local list = lists[string.sub(record, 1, 1)]
           if list then list[#list + 1] = string.sub(record, 2) end
         end
@@ -102,11 +111,11 @@ enum QueueScripts {
       i = i + n
     end
     for kind, list in pairs(lists) do
-      local j = 1
-      while j <= #list do
-        local k = math.min(#list, j + 511)
-        redis.call('LPUSH', keys[kind], unpack(list, j, k))
-        j = k + 1
+      local a = 1
+      while a <= #list do
+        local b = math.min(#list, a + 511)
+        redis.call('LPUSH', keys[kind], unpack(list, a, b))
+        a = b + 1
       end
     end
     if #lists.A > 0 then redis.call('LTRIM', KEYS[4], 0, cap - 1) end

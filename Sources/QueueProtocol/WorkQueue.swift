@@ -120,9 +120,11 @@ public struct WorkQueue: Sendable {
     /// Acknowledges messages and writes their records atomically; returns how many were still claimed.
     @discardableResult
     public func acknowledge(_ messages: [CompletedMessage], filteredCap: Int) async throws -> Int {
-        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8)]
-        arguments.reserveCapacity(1 + messages.count * 4)
-        for message in messages {
+        let plain = messages.filter { $0.records.isEmpty && !$0.counted }
+        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8), Array(String(plain.count).utf8)]
+        arguments.reserveCapacity(2 + plain.count + (messages.count - plain.count) * 4)
+        arguments += plain.map { Array(String($0.seq).utf8) }
+        for message in messages where !(message.records.isEmpty && !message.counted) {
             arguments.append(Array(String(message.seq).utf8))
             arguments.append(message.counted ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
             arguments.append(Array(String(message.records.count).utf8))
