@@ -13,7 +13,7 @@ public enum AcknowledgerEvent: Sendable {
     case flushDue
 }
 
-/// Acknowledges finished messages: their outcome records and the removal from the processing list are
+/// Acknowledges finished messages: their outcome records and the removal from the processing hash are
 /// written in one atomic script call per batch, then their capacity is released to the collector.
 public final class Acknowledger: Sendable {
     public let events: AsyncStream<AcknowledgerEvent>

@@ -3,7 +3,7 @@ import PushCore
 import QueueProtocol
 import Synchronization
 
-/// Claims messages from the queue into this worker's processing list, validates them, registers them
+/// Claims messages from the queue into this worker's processing hash, validates them, registers them
 /// with the Acknowledger, and emits them in windowed batches per kind. Idle, it sleeps in BLMOVE;
 /// busy, it claims many per round trip; it pauses while the pipeline holds its maximum in flight.
 public final class Collector: Sendable {

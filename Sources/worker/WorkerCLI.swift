@@ -75,7 +75,7 @@ enum WorkerLogging {
 }
 
 /// The first SIGTERM/SIGINT starts a graceful shutdown (ServiceGroup); a second one exits at once.
-/// Nothing is lost either way: what this worker had claimed stays in its processing list.
+/// Nothing is lost either way: what this worker had claimed stays in its processing hash.
 enum SecondSignal {
     nonisolated(unsafe) private static var sources: [DispatchSourceSignal] = []
     private static let seen = Atomic<Int>(0)
@@ -86,7 +86,7 @@ enum SecondSignal {
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 if seen.add(1, ordering: .relaxed).newValue >= 2 {
-                    logger.warning("second signal: exiting now; claimed messages stay in the processing list")
+                    logger.warning("second signal: exiting now; claimed messages stay in the processing hash")
                     exit(130)
                 }
             }

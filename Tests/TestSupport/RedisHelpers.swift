@@ -28,18 +28,6 @@ extension RedisConnection {
         return pairs.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
-    /// Redis's own CPU time so far (user + system), in microseconds: INFO cpu.
-    public func cpuMicros() async throws -> Double {
-        let info = try await execute(["INFO", "cpu"]).string ?? ""
-        var total = 0.0
-        for line in info.split(whereSeparator: \.isNewline) {
-            for field in ["used_cpu_sys:", "used_cpu_user:"] where line.hasPrefix(field) {
-                total += Double(line.dropFirst(field.count).trimmingCharacters(in: .whitespaces)) ?? 0
-            }
-        }
-        return total * 1_000_000
-    }
-
     /// How many times Redis has run `command` (INFO commandstats).
     public func calls(of command: String) async throws -> Int {
         let info = try await execute(["INFO", "commandstats"]).string ?? ""
