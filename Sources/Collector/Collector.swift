@@ -21,6 +21,10 @@ public final class Collector: Sendable {
     }
 
     public let settings: CollectorSettings
+    /// Which of the worker's shards this collector claims from; it is the low bits of every pipeline seq.
+    public let shard: Int
+    /// A worker consumes at most this many shards: the shard index takes the low 6 bits of a pipeline seq.
+    public static let maxShards = 64
     private let queue: WorkQueue
     private let gate: CapacityGate
     private let acknowledger: AsyncStream<AcknowledgerEvent>.Continuation
@@ -34,8 +38,9 @@ public final class Collector: Sendable {
     public static let maxClaim = 1000
 
     public init(settings: CollectorSettings, queue: WorkQueue, gate: CapacityGate,
-                acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger) {
+                acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger, shard: Int = 0) {
         self.settings = settings
+        self.shard = max(0, min(shard, Self.maxShards - 1))
         self.queue = queue
         self.gate = gate
         self.acknowledger = acknowledger
@@ -55,6 +60,12 @@ public final class Collector: Sendable {
     }
 
     // MARK: claiming
+
+    /// A claim sequence (below 2^53, from Redis) with the shard index in the low 6 bits.
+    public static func pipelineSeq(_ claimSeq: UInt64, shard: Int) -> UInt64 { claimSeq << 6 | UInt64(shard & 63) }
+
+    /// The shard a pipeline seq belongs to.
+    public static func shard(ofPipelineSeq seq: UInt64) -> Int { Int(seq & 63) }
 
     /// A JSON token string is at least 19 bytes (16 hex digits, quotes, comma), so an element of B bytes
     /// holds at most B / 19 tokens: claiming at most room x 19 bytes bounds the tokens a claim brings in
@@ -138,7 +149,8 @@ public final class Collector: Sendable {
                 let now = WallClock.nowSeconds()
                 for item in items {
                     let raw = item.raw
-                    switch parser.parse(raw, seq: item.seq, now: now) {
+                    let seq = Self.pipelineSeq(item.seq, shard: shard)
+                    switch parser.parse(raw, seq: seq, now: now) {
                     case .invalid(let reason, let messageID):
                         // The id is named when the element had a valid one; otherwise the claim sequence
                         // and size tell which element it was (the dead letter holds it whole).
@@ -147,7 +159,7 @@ public final class Collector: Sendable {
                             "bytes": "\(raw.count)", "seq": "\(item.seq)",
                         ])
                         registrations.append(ClaimRegistration(
-                            element: item, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
+                            element: item, seq: seq, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
                             records: [.deadLetter(OutcomeRecords.deadLetter(
                                 raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
                                 failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
@@ -156,7 +168,7 @@ public final class Collector: Sendable {
                         extra += notifications - 1
                         let stamp = WallClock.nowMillis()
                         registrations.append(ClaimRegistration(
-                            element: item, messageID: message.id, appTopic: message.headers.appTopic,
+                            element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
                             pendingTokens: message.tokens.count, notifications: notifications,
                             records: rejected.map { token in
                                 .feedback(OutcomeRecords.feedback(token: token, topic: message.headers.appTopic,

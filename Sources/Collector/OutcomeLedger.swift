@@ -14,11 +14,14 @@ public struct ClaimRegistration: Sendable {
     /// Records known at claim time: a dead letter for invalid input, feedback for malformed tokens.
     public var records: [OutcomeRecord]
 
-    public var seq: UInt64 { element.seq }
+    /// The message's number in the pipeline (results are addressed by it): the claim sequence, with the
+    /// shard in its low bits when the worker consumes several shards.
+    public var seq: UInt64
 
-    public init(element: ClaimedElement, messageID: String, appTopic: String, pendingTokens: Int,
+    public init(element: ClaimedElement, seq: UInt64? = nil, messageID: String, appTopic: String, pendingTokens: Int,
                 notifications: Int, records: [OutcomeRecord]) {
         self.element = element
+        self.seq = seq ?? element.seq
         self.messageID = messageID
         self.appTopic = appTopic
         self.pendingTokens = pendingTokens
@@ -53,11 +56,11 @@ public struct OutcomeLedger: Sendable {
 
 
     /// Claim sequences of every message still tracked (for reconciliation with the processing hash).
-    public var trackedSequences: Set<UInt64> { Set(entries.keys) }
+    public var trackedSequences: Set<UInt64> { Set(entries.values.map(\.seq)) }
 
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) {
         counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
-        let entry = Entry(seq: claim.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
+        let entry = Entry(seq: claim.element.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
                           remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
         if claim.pendingTokens == 0 {
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {

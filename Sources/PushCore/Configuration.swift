@@ -18,6 +18,11 @@ public struct WorkerConfiguration: Sendable, Equatable {
 public struct RedisSettings: Sendable, Equatable {
     public var url = RedisURL()
     public var prefix = "push"
+    /// Several key sets (SPEC section 7), each a prefix with a Redis Cluster hash tag (`push:{0}`); empty:
+    /// the one set under `prefix`. The worker consumes from all of them.
+    public var shards: [String] = []
+    /// The prefixes this worker consumes: `shards`, or `prefix` alone.
+    public var prefixes: [String] { shards.isEmpty ? [prefix] : shards }
     /// CA file to verify a `rediss://` server with; empty: the system's CAs.
     public var caFile = ""
     /// Heartbeat key lifetime; a worker silent this long is presumed dead and its claims are returned.

@@ -6,7 +6,7 @@ import Yams
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
-        "worker.id", "redis.url", "redis.prefix", "redis.ca_file", "redis.heartbeat_ttl_ms",
+        "worker.id", "redis.url", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
         "recovery.max_deliveries",
@@ -111,6 +111,11 @@ public struct ConfigurationLoader: Sendable {
         config.redis.url = try RedisURL(parsing: reader.string("redis.url", "redis://127.0.0.1:6379/0"))
         config.redis.prefix = reader.string("redis.prefix", config.redis.prefix)
         config.redis.caFile = reader.string("redis.ca_file", "")
+        config.redis.shards = reader.string("redis.shards", "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard config.redis.shards.count <= 64, Set(config.redis.shards).count == config.redis.shards.count else {
+            throw ConfigurationError.invalid(key: "redis.shards", reason: "at most 64 distinct prefixes")
+        }
         if config.redis.prefix.isEmpty { throw ConfigurationError.invalid(key: "redis.prefix", reason: "must not be empty") }
         config.redis.heartbeatTTLMillis = try reader.int("redis.heartbeat_ttl_ms", config.redis.heartbeatTTLMillis, min: 1000)
         config.collector.windowMillis = try reader.int("collector.window_ms", config.collector.windowMillis, min: 0)

@@ -9,6 +9,7 @@ extension WorkerConfiguration: CustomStringConvertible {
             "redis.url: \(redis.url)",
             "redis.ca_file: \(redis.caFile.isEmpty ? "(system CAs)" : redis.caFile)",
             "redis.prefix: \(redis.prefix)",
+            "redis.shards: \(redis.shards.isEmpty ? "(none: the prefix alone)" : redis.shards.joined(separator: ","))",
             "redis.heartbeat_ttl_ms: \(redis.heartbeatTTLMillis)",
             "collector.window_ms: \(collector.windowMillis)",
             "collector.batch: private \(collector.batch.private), group \(collector.batch.group), system \(collector.batch.system)",

@@ -22,3 +22,17 @@ public final class SharedCounts: Sendable {
 
     public func store(_ counts: OutcomeCounts) { state.withLock { $0 = counts } }
 }
+
+extension OutcomeCounts {
+    /// Counts of several shards added up.
+    public static func + (lhs: OutcomeCounts, rhs: OutcomeCounts) -> OutcomeCounts {
+        var sum = lhs
+        sum.delivered += rhs.delivered
+        sum.feedback += rhs.feedback
+        sum.deadLettered += rhs.deadLettered
+        sum.filteredMessages += rhs.filteredMessages
+        sum.acknowledgedMessages += rhs.acknowledgedMessages
+        sum.trackedMessages += rhs.trackedMessages
+        return sum
+    }
+}

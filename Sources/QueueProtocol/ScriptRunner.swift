@@ -4,10 +4,10 @@ import Synchronization
 /// Runs the protocol's scripts on one connection with EVALSHA, loading each once (SCRIPT LOAD) and again
 /// after Redis answers NOSCRIPT (its script cache is empty after a restart).
 final class ScriptRunner: Sendable {
-    let connection: RedisConnection
+    let connection: any RedisCommands
     private let digests = Mutex<[String: String]>([:])
 
-    init(connection: RedisConnection) { self.connection = connection }
+    init(connection: any RedisCommands) { self.connection = connection }
 
     func run(_ script: Script, keys: [String], arguments: [[UInt8]]) async throws -> RedisReply {
         for attempt in 0..<2 {

@@ -69,7 +69,7 @@ public struct Recovery: Sendable, Equatable {
 /// The queue protocol of SPEC section 3 on one Redis connection: claim, acknowledge, liveness, recovery.
 /// Every operation is one round trip (recovery: one per chunk), and costs Redis O(1) per message.
 public struct WorkQueue: Sendable {
-    public let connection: RedisConnection
+    public let connection: any RedisCommands
     public let keys: RedisKeys
     public let workerID: String
     /// `recovery.max_deliveries`: a message whose holders died this many times is dead-lettered as PoisonMessage.
@@ -79,7 +79,7 @@ public struct WorkQueue: Sendable {
     /// Elements a recovery call moves at most, so a dead worker's 100,000 claims never sit in Lua memory at once.
     public static let recoveryChunk = 1000
 
-    public init(connection: RedisConnection, keys: RedisKeys, workerID: String, maxDeliveries: Int = 3) {
+    public init(connection: any RedisCommands, keys: RedisKeys, workerID: String, maxDeliveries: Int = 3) {
         self.connection = connection
         self.keys = keys
         self.workerID = workerID

@@ -6,7 +6,7 @@ import Foundation
 /// blocking socket I/O never runs on Swift's cooperative pool. The socket (plain or TLS) is
 /// `RedisSocket`; hiredis formats commands and parses replies. A broken connection is dropped and made
 /// again on the next call; retry pacing (backoff) is the caller's business.
-public final class RedisConnection: @unchecked Sendable {
+public final class RedisConnection: RedisCommands, @unchecked Sendable {
     // `socket` and `reader` are used only on `thread`; that confinement is what makes the class Sendable.
     private var socket: RedisSocket?
     private var reader: UnsafeMutablePointer<redisReader>?
@@ -27,19 +27,6 @@ public final class RedisConnection: @unchecked Sendable {
 
     deinit {
         if let reader { redisReaderFree(reader) }
-    }
-
-    /// Runs one command; a Redis error reply is thrown as `RedisError.server`.
-    @discardableResult
-    public func execute(_ arguments: [String]) async throws -> RedisReply {
-        try await execute(bytes: arguments.map { Array($0.utf8) })
-    }
-
-    @discardableResult
-    public func execute(bytes arguments: [[UInt8]]) async throws -> RedisReply {
-        let reply = try await pipeline([arguments])[0]
-        if case .error(let text) = reply { throw RedisError.server(text) }
-        return reply
     }
 
     /// Sends all commands in one write and reads all replies: one round trip however many commands.

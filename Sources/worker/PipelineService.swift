@@ -21,7 +21,6 @@ struct PipelineService: Service, CustomStringConvertible {
     let workerID: String
     let logger: Logger
     let filter: SensitiveWordFilter
-    let counts = SharedCounts()
 
     /// What ServiceLifecycle prints for this service at debug and trace level: never the configuration,
     /// whose secrets would otherwise be printed by Swift's default description of a struct.
@@ -38,64 +37,68 @@ struct PipelineService: Service, CustomStringConvertible {
     }
 
     func run() async throws {
-        let keys = RedisKeys(prefix: configuration.redis.prefix)
-        let redis = configuration.redis
-        func queue(_ name: String) -> WorkQueue {
-            WorkQueue(connection: RedisConnection(url: redis.url, name: name, caFile: redis.caFile), keys: keys, workerID: workerID,
-                      maxDeliveries: configuration.recovery.maxDeliveries)
-        }
-        let claimQueue = queue("claim")
-        let ackQueue = queue("ack")
-        let beatQueue = queue("heartbeat")
-        let recoveryQueue = queue("recovery")
-        let heartbeat = Heartbeat(queue: beatQueue, recoveryQueue: recoveryQueue, ttlMillis: configuration.redis.heartbeatTTLMillis,
-                                  logger: logger)
-
-        guard try await prepare(recoveryQueue, heartbeat) else { return }
-
         let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes)
-        let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
-                                        counts: counts, logger: logger)
-        let results = acknowledger.input
+        let shards = configuration.redis.prefixes.enumerated().map { index, prefix in
+            ShardPipeline(index: index, prefix: prefix, configuration: configuration, workerID: workerID, gate: gate, logger: logger)
+        }
+        for shard in shards {
+            guard try await prepare(shard.recoveryQueue, shard.heartbeat) else {
+                await shards.asyncForEach { await $0.close() }
+                return
+            }
+        }
+        let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
             pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger) { resolutions in
-                results.yield(.result(.resolved(resolutions)))
+                router.route(.resolved(resolutions))
             }
         } catch {
             throw StartupError(description: "\(error)")
         }
-        let collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
-                                  acknowledger: results, logger: logger)
         let (batches, batchInput) = AsyncStream.makeStream(of: MessageBatch.self)
         let (merged, mergedInput) = AsyncStream.makeStream(of: [PushJob].self)
         let (clean, cleanInput) = AsyncStream.makeStream(of: [PushJob].self)
         let filterStage = FilterStage(filter: filter)
-        let beating = Task { await heartbeat.run() }
+        let beating = shards.map { shard in Task { await shard.heartbeat.run() } }
 
         logger.info("worker started", metadata: [
-            "worker": "\(workerID)", "queue": "\(keys.queue)", "endpoint": "\(configuration.apns.endpoint.baseURL)",
+            "worker": "\(workerID)", "queue": "\(shards.map(\.keys.queue).joined(separator: ","))",
+            "endpoint": "\(configuration.apns.endpoint.baseURL)",
             "apps": "\(configuration.apns.apps.count)", "filter_words": "\(filter.matcher.words.count)",
         ])
         let deadline = configuration.shutdown.timeoutSeconds
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await acknowledger.run() }
-                group.addTask { await collector.run(output: batchInput) }
+                for shard in shards { group.addTask { await shard.acknowledger.run() } }
+                group.addTask {
+                    // Every shard's collector feeds the one Merger; its input ends when all of them have stopped.
+                    await withTaskGroup(of: Void.self) { collectors in
+                        for shard in shards {
+                            collectors.addTask {
+                                let (own, ownInput) = AsyncStream.makeStream(of: MessageBatch.self)
+                                async let claiming: Void = shard.collector.run(output: ownInput)
+                                for await batch in own { batchInput.yield(batch) }
+                                await claiming
+                            }
+                        }
+                    }
+                    batchInput.finish()
+                }
                 group.addTask { await Merger().run(input: batches, output: mergedInput) }
                 group.addTask {
-                    await filterStage.run(input: merged, output: cleanInput) { results.yield(.result($0)) }
+                    await filterStage.run(input: merged, output: cleanInput) { router.route($0) }
                 }
                 group.addTask {
                     await pusher.run(input: clean)
-                    // Every source of results has ended: the Acknowledger writes what remains and returns.
-                    results.finish()
+                    // Every source of results has ended: the Acknowledgers write what remains and return.
+                    router.finish()
                 }
                 await group.waitForAll()
             }
         } onGracefulShutdown: {
             logger.info("shutting down: no more claims; finishing in-flight work", metadata: ["deadline_s": "\(deadline)"])
-            collector.stop()
+            shards.forEach { $0.collector.stop() }
             Task {
                 await gate.open()
                 try? await Task.sleep(for: .seconds(deadline))
@@ -104,12 +107,13 @@ struct PipelineService: Service, CustomStringConvertible {
                                    metadata: ["tokens": "\(pusher.outstanding)"])
                 }
                 pusher.abort()
-                acknowledger.abandon()
+                shards.forEach { $0.acknowledger.abandon() }
             }
         }
-        beating.cancel()
-        await finish(claimQueue)
-        await [claimQueue, ackQueue, beatQueue, recoveryQueue].asyncForEach { await $0.connection.close() }
+        beating.forEach { $0.cancel() }
+        let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
+        for shard in shards { await finish(shard.claimQueue, counts: snapshot) }
+        await shards.asyncForEach { await $0.close() }
     }
 
     /// Waits for Redis (retrying, never fatal), refuses an id a live worker holds, and returns claims
@@ -122,8 +126,9 @@ struct PipelineService: Service, CustomStringConvertible {
                 if try await queue.isAlive(workerID) {
                     throw StartupError(description: "worker id '\(workerID)' belongs to a live worker (\(queue.keys.heartbeat(worker: workerID)) exists); give each worker its own worker.id")
                 }
-                // Claims in the list form of earlier versions, whose owners are gone (migration).
-                for owner in try await queue.legacyProcessingOwners() {
+                // Claims in the list form of earlier versions, whose owners are gone (migration). Sharded
+                // key sets are new, so they have none (and a keyspace SCAN would see one cluster node only).
+                for owner in configuration.redis.shards.isEmpty ? try await queue.legacyProcessingOwners() : [] {
                     heartbeat.report(try await queue.recover(worker: owner, onlyIfDead: true, countDeath: false), of: owner)
                 }
                 // This id's earlier life ended without returning its claims: it died holding them.
@@ -148,8 +153,7 @@ struct PipelineService: Service, CustomStringConvertible {
     /// Returns what is still claimed to the queue and removes the heartbeat, trying for a few seconds at
     /// most. If Redis is down the claims stay in the processing hash, and a live worker returns them once
     /// the heartbeat expires.
-    private func finish(_ queue: WorkQueue) async {
-        let snapshot = counts.snapshot
+    private func finish(_ queue: WorkQueue, counts snapshot: OutcomeCounts) async {
         var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
         let giveUp = ContinuousClock.now + Self.finishBudget
         while ContinuousClock.now < giveUp {

@@ -1,0 +1,23 @@
+/// What the queue protocol needs of Redis: send commands, get replies. A plain connection does this, and
+/// so does a connection that follows one Redis Cluster slot across nodes (`SlotConnection`).
+public protocol RedisCommands: Sendable {
+    /// Sends all commands in one write and reads all replies; error replies are returned in place.
+    func pipeline(_ commands: [[[UInt8]]]) async throws -> [RedisReply]
+    /// Closes the connection(s) and their threads.
+    func close() async
+}
+
+extension RedisCommands {
+    /// Runs one command; a Redis error reply is thrown as `RedisError.server`.
+    @discardableResult
+    public func execute(_ arguments: [String]) async throws -> RedisReply {
+        try await execute(bytes: arguments.map { Array($0.utf8) })
+    }
+
+    @discardableResult
+    public func execute(bytes arguments: [[UInt8]]) async throws -> RedisReply {
+        let reply = try await pipeline([arguments])[0]
+        if case .error(let text) = reply { throw RedisError.server(text) }
+        return reply
+    }
+}

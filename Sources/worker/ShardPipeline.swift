@@ -1,0 +1,78 @@
+import Collector
+import Logging
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// The claiming and acknowledging side of one shard (one key set, SPEC section 7): its Redis connections,
+/// Collector, Acknowledger and Heartbeat. Merger, Filter and Pusher are shared by all shards; results find
+/// their shard by the low bits of their pipeline seq.
+struct ShardPipeline: Sendable {
+    let index: Int
+    let keys: RedisKeys
+    let claimQueue: WorkQueue
+    let ackQueue: WorkQueue
+    let recoveryQueue: WorkQueue
+    let heartbeat: Heartbeat
+    let acknowledger: Acknowledger
+    let collector: Collector
+    let counts = SharedCounts()
+
+    init(index: Int, prefix: String, configuration: WorkerConfiguration, workerID: String, gate: CapacityGate, logger: Logger) {
+        self.index = index
+        let keys = RedisKeys(prefix: prefix)
+        self.keys = keys
+        let redis = configuration.redis
+        let sharded = !redis.shards.isEmpty
+        let queue = { (name: String) -> WorkQueue in
+            // A shard's keys share one hash slot: its connections follow that slot across a Redis Cluster.
+            let connection: any RedisCommands = sharded
+                ? SlotConnection(url: redis.url, name: "\(name)\(index)", caFile: redis.caFile)
+                : RedisConnection(url: redis.url, name: name, caFile: redis.caFile)
+            return WorkQueue(connection: connection, keys: keys, workerID: workerID, maxDeliveries: configuration.recovery.maxDeliveries)
+        }
+        claimQueue = queue("claim")
+        ackQueue = queue("ack")
+        recoveryQueue = queue("recovery")
+        heartbeat = Heartbeat(queue: queue("heartbeat"), recoveryQueue: recoveryQueue,
+                              ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger)
+        acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
+                                    counts: counts, logger: logger)
+        collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
+                              acknowledger: acknowledger.input, logger: logger, shard: index)
+    }
+
+    func close() async {
+        for queue in [claimQueue, ackQueue, recoveryQueue, heartbeat.queue] { await queue.connection.close() }
+    }
+}
+
+/// Sends each result to the Acknowledger of the shard its message came from.
+struct ResultRouter: Sendable {
+    let inputs: [AsyncStream<AcknowledgerEvent>.Continuation]
+
+    func route(_ result: PipelineResult) {
+        if inputs.count == 1 {
+            inputs[0].yield(.result(result))
+            return
+        }
+        switch result {
+        case .resolved(let resolutions):
+            var perShard = [[Resolution]](repeating: [], count: inputs.count)
+            for resolution in resolutions { perShard[Collector.shard(ofPipelineSeq: resolution.seq)].append(resolution) }
+            for (shard, part) in perShard.enumerated() where !part.isEmpty { inputs[shard].yield(.result(.resolved(part))) }
+        case .filtered(let seqs, let ids, let topic, let word):
+            var perShard = [(seqs: [UInt64], ids: [String])](repeating: ([], []), count: inputs.count)
+            for (seq, id) in zip(seqs, ids) {
+                let shard = Collector.shard(ofPipelineSeq: seq)
+                perShard[shard].seqs.append(seq)
+                perShard[shard].ids.append(id)
+            }
+            for (shard, part) in perShard.enumerated() where !part.seqs.isEmpty {
+                inputs[shard].yield(.result(.filtered(seqs: part.seqs, ids: part.ids, topic: topic, word: word)))
+            }
+        }
+    }
+
+    func finish() { inputs.forEach { $0.finish() } }
+}
