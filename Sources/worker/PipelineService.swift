@@ -112,7 +112,13 @@ struct PipelineService: Service, CustomStringConvertible {
         }
         beating.forEach { $0.cancel() }
         let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
-        for shard in shards { await finish(shard.claimQueue, counts: snapshot) }
+        var returned = 0
+        for shard in shards { returned += await finish(shard.claimQueue) }
+        logger.info("worker stopped", metadata: [
+            "delivered": "\(snapshot.delivered)", "feedback": "\(snapshot.feedback)",
+            "dead_lettered": "\(snapshot.deadLettered)", "filtered_messages": "\(snapshot.filteredMessages)",
+            "acknowledged_messages": "\(snapshot.acknowledgedMessages)", "returned_to_queue": "\(returned)",
+        ])
         await shards.asyncForEach { await $0.close() }
     }
 
@@ -153,25 +159,23 @@ struct PipelineService: Service, CustomStringConvertible {
     /// Returns what is still claimed to the queue and removes the heartbeat, trying for a few seconds at
     /// most. If Redis is down the claims stay in the processing hash, and a live worker returns them once
     /// the heartbeat expires.
-    private func finish(_ queue: WorkQueue, counts snapshot: OutcomeCounts) async {
+    /// How many claims it returned.
+    private func finish(_ queue: WorkQueue) async -> Int {
         var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
         let giveUp = ContinuousClock.now + Self.finishBudget
         while ContinuousClock.now < giveUp {
             do {
                 let returned = try await queue.returnOwnClaims()
                 try await queue.clearHeartbeat()
-                logger.info("worker stopped", metadata: [
-                    "delivered": "\(snapshot.delivered)", "feedback": "\(snapshot.feedback)",
-                    "dead_lettered": "\(snapshot.deadLettered)", "filtered_messages": "\(snapshot.filteredMessages)",
-                    "acknowledged_messages": "\(snapshot.acknowledgedMessages)", "returned_to_queue": "\(returned)",
-                ])
-                return
+                return returned
             } catch {
                 logger.error("cannot return claims yet", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }
-        logger.error("Redis unreachable at exit: claims stay in the processing hash for recovery by a live worker")
+        logger.error("Redis unreachable at exit: claims stay in the processing hash for recovery by a live worker",
+                     metadata: ["queue": "\(queue.keys.queue)"])
+        return 0
     }
 
     /// How long the exit tries to return claims to an unreachable Redis, after the shutdown deadline.

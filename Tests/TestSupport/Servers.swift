@@ -1,6 +1,14 @@
 import Foundation
 import PushCore
 
+/// A free loopback port whose cluster bus port (port + 10000) is free too, as a cluster node needs.
+public func freeClusterPort() -> Int {
+    while true {
+        let port = Int.random(in: 20_000...40_000)
+        if !waitForPort(port, timeout: 0) && !waitForPort(port + 10_000, timeout: 0) { return port }
+    }
+}
+
 /// A loopback port nobody listens on right now.
 public func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -15,9 +23,10 @@ public func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// True once something listens on the loopback `port` (tried at least once, then until `timeout`).
 public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
     let end = Date().addingTimeInterval(timeout)
-    while Date() < end {
+    repeat {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -28,8 +37,8 @@ public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
         }
         close(fd)
         if result == 0 { return true }
-        usleep(20_000)
-    }
+        if timeout > 0 { usleep(20_000) }
+    } while Date() < end
     return false
 }
 
@@ -73,8 +82,8 @@ public final class RedisServer: @unchecked Sendable {
     public private(set) var caFile = ""
     private let extraArguments: [String]
 
-    public init(persistent: Bool = false, tls: Bool = false, arguments: [String] = []) throws {
-        port = freePort()
+    public init(persistent: Bool = false, tls: Bool = false, arguments: [String] = [], port: Int? = nil) throws {
+        self.port = port ?? freePort()
         directory = makeTemporaryDirectory("redis")
         self.persistent = persistent
         self.tls = tls

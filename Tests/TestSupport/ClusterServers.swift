@@ -1,0 +1,95 @@
+import Foundation
+import PushCore
+import RedisClient
+
+/// A real Redis Cluster on loopback: three redis-server nodes in cluster mode, joined with
+/// `redis-cli --cluster create`, every node a primary (no replicas).
+public final class RedisClusterServers: @unchecked Sendable {
+    public let nodes: [RedisServer]
+    private let admin: [RedisConnection]
+
+    public init(nodes count: Int = 3) async throws {
+        nodes = try (0..<count).map { _ in try Self.startNode() }
+        admin = nodes.map { RedisConnection(url: $0.url, name: "cluster-admin-\($0.port)") }
+        guard let cli = which("redis-cli") else { throw TestSetupError("redis-cli is not installed (apt-get install redis-tools)") }
+        let created = try runCommand(cli, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
+                                     + ["--cluster-replicas", "0", "--cluster-yes"])
+        guard created.status == 0 else { throw TestSetupError("redis-cli --cluster create failed: \(created.output)") }
+        let end = Date().addingTimeInterval(20)
+        while Date() < end {
+            var ready = true
+            for connection in admin {
+                let info = (try? await connection.execute(["CLUSTER", "INFO"]).string) ?? ""
+                if !info.contains("cluster_state:ok") { ready = false }
+            }
+            if ready { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw TestSetupError("the cluster did not reach cluster_state:ok")
+    }
+
+    /// A node on a random port pair (port, port + 10000 for the cluster bus); another pair if that one was
+    /// taken meanwhile.
+    private static func startNode() throws -> RedisServer {
+        var lastError: Error?
+        for _ in 0..<3 {
+            do {
+                return try RedisServer(arguments: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                                                   "--cluster-node-timeout", "5000", "--appendonly", "yes"], port: freeClusterPort())
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError ?? TestSetupError("no cluster node started")
+    }
+
+    /// The URL of the first node: clients start there and follow redirections.
+    public var seedURL: String { nodes[0].urlString }
+
+    public func slot(of key: String) async throws -> Int {
+        Int(try await admin[0].execute(["CLUSTER", "KEYSLOT", key]).integer ?? -1)
+    }
+
+    /// Index of the node that owns `slot`, and every node's id.
+    public func owner(of slot: Int) async throws -> (index: Int, ids: [String]) {
+        var ids: [String] = []
+        for connection in admin { ids.append(try await connection.execute(["CLUSTER", "MYID"]).string ?? "") }
+        let table = try await admin[0].execute(["CLUSTER", "NODES"]).string ?? ""
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 9, let index = ids.firstIndex(of: String(fields[0])) else { continue }
+            for range in fields[8...] {
+                let bounds = range.split(separator: "-").compactMap { Int($0) }
+                if bounds.count == 2, (bounds[0]...bounds[1]).contains(slot) { return (index, ids) }
+                if bounds.count == 1, bounds[0] == slot { return (index, ids) }
+            }
+        }
+        throw TestSetupError("no node owns slot \(slot)")
+    }
+
+    /// Moves `slot` to another node the way `redis-cli --cluster reshard` does (IMPORTING/MIGRATING, MIGRATE
+    /// of each key, SETSLOT NODE), one key at a time with `pause` between keys, so clients meet the slot
+    /// while its keys are split between two nodes. Returns the new owner's index.
+    @discardableResult
+    public func migrate(slot: Int, pause: Duration) async throws -> Int {
+        let (source, ids) = try await owner(of: slot)
+        let target = (source + 1) % nodes.count
+        try await admin[target].execute(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", ids[source]])
+        try await admin[source].execute(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", ids[target]])
+        while true {
+            let keys = (try await admin[source].execute(["CLUSTER", "GETKEYSINSLOT", String(slot), "1"]).array ?? []).compactMap(\.string)
+            guard let key = keys.first else { break }
+            try await admin[source].execute(["MIGRATE", "127.0.0.1", String(nodes[target].port), "", "0", "5000", "KEYS", key])
+            try await Task.sleep(for: pause)
+        }
+        for connection in admin {
+            try await connection.execute(["CLUSTER", "SETSLOT", String(slot), "NODE", ids[target]])
+        }
+        return target
+    }
+
+    public func stop() async {
+        for connection in admin { await connection.close() }
+        nodes.forEach { $0.kill() }
+    }
+}
