@@ -69,4 +69,29 @@ final class ConfigurationTests: XCTestCase {
             XCTAssert((100...1000).contains(retry.delayMillis(afterAttempt: 30)))
         }
     }
+
+    func testShardsFromYAMLOrTheEnvironmentAndTheNewQueueKeys() throws {
+        let yaml = """
+        redis:
+          shards: ["push:{0}", "push:{1}"]
+        recovery:
+          max_deliveries: 5
+        collector:
+          max_in_flight_bytes: 2097152
+          max_element_bytes: 65536
+        """
+        let fromFile = try ConfigurationLoader(environment: [:]).load(yaml: yaml)
+        XCTAssertEqual(fromFile.redis.prefixes, ["push:{0}", "push:{1}"])
+        XCTAssertEqual(fromFile.recovery.maxDeliveries, 5)
+        XCTAssertEqual(fromFile.collector.maxInFlightBytes, 2_097_152)
+        XCTAssertEqual(fromFile.collector.maxElementBytes, 65_536)
+        let fromEnvironment = try ConfigurationLoader(environment: ["REDIS_SHARDS": "a:{x}, b:{y}"]).load(yaml: yaml)
+        XCTAssertEqual(fromEnvironment.redis.prefixes, ["a:{x}", "b:{y}"])
+        XCTAssertEqual(try ConfigurationLoader(environment: [:]).load(yaml: "").redis.prefixes, ["push"])
+        XCTAssertThrowsError(try ConfigurationLoader(environment: ["REDIS_SHARDS": "a,a"]).load(yaml: ""))
+        XCTAssertThrowsError(try ConfigurationLoader(environment: ["RECOVERY_MAX_DELIVERIES": "0"]).load(yaml: ""))
+        XCTAssertThrowsError(try ConfigurationLoader(environment: ["RETRY_BASE_DELAY_MS": "99999999999"]).load(yaml: "")) {
+            XCTAssertEqual("\($0)", "configuration retry.base_delay_ms: must be at most 2147483647")
+        }
+    }
 }
