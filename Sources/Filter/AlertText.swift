@@ -1,17 +1,18 @@
-import Foundation
+import PushCore
 
 /// The human-readable texts of a payload that the filter scans: `aps.alert` (a string, or its title,
-/// subtitle and body) and any configured custom keys, given as dot paths (`data.preview`).
+/// subtitle and body) and any configured custom keys, given as dot paths (`data.preview`). The payload is
+/// read with the worker's strict JSON reader (it was validated when the message was claimed).
 public enum AlertText {
     public static func texts(inPayload payload: [UInt8], extraFields: [String]) -> [String] {
-        guard let root = (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any] else { return [] }
+        guard let root = try? JSONParser.parse(payload), root.objectMembers != nil else { return [] }
         var texts: [String] = []
-        if let aps = root["aps"] as? [String: Any] {
-            if let alert = aps["alert"] as? String {
-                texts.append(alert)
-            } else if let alert = aps["alert"] as? [String: Any] {
+        if let alert = root["aps"]?["alert"] {
+            if let text = alert.stringValue {
+                texts.append(text)
+            } else {
                 for key in ["title", "subtitle", "body"] {
-                    if let text = alert[key] as? String { texts.append(text) }
+                    if let text = alert[key]?.stringValue { texts.append(text) }
                 }
             }
         }
@@ -21,20 +22,20 @@ public enum AlertText {
         return texts
     }
 
-    private static func value(at path: [String], in root: [String: Any]) -> Any? {
-        var node: Any = root
+    private static func value(at path: [String], in root: JSONValue) -> JSONValue? {
+        var node = root
         for key in path {
-            guard let map = node as? [String: Any], let child = map[key] else { return nil }
+            guard let child = node[key] else { return nil }
             node = child
         }
         return node
     }
 
-    private static func collect(_ value: Any?, into texts: inout [String]) {
+    private static func collect(_ value: JSONValue?, into texts: inout [String]) {
         switch value {
-        case let text as String: texts.append(text)
-        case let list as [Any]: list.forEach { collect($0, into: &texts) }
-        case let map as [String: Any]: map.values.forEach { collect($0, into: &texts) }
+        case .string(let text)?: texts.append(text)
+        case .array(let items)?: items.forEach { collect($0, into: &texts) }
+        case .object(let members)?: members.forEach { collect($0.value, into: &texts) }
         default: break
         }
     }
