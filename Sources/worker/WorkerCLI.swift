@@ -10,7 +10,7 @@ struct WorkerCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
         abstract: "Turns messages an IM backend LPUSHes onto a Redis list into APNs pushes, losing none.",
-        subcommands: [Run.self, CheckConfig.self]
+        subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, StatusCommand.self, DLQCommand.self]
     )
 }
 

@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// `worker dlq ...`: the read-only views of the dead-letter list (SPEC section 6). They change nothing.
+struct DLQCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "dlq",
+        abstract: "Look at the dead letters (push:dlq).",
+        subcommands: [DLQStats.self, DLQList.self, DLQShow.self]
+    )
+}
+
+/// One dead letter as read from `push:dlq`; index 0 is the newest (LPUSH).
+struct DeadLetter {
+    var index: Int
+    var shard: String
+    var text: String
+    var reason: String
+    var status: Int64?
+    var failedAt: Int64?
+    var topic: String?
+    var messageID: String?
+
+    init(index: Int, shard: String, bytes: [UInt8]) {
+        self.index = index
+        self.shard = shard
+        text = String(decoding: bytes, as: UTF8.self)
+        // A dead letter nests the message one level deeper than a queue element may go.
+        let record = try? JSONParser.parse(bytes, maxDepth: JSONParser.defaultMaxDepth + 2)
+        reason = record?["reason"]?.stringValue ?? "(unreadable)"
+        status = record?["status"]?.exactInteger
+        failedAt = record?["failed_at"]?.exactInteger
+        topic = record?["message"]?["topic"]?.stringValue
+        messageID = record?["message"]?["id"]?.stringValue
+    }
+
+    /// Reads a shard's dead letters page by page (bounded memory per round trip).
+    static func all(_ keys: RedisKeys, _ redis: any RedisCommands, limit: Int = Int.max) async throws -> [DeadLetter] {
+        var letters: [DeadLetter] = []
+        let page = 1000
+        var start = 0
+        while letters.count < limit {
+            let items = try await redis.execute(["LRANGE", keys.deadLetters, String(start), String(start + page - 1)]).array ?? []
+            for (offset, item) in items.enumerated() {
+                letters.append(DeadLetter(index: start + offset, shard: keys.prefix, bytes: item.bytes ?? []))
+            }
+            if items.count < page { break }
+            start += page
+        }
+        return letters
+    }
+}
+
+struct DLQStats: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "stats",
+                                                    abstract: "Dead letters counted by reason, status, topic and age; the feedback count.")
+    @OptionGroup var options: ToolOptions
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        var reasons: [String: Int] = [:], statuses: [String: Int] = [:], topics: [String: Int] = [:], ages: [String: Int] = [:]
+        var total = 0, feedback = 0
+        let now = WallClock.nowMillis()
+        for (keys, redis) in try options.shards(configuration) {
+            for letter in try await DeadLetter.all(keys, redis) {
+                total += 1
+                reasons[letter.reason, default: 0] += 1
+                statuses[letter.status.map(String.init) ?? "none", default: 0] += 1
+                topics[letter.topic ?? "(unparsed)", default: 0] += 1
+                ages[Self.bucket(now - (letter.failedAt ?? now)), default: 0] += 1
+            }
+            feedback += Int(try await redis.execute(["LLEN", keys.feedback]).integer ?? 0)
+            await redis.close()
+        }
+        if options.json {
+            func counts(_ map: [String: Int]) -> JSONValue { ToolOutput.object(map.mapValues { ToolOutput.number($0) }) }
+            print(ToolOutput.json(ToolOutput.object([
+                "dead_letters": ToolOutput.number(total), "feedback": ToolOutput.number(feedback), "by_reason": counts(reasons),
+                "by_status": counts(statuses), "by_topic": counts(topics), "by_age": counts(ages),
+            ])))
+            return
+        }
+        print("dead letters: \(total)    feedback: \(feedback)")
+        for (title, map) in [("by reason", reasons), ("by status", statuses), ("by topic", topics), ("by age", ages)] where !map.isEmpty {
+            print(title)
+            for (key, count) in map.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) { print("  \(String(count).leftPadded(7))  \(key)") }
+        }
+    }
+
+    static func bucket(_ millis: Int64) -> String {
+        switch millis {
+        case ..<3_600_000: return "under 1 h"
+        case ..<86_400_000: return "1 h to 1 d"
+        case ..<604_800_000: return "1 d to 7 d"
+        default: return "over 7 d"
+        }
+    }
+}
+
+struct DLQList: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "Dead letters, newest first (read only).")
+    @OptionGroup var options: ToolOptions
+    @Option(name: .long, help: "Only this reason (repeatable).") var reason: [String] = []
+    @Option(name: .long, help: "Only this topic.") var topic: String?
+    @Option(name: .long, help: "Only the message with this id.") var messageId: String?
+    @Option(name: .long, help: "At most this many.") var limit: Int = 50
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        var shown: [DeadLetter] = []
+        for (keys, redis) in try options.shards(configuration) {
+            for letter in try await DeadLetter.all(keys, redis) where shown.count < limit {
+                if !reason.isEmpty && !reason.contains(letter.reason) { continue }
+                if let topic, letter.topic != topic { continue }
+                if let messageId, letter.messageID != messageId { continue }
+                shown.append(letter)
+            }
+            await redis.close()
+        }
+        if options.json {
+            for letter in shown { print(letter.text) }
+        } else {
+            for letter in shown {
+                let when = letter.failedAt.map { ToolOutput.age(millis: WallClock.nowMillis() - $0) + " ago" } ?? "?"
+                print("\(letter.index)  \(when)  \(letter.reason)  \(letter.messageID ?? "-")  \(letter.topic ?? "-")"
+                      + (configuration.redis.shards.isEmpty ? "" : "  \(letter.shard)"))
+            }
+        }
+        if shown.isEmpty { throw ExitCode(1) }
+    }
+}
+
+struct DLQShow: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "One dead letter in full, by its index in `dlq list`.")
+    @OptionGroup var options: ToolOptions
+    @Argument(help: "The index (0 is the newest).") var index: Int
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        guard index >= 0 else { throw ValidationError("the index is 0 or more") }
+        guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
+        let reply = try await redis.execute(["LINDEX", keys.deadLetters, String(index)])
+        await redis.close()
+        guard let bytes = reply.bytes else {
+            FileHandle.standardError.write(Data("no dead letter at index \(index) of \(keys.deadLetters)\n".utf8))
+            throw ExitCode(1)
+        }
+        print(String(decoding: bytes, as: UTF8.self))
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}

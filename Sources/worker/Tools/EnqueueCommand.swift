@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// `worker enqueue`: builds a message of SPEC section 2, validates it exactly as the worker will, and
+/// LPUSHes it (`--count` times, for load tests).
+struct EnqueueCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "enqueue",
+        abstract: "LPUSH a message onto the queue, validated first the way the worker validates it."
+    )
+
+    @OptionGroup var options: ToolOptions
+    @Option(name: .long, help: "The app's bundle id (apns-topic).") var topic: String
+    @Option(name: .long, help: "A device token (hex or Base64); repeat for several.") var token: [String] = []
+    @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}).") var alert: String?
+    @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
+    @Option(name: .long, help: "private, group or system.") var kind: String?
+    @Option(name: .long) var uuid: String?
+    @Option(name: .long, help: "apns-push-type.") var pushType: String?
+    @Option(name: .long, help: "10, 5 or 1.") var priority: Int?
+    @Option(name: .long, help: "UNIX seconds, or +N seconds from now.") var expiration: String?
+    @Option(name: .long) var collapseId: String?
+    @Option(name: .long, help: "The message id (with --count, a suffix -N is added); default: enqueue-<time>.") var id: String?
+    @Option(name: .long, help: "How many copies to push.") var count: Int = 1
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be 1..1000000") }
+        guard !token.isEmpty else { throw ValidationError("give at least one --token") }
+        let payload: JSONValue
+        switch (alert, payloadFile) {
+        case (let text?, nil):
+            payload = ToolOutput.object(["aps": ToolOutput.object(["alert": .string(text)])])
+        case (nil, let file?):
+            guard let bytes = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            do { payload = try JSONParser.parse(Array(bytes)) } catch {
+                throw ValidationError("\(file) is not JSON: \(error.description)")
+            }
+        default:
+            throw ValidationError("give exactly one of --alert and --payload-file")
+        }
+        let base = id ?? "enqueue-\(WallClock.nowMillis())"
+        let now = WallClock.nowMillis()
+        let parser = MessageParser(limits: { var limits = MessageLimits(); limits.maxElementBytes = configuration.collector.maxElementBytes; return limits }())
+        var elements: [[UInt8]] = []
+        elements.reserveCapacity(count)
+        for n in 0..<count {
+            var fields: [String: JSONValue] = [
+                "id": .string(count == 1 ? base : "\(base)-\(n + 1)"), "topic": .string(topic),
+                "tokens": .array(token.map { .string($0) }), "payload": payload, "enqueued_at": ToolOutput.number(now),
+            ]
+            if let kind { fields["kind"] = .string(kind) }
+            if let uuid { fields["uuid"] = .string(uuid) }
+            if let pushType { fields["push_type"] = .string(pushType) }
+            if let priority { fields["priority"] = ToolOutput.number(priority) }
+            if let expiration {
+                // "+N" is relative (a string, as producers send it); digits alone are UNIX seconds.
+                fields["expiration"] = expiration.hasPrefix("+") ? .string(expiration) : Int64(expiration).map(ToolOutput.number) ?? .string(expiration)
+            }
+            if let collapseId { fields["collapse_id"] = .string(collapseId) }
+            let element = JSONWriter.canonical(ToolOutput.object(fields))
+            if n == 0, case .invalid(let reason, _) = parser.parse(element, seq: 0, now: WallClock.nowSeconds()) {
+                // The worker would dead-letter it: say why now, and push nothing.
+                FileHandle.standardError.write(Data("error: the worker would reject this message: \(reason)\n".utf8))
+                throw ExitCode(2)
+            }
+            elements.append(element)
+        }
+        guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
+        var pushed = 0
+        while pushed < elements.count {
+            let chunk = elements[pushed..<min(elements.count, pushed + 1000)]
+            try await redis.execute(bytes: [Array("LPUSH".utf8), Array(keys.queue.utf8)] + chunk)
+            pushed += chunk.count
+        }
+        await redis.close()
+        if options.json {
+            print(ToolOutput.json(ToolOutput.object(["queue": .string(keys.queue), "enqueued": ToolOutput.number(pushed),
+                                                     "id": .string(base)])))
+        } else {
+            print("enqueued \(pushed) message\(pushed == 1 ? "" : "s") to \(keys.queue) (id \(base)\(count > 1 ? "-1..\(count)" : ""))")
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// `worker status`: the queue, the workers, and where messages ended, per shard (SPEC section 6).
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Queue depth and oldest message, each worker's claims and heartbeat, dead workers awaiting recovery, outcome list sizes."
+    )
+
+    @OptionGroup var options: ToolOptions
+    @Flag(name: .long, help: "Refresh every 2 seconds, like top, until interrupted.") var watch = false
+
+    struct WorkerRow {
+        var id: String
+        var claims: Int
+        var heartbeatAgeMillis: Int64
+        var alive: Bool
+    }
+
+    struct ShardStatus {
+        var prefix: String
+        var queued: Int
+        var oldestAgeMillis: Int64?
+        var workers: [WorkerRow]
+        var deadLetters: Int
+        var feedback: Int
+        var filtered: Int
+    }
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        let shards = try options.shards(configuration)
+        repeat {
+            var statuses: [ShardStatus] = []
+            for (keys, redis) in shards { statuses.append(try await status(keys, redis)) }
+            if watch { print("\u{1B}[2J\u{1B}[H", terminator: "") }
+            print(options.json ? ToolOutput.json(.array(statuses.map(Self.json))) : statuses.map(Self.text).joined(separator: "\n"))
+            if watch { try await Task.sleep(for: .seconds(2)) }
+        } while watch
+        for (_, redis) in shards { await redis.close() }
+    }
+
+    private func status(_ keys: RedisKeys, _ redis: any RedisCommands) async throws -> ShardStatus {
+        let now = WallClock.nowMillis()
+        let replies = try await redis.pipeline([
+            ["LLEN", keys.queue], ["LINDEX", keys.queue, "-1"], ["ZRANGE", keys.workers, "0", "-1", "WITHSCORES"],
+            ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.filtered],
+        ].map { $0.map { Array($0.utf8) } })
+        for case .error(let text) in replies { throw RedisError.server(text) }
+        var oldest: Int64?
+        if let element = replies[1].bytes, let enqueued = (try? JSONParser.parse(element))?["enqueued_at"]?.exactInteger {
+            oldest = now - enqueued
+        }
+        let flat = (replies[2].array ?? []).compactMap(\.string)
+        var workers: [WorkerRow] = []
+        for index in stride(from: 0, to: flat.count - 1, by: 2) {
+            let id = flat[index]
+            let seen = Int64(Double(flat[index + 1]) ?? 0)
+            let detail = try await redis.pipeline([["HLEN", keys.processing(worker: id)], ["EXISTS", keys.heartbeat(worker: id)]]
+                .map { $0.map { Array($0.utf8) } })
+            workers.append(WorkerRow(id: id, claims: Int(detail[0].integer ?? 0), heartbeatAgeMillis: now - seen,
+                                     alive: detail[1].integer == 1))
+        }
+        return ShardStatus(prefix: keys.prefix, queued: Int(replies[0].integer ?? 0), oldestAgeMillis: oldest, workers: workers,
+                           deadLetters: Int(replies[3].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
+                           filtered: Int(replies[5].integer ?? 0))
+    }
+
+    static func text(_ status: ShardStatus) -> String {
+        var lines = ["\(status.prefix):queue  \(status.queued) queued" + (status.oldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? "")]
+        let live = status.workers.filter(\.alive)
+        let dead = status.workers.filter { !$0.alive }
+        lines.append("workers: \(live.count) live, \(dead.count) dead")
+        for worker in status.workers.sorted(by: { $0.id < $1.id }) {
+            let state = worker.alive ? "live" : (worker.claims > 0 ? "DEAD, claims await recovery" : "dead")
+            lines.append("  \(worker.id)  \(worker.claims) claimed  heartbeat \(ToolOutput.age(millis: worker.heartbeatAgeMillis)) ago  \(state)")
+        }
+        lines.append("dead letters \(status.deadLetters)  feedback \(status.feedback)  filtered \(status.filtered)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func json(_ status: ShardStatus) -> JSONValue {
+        ToolOutput.object([
+            "prefix": .string(status.prefix), "queued": ToolOutput.number(status.queued),
+            "oldest_age_ms": status.oldestAgeMillis.map(ToolOutput.number) ?? .null,
+            "workers": .array(status.workers.map { worker in
+                ToolOutput.object(["id": .string(worker.id), "claims": ToolOutput.number(worker.claims),
+                                   "heartbeat_age_ms": ToolOutput.number(worker.heartbeatAgeMillis), "alive": .bool(worker.alive)])
+            }),
+            "dead_workers_with_claims": ToolOutput.number(status.workers.filter { !$0.alive && $0.claims > 0 }.count),
+            "dead_letters": ToolOutput.number(status.deadLetters), "feedback": ToolOutput.number(status.feedback),
+            "filtered": ToolOutput.number(status.filtered),
+        ])
+    }
+}

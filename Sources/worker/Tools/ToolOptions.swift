@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// What every operator tool takes (SPEC section 6): the worker's configuration, a shard, and `--json`.
+struct ToolOptions: ParsableArguments {
+    @Option(name: .long, help: "YAML configuration file (the worker's; environment variables apply too).")
+    var config: String?
+
+    @Option(name: .long, help: "Only this shard (a prefix of redis.shards); default: every shard.")
+    var shard: String?
+
+    @Flag(name: .long, help: "Print JSON for scripts instead of text for people.")
+    var json = false
+
+    /// The configuration, or exit 2 naming what is wrong.
+    func loadConfiguration() throws -> WorkerConfiguration {
+        do {
+            return try ConfigurationLoader().load(file: config)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+    }
+
+    /// One connection per selected shard, each with the shard's key names.
+    func shards(_ configuration: WorkerConfiguration) throws -> [(keys: RedisKeys, redis: any RedisCommands)] {
+        var prefixes = configuration.redis.prefixes
+        if let shard {
+            guard prefixes.contains(shard) else {
+                FileHandle.standardError.write(Data("error: --shard \(shard) is not one of \(prefixes.joined(separator: ", "))\n".utf8))
+                throw ExitCode(2)
+            }
+            prefixes = [shard]
+        }
+        let redis = configuration.redis
+        return prefixes.map { prefix in
+            let connection: any RedisCommands = redis.shards.isEmpty
+                ? RedisConnection(url: redis.url, name: "tool", caFile: redis.caFile)
+                : SlotConnection(url: redis.url, name: "tool-\(prefix)", caFile: redis.caFile)
+            return (RedisKeys(prefix: prefix), connection)
+        }
+    }
+}
+
+/// Output helpers shared by the tools.
+enum ToolOutput {
+    /// A JSON document from plain Swift values (strings, integers, arrays, dictionaries), keys sorted.
+    static func json(_ value: JSONValue) -> String { String(decoding: JSONWriter.canonical(value), as: UTF8.self) }
+
+    static func object(_ pairs: [String: JSONValue]) -> JSONValue {
+        .object(pairs.map { JSONMember(key: $0.key, value: $0.value) })
+    }
+
+    static func number(_ value: Int) -> JSONValue { .number(String(value)) }
+    static func number(_ value: Int64) -> JSONValue { .number(String(value)) }
+
+    /// "3 s", "5 min", "2 h", "4 d": an age people read at a glance.
+    static func age(millis: Int64) -> String {
+        let seconds = max(0, millis / 1000)
+        switch seconds {
+        case ..<120: return "\(seconds) s"
+        case ..<7200: return "\(seconds / 60) min"
+        case ..<172_800: return "\(seconds / 3600) h"
+        default: return "\(seconds / 86_400) d"
+        }
+    }
+}

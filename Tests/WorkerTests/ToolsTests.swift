@@ -1,0 +1,117 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// `worker enqueue`, `worker status` and the read-only `worker dlq` views, run as an operator would.
+final class ToolsTests: XCTestCase {
+    var redis: RedisServer!
+    var client: RedisConnection!
+    var directory: String!
+    let keys = RedisKeys()
+
+    override func setUp() async throws {
+        redis = try RedisServer()
+        client = RedisConnection(url: redis.url, name: "tools-client")
+        directory = makeTemporaryDirectory("tools")
+    }
+
+    override func tearDown() async throws {
+        await client.close()
+        redis.kill()
+    }
+
+    private func tool(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
+        let process = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: arguments,
+                                        logFile: "\(directory!)/tool-\(UUID().uuidString.prefix(6)).log")
+        let status = await process.waitForExit(timeout: 30)
+        return (status, process.log)
+    }
+
+    func testEnqueueValidatesLikeTheWorkerAndPushes() async throws {
+        let good = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 1), "--alert", "hi",
+                                   "--id", "op-1", "--collapse-id", "c1", "--expiration", "+60"])
+        XCTAssertEqual(good.status, 0, good.output)
+        XCTAssertTrue(good.output.contains("enqueued 1 message to push:queue"), good.output)
+        let queued = try await client.strings(keys.queue)
+        XCTAssertEqual(queued.count, 1)
+        guard queued.count == 1, case .valid(let message, _) = MessageParser().parse(Array(queued[0].utf8), seq: 1, now: WallClock.nowSeconds()) else {
+            return XCTFail("the worker must accept what enqueue pushed: \(queued[0])")
+        }
+        XCTAssertEqual(message.id, "op-1")
+        XCTAssertEqual(message.headers.collapseID, "c1")
+        XCTAssertNotNil(message.enqueuedAtMillis)
+
+        let many = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 2), "--alert", "load",
+                                   "--id", "load", "--count", "3", "--json"])
+        XCTAssertEqual(many.status, 0, many.output)
+        XCTAssertEqual(jsonObject(many.output.split(separator: "\n").last.map(String.init) ?? "")["enqueued"] as? Int, 3)
+        let ids = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
+        XCTAssertEqual(Set(ids), ["op-1", "load-1", "load-2", "load-3"])
+
+        let bad = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 3), "--alert", "x", "--priority", "7"])
+        XCTAssertEqual(bad.status, 2, bad.output)
+        XCTAssertTrue(bad.output.contains("the worker would reject this message: Malformed: priority must be 10, 5 or 1"), bad.output)
+        try await assertEqual(try await client.length(keys.queue), 4, "nothing pushed for a bad message")
+    }
+
+    func testStatusShowsQueueWorkersAndOutcomes() async throws {
+        let old = WallClock.nowMillis() - 600_000
+        try await client.lpush(keys.queue, [#"{"id":"q1","enqueued_at":\#(old)}"#, "{}"])
+        let live = WorkQueue(connection: RedisConnection(url: redis.url, name: "live"), keys: keys, workerID: "w-live")
+        try await live.beat(ttlMillis: 60_000, info: "{}")
+        try await client.execute(["ZADD", keys.workers, String(WallClock.nowMillis() - 300_000), "w-dead"])
+        try await client.execute(["HSET", keys.processing(worker: "w-dead"), "7", "{}", "8", "{}"])
+        try await client.lpush(keys.deadLetters, ["{}"])
+        let text = try await tool(["status"])
+        XCTAssertEqual(text.status, 0, text.output)
+        XCTAssertTrue(text.output.contains("push:queue  2 queued, oldest 10 min old"), text.output)
+        XCTAssertTrue(text.output.contains("w-dead  2 claimed  heartbeat 5 min ago  DEAD, claims await recovery"), text.output)
+        XCTAssertTrue(text.output.contains("workers: 1 live, 1 dead"), text.output)
+        let json = try await tool(["status", "--json"])
+        let shard = (try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [[String: Any]])?.first ?? [:]
+        XCTAssertEqual(shard["queued"] as? Int, 2)
+        XCTAssertEqual(shard["dead_workers_with_claims"] as? Int, 1)
+        XCTAssertEqual(shard["dead_letters"] as? Int, 1)
+        XCTAssertGreaterThanOrEqual(shard["oldest_age_ms"] as? Int ?? 0, 600_000)
+        await live.connection.close()
+    }
+
+    func testDeadLetterViewsCountListAndShowWithoutChangingAnything() async throws {
+        func letter(_ id: String, _ reason: String, _ status: Int?, topic: String, ageMillis: Int64) -> String {
+            let raw = Array(messageJSON(id: id, tokens: [token("a1", 1)], topic: topic).utf8)
+            return String(decoding: OutcomeRecords.deadLetter(raw: raw, failedTokens: nil, reason: reason, status: status, attempts: 1,
+                                                              failedAtMillis: WallClock.nowMillis() - ageMillis, worker: "w"), as: UTF8.self)
+        }
+        try await client.lpush(keys.deadLetters, [
+            letter("m1", "BadTopic", 400, topic: "com.a", ageMillis: 10_000),
+            letter("m2", "ServiceUnavailable", 503, topic: "com.a", ageMillis: 7_200_000),
+            letter("m3", "ServiceUnavailable", 503, topic: "com.b", ageMillis: 1_000),
+        ])
+        try await client.lpush(keys.feedback, ["{}", "{}"])
+        let stats = try await tool(["dlq", "stats", "--json"])
+        XCTAssertEqual(stats.status, 0, stats.output)
+        let counts = jsonObject(stats.output)
+        XCTAssertEqual(counts["dead_letters"] as? Int, 3)
+        XCTAssertEqual(counts["feedback"] as? Int, 2)
+        XCTAssertEqual(counts["by_reason"] as? [String: Int], ["BadTopic": 1, "ServiceUnavailable": 2])
+        XCTAssertEqual(counts["by_topic"] as? [String: Int], ["com.a": 2, "com.b": 1])
+        XCTAssertEqual(counts["by_age"] as? [String: Int], ["under 1 h": 2, "1 h to 1 d": 1])
+
+        let list = try await tool(["dlq", "list", "--reason", "ServiceUnavailable"])
+        XCTAssertEqual(list.status, 0, list.output)
+        XCTAssertEqual(list.output.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }, ["0", "1"],
+                       "newest first, with the index `dlq show` takes:\n\(list.output)")
+        XCTAssertTrue(list.output.contains("ServiceUnavailable  m3  com.b"), list.output)
+        let none = try await tool(["dlq", "list", "--message-id", "nope"])
+        XCTAssertEqual(none.status, 1, "nothing matched")
+        let show = try await tool(["dlq", "show", "2"])
+        XCTAssertEqual(show.status, 0, show.output)
+        XCTAssertEqual(jsonObject(show.output)["reason"] as? String, "BadTopic")
+        let missing = try await tool(["dlq", "show", "9"])
+        XCTAssertEqual(missing.status, 1)
+        try await assertEqual(try await client.length(keys.deadLetters), 3, "the views change nothing")
+    }
+}
