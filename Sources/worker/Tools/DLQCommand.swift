@@ -9,7 +9,7 @@ struct DLQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dlq",
         abstract: "Look at the dead letters (push:dlq).",
-        subcommands: [DLQStats.self, DLQList.self, DLQShow.self]
+        subcommands: [DLQStats.self, DLQList.self, DLQShow.self, DLQReplay.self]
     )
 }
 
@@ -23,13 +23,17 @@ struct DeadLetter {
     var failedAt: Int64?
     var topic: String?
     var messageID: String?
+    var bytes: [UInt8]
+    var record: JSONValue?
 
     init(index: Int, shard: String, bytes: [UInt8]) {
         self.index = index
         self.shard = shard
+        self.bytes = bytes
         text = String(decoding: bytes, as: UTF8.self)
         // A dead letter nests the message one level deeper than a queue element may go.
         let record = try? JSONParser.parse(bytes, maxDepth: JSONParser.defaultMaxDepth + 2)
+        self.record = record
         reason = record?["reason"]?.stringValue ?? "(unreadable)"
         status = record?["status"]?.exactInteger
         failedAt = record?["failed_at"]?.exactInteger

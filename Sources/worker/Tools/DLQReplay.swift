@@ -1,0 +1,175 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// `worker dlq replay`: moves selected dead letters' messages back to the queue (SPEC section 6).
+///
+/// Each entry moves in one server-side script: it leaves `push:dlq` exactly when its message enters
+/// `push:queue` (LREM of that very entry, then LPUSH), so a replay interrupted at any instant, or two replays
+/// at once, neither lose nor duplicate anything. The set is fixed at start: the entries present then, oldest
+/// first, and none that failed after the run began. Entries are read a page at a time (bounded memory).
+struct DLQReplay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Move selected dead letters' messages back to the queue, atomically per entry.",
+        discussion: "Skips permanent failures unless --include-permanent, drops tokens push:feedback marks dead, skips expired messages. --dry-run prints the plan and changes nothing. Every run leaves an audit entry in <prefix>:dlq:audit."
+    )
+
+    @OptionGroup var options: ToolOptions
+    @OptionGroup var selection: DeadLetterSelection
+    @Flag(name: .long, help: "Print the plan (counts by reason and topic, what is skipped and why); change nothing.") var dryRun = false
+    @Option(name: .long, help: "At most this many messages per second.") var rate: Double?
+    @Flag(name: .long, help: "Replay permanent failures too (BadDeviceToken, PayloadTooLarge, Malformed..., PoisonMessage, ...).") var includePermanent = false
+    @Flag(name: .long, help: "Do not ask for confirmation.") var yes = false
+
+    /// Reasons no replay can fix: the message or token itself is wrong, or it crashed workers.
+    static let permanentReasons: Set<String> = [
+        "BadDeviceToken", "DeviceTokenNotForTopic", "PayloadTooLarge", "BadTopic", "TopicDisallowed", "BadCollapseId",
+        "BadExpirationDate", "BadPriority", "MissingTopic", "BadMessageId", "InvalidPushType", "BadPath", "MissingDeviceToken",
+        "PoisonMessage", "Expired",
+    ]
+
+    static func isPermanent(_ reason: String) -> Bool {
+        permanentReasons.contains(reason) || reason.hasPrefix("Malformed") || reason.hasPrefix("TopicNotConfigured")
+    }
+
+    func validate() throws {
+        if let rate, !(rate > 0 && rate <= 1_000_000) { throw ValidationError("--rate must be above 0 (messages per second)") }
+    }
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        let shards = try options.shards(configuration)
+        let startedAt = WallClock.nowMillis()
+        var plans: [(keys: RedisKeys, redis: any RedisCommands, plan: ReplayPlan)] = []
+        for (keys, redis) in shards {
+            plans.append((keys, redis, try await ReplayPlan.make(keys: keys, redis: redis, selection: selection,
+                                                                 includePermanent: includePermanent, startedAt: startedAt)))
+        }
+        let total = plans.reduce(0) { $0 + $1.plan.toReplay }
+        for entry in plans { print(entry.plan.describe(prefix: entry.keys.prefix, json: options.json)) }
+        if dryRun || total == 0 {
+            for entry in plans { try await audit(entry.keys, entry.redis, startedAt: startedAt, counts: entry.plan, moved: 0, dryRun: dryRun) }
+            for entry in plans { await entry.redis.close() }
+            if total == 0 { throw ExitCode(1) }
+            return
+        }
+        if !yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                FileHandle.standardError.write(Data("error: replaying \(total) messages needs --yes (no terminal to ask)\n".utf8))
+                throw ExitCode(2)
+            }
+            print("replay \(total) message\(total == 1 ? "" : "s")? [y/N] ", terminator: "")
+            guard readLine()?.lowercased().hasPrefix("y") == true else { throw ExitCode(1) }
+        }
+        var progress = Progress(total: total)
+        var moved = 0
+        for entry in plans {
+            let result = try await ReplayPlan.execute(keys: entry.keys, redis: entry.redis, selection: selection,
+                                                      includePermanent: includePermanent, startedAt: startedAt,
+                                                      rate: rate, progress: &progress)
+            moved += result
+            try await audit(entry.keys, entry.redis, startedAt: startedAt, counts: entry.plan, moved: result, dryRun: false)
+            await entry.redis.close()
+        }
+        progress.finish()
+        print(options.json ? ToolOutput.json(ToolOutput.object(["replayed": ToolOutput.number(moved)]))
+                           : "replayed \(moved) message\(moved == 1 ? "" : "s") (others may have been taken by a concurrent replay)")
+    }
+
+    /// One audit line per run and shard: when, who, what was selected, what happened.
+    private func audit(_ keys: RedisKeys, _ redis: any RedisCommands, startedAt: Int64, counts: ReplayPlan, moved: Int, dryRun: Bool) async throws {
+        let record = ToolOutput.object([
+            "started_at": ToolOutput.number(startedAt), "finished_at": ToolOutput.number(WallClock.nowMillis()),
+            "user": .string(ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"),
+            "host": .string(ProcessInfo.processInfo.hostName), "dry_run": .bool(dryRun),
+            "selection": .string(selection.summary + (includePermanent ? " --include-permanent" : "")),
+            "planned": ToolOutput.number(counts.toReplay), "replayed": ToolOutput.number(moved),
+            "skipped": ToolOutput.object(counts.skipped.mapValues { ToolOutput.number($0) }),
+        ])
+        try await redis.execute(bytes: [Array("LPUSH".utf8), Array(keys.auditLog.utf8), JSONWriter.canonical(record)])
+    }
+}
+
+extension RedisKeys {
+    /// Audit of dead-letter replays: one JSON line per run and shard.
+    var auditLog: String { "\(prefix):dlq:audit" }
+}
+
+/// Which dead letters a command selects (SPEC section 6's SELECTION).
+struct DeadLetterSelection: ParsableArguments {
+    @Option(name: .long, help: "Only this reason (repeatable).") var reason: [String] = []
+    @Option(name: .long, help: "Only this HTTP status.") var status: Int?
+    @Option(name: .long, help: "Only this topic.") var topic: String?
+    @Option(name: .long, help: "Only the message with this id.") var messageId: String?
+    @Option(name: .long, help: "Only entries older than this (30s, 10m, 2h, 7d).") var olderThan: String?
+    @Option(name: .long, help: "Only entries newer than this (30s, 10m, 2h, 7d).") var newerThan: String?
+    @Option(name: .long, help: "At most this many entries.") var max: Int?
+
+    func validate() throws {
+        for text in [olderThan, newerThan].compactMap({ $0 }) where Self.millis(text) == nil {
+            throw ValidationError("'\(text)' is not a duration like 30s, 10m, 2h or 7d")
+        }
+        if let max, max < 1 { throw ValidationError("--max must be at least 1") }
+    }
+
+    static func millis(_ text: String) -> Int64? {
+        guard let unit = text.last, let number = Int64(text.dropLast()), number >= 0, number < 1_000_000_000 else { return nil }
+        switch unit {
+        case "s": return number * 1000
+        case "m": return number * 60_000
+        case "h": return number * 3_600_000
+        case "d": return number * 86_400_000
+        default: return nil
+        }
+    }
+
+    func matches(_ letter: DeadLetter, now: Int64) -> Bool {
+        if !reason.isEmpty && !reason.contains(letter.reason) { return false }
+        if let status, letter.status != Int64(status) { return false }
+        if let topic, letter.topic != topic { return false }
+        if let messageId, letter.messageID != messageId { return false }
+        let age = now - (letter.failedAt ?? now)
+        if let olderThan, let limit = Self.millis(olderThan), age < limit { return false }
+        if let newerThan, let limit = Self.millis(newerThan), age > limit { return false }
+        return true
+    }
+
+    var summary: String {
+        var parts: [String] = reason.map { "--reason \($0)" }
+        if let status { parts.append("--status \(status)") }
+        if let topic { parts.append("--topic \(topic)") }
+        if let messageId { parts.append("--message-id \(messageId)") }
+        if let olderThan { parts.append("--older-than \(olderThan)") }
+        if let newerThan { parts.append("--newer-than \(newerThan)") }
+        if let max { parts.append("--max \(max)") }
+        return parts.isEmpty ? "(all)" : parts.joined(separator: " ")
+    }
+}
+
+/// A progress bar on a terminal, a plain line every two seconds otherwise.
+struct Progress {
+    let total: Int
+    var done = 0
+    private let terminal = isatty(STDOUT_FILENO) == 1
+    private var lastLine = ContinuousClock.now
+
+    init(total: Int) { self.total = total }
+
+    mutating func advance(_ count: Int) {
+        done += count
+        if terminal {
+            let width = 30
+            let filled = total == 0 ? width : min(width, done * width / total)
+            print("\r[\(String(repeating: "#", count: filled))\(String(repeating: ".", count: width - filled))] \(done)/\(total)", terminator: "")
+            fflush(nil)  // every output stream: the bar shows at once
+        } else if ContinuousClock.now - lastLine > .seconds(2) {
+            lastLine = ContinuousClock.now
+            print("replayed \(done) of \(total)")
+        }
+    }
+
+    func finish() { if terminal { print("") } }
+}

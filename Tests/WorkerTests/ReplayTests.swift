@@ -1,0 +1,120 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// `worker dlq replay` against a real redis-server: selection, dry-run, feedback and expiry, rate, and
+/// interruption (SIGKILL) or two replays at once, after which dead letters plus queue always add up.
+final class ReplayTests: XCTestCase {
+    var redis: RedisServer!
+    var client: RedisConnection!
+    var directory: String!
+    let keys = RedisKeys()
+
+    override func setUp() async throws {
+        redis = try RedisServer()
+        client = RedisConnection(url: redis.url, name: "replay-client")
+        directory = makeTemporaryDirectory("replay")
+    }
+
+    override func tearDown() async throws {
+        await client.close()
+        redis.kill()
+    }
+
+    private func start(_ arguments: [String]) throws -> WorkerProcess {
+        try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: ["dlq", "replay"] + arguments,
+                          logFile: "\(directory!)/replay-\(UUID().uuidString.prefix(6)).log")
+    }
+
+    private func replay(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
+        let process = try start(arguments)
+        let status = await process.waitForExit(timeout: 60)
+        return (status, process.log)
+    }
+
+    private func deadLetter(_ id: String, reason: String, tokens: [String], topic: String = "com.example.chat",
+                            extra: [String: Any] = [:], raw: String? = nil) -> String {
+        let element = raw ?? messageJSON(id: id, tokens: tokens, topic: topic, extra: extra)
+        return String(decoding: OutcomeRecords.deadLetter(raw: Array(element.utf8), failedTokens: raw == nil ? tokens : nil,
+                                                          reason: reason, status: nil, attempts: 5,
+                                                          failedAtMillis: WallClock.nowMillis() - 60_000, worker: "w"), as: UTF8.self)
+    }
+
+    func testSelectionDryRunFeedbackExpiryAndPermanentFailures() async throws {
+        let dead = token("a1", 99)
+        try await client.lpush(keys.feedback, [#"{"token":"\#(dead)","reason":"Unregistered"}"#])
+        try await client.lpush(keys.deadLetters, [
+            deadLetter("a", reason: "ServiceUnavailable", tokens: [token("a1", 1), dead]),
+            deadLetter("b", reason: "BadDeviceToken", tokens: [token("a1", 2)]),
+            deadLetter("c", reason: "ServiceUnavailable", tokens: [token("a1", 3)], extra: ["expiration": 1_000_000]),
+            deadLetter("d", reason: "Timeout", tokens: [token("a1", 4)], topic: "com.other"),
+            deadLetter("e", reason: "Malformed: not JSON (unexpected end of input at byte 5)", tokens: [], raw: "{\"id\""),
+        ])
+        let plan = try await replay(["--dry-run", "--json"])
+        XCTAssertEqual(plan.status, 0, plan.output)
+        let counts = jsonObject(plan.output.split(separator: "\n").first.map(String.init) ?? "")
+        XCTAssertEqual(counts["to_replay"] as? Int, 2, plan.output)
+        XCTAssertEqual(counts["dead_tokens_dropped"] as? Int, 1)
+        XCTAssertEqual(counts["skipped"] as? [String: Int], [
+            "permanent (BadDeviceToken)": 1, "expired": 1, "permanent (Malformed: not JSON (unexpected end of input at byte 5))": 1,
+        ])
+        XCTAssertEqual(counts["by_topic"] as? [String: Int], ["com.example.chat": 1, "com.other": 1])
+        try await assertEqual(try await client.length(keys.deadLetters), 5, "a dry run changes nothing")
+        try await assertEqual(try await client.length(keys.queue), 0)
+
+        let some = try await replay(["--reason", "ServiceUnavailable", "--yes"])
+        XCTAssertEqual(some.status, 0, some.output)
+        let queued = try await client.strings(keys.queue).map(jsonObject)
+        XCTAssertEqual(queued.map { $0["id"] as? String }, ["a"])
+        XCTAssertEqual(queued.first?["tokens"] as? [String], [token("a1", 1)], "the dead token is dropped")
+        try await assertEqual(try await client.length(keys.deadLetters), 4)
+
+        let permanent = try await replay(["--reason", "Malformed: not JSON (unexpected end of input at byte 5)", "--include-permanent", "--yes"])
+        XCTAssertEqual(permanent.status, 0, permanent.output)
+        try await assertEqual(try await client.strings(keys.queue).first, "{\"id\"", "an unparsed element goes back byte for byte")
+
+        let nothing = try await replay(["--message-id", "nope", "--yes"])
+        XCTAssertEqual(nothing.status, 1, "nothing matched")
+        let audit = try await client.strings(keys.deadLetters + ":audit").map(jsonObject)
+        XCTAssertEqual(audit.count, 4, "every run leaves an audit line")
+        XCTAssertEqual(audit.last?["dry_run"] as? Bool, true)
+        XCTAssertEqual(audit.first?["selection"] as? String, "--message-id nope")
+    }
+
+    func testRateLimitsMessagesPerSecond() async throws {
+        try await client.lpush(keys.deadLetters, (0..<150).map { deadLetter("r\($0)", reason: "Timeout", tokens: [token("a1", $0)]) })
+        let began = ContinuousClock.now
+        let result = try await replay(["--rate", "100", "--yes"])
+        let took = ContinuousClock.now - began
+        XCTAssertEqual(result.status, 0, result.output)
+        try await assertEqual(try await client.length(keys.queue), 150)
+        XCTAssertGreaterThan(took, .milliseconds(1400), "150 at 100/s takes about 1.5 s")
+    }
+
+    func testInterruptedAndConcurrentReplaysNeitherLoseNorDuplicate() async throws {
+        let total = 3000
+        try await client.lpush(keys.deadLetters, (0..<total).map { deadLetter("k\($0)", reason: "Timeout", tokens: [token("a1", $0)]) })
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<3 {
+            let victim = try start(["--rate", "3000", "--yes"])
+            try await Task.sleep(for: .milliseconds(Int.random(in: 150...450, using: &generator)))
+            victim.signal(SIGKILL)
+            _ = await victim.waitForExit(timeout: 5)
+            let left = try await client.length(keys.deadLetters)
+            let queued = try await client.length(keys.queue)
+            XCTAssertEqual(left + queued, total, "after kill \(round): every entry is in exactly one place")
+        }
+        // Two replays at once finish the job.
+        let first = try start(["--yes"])
+        let second = try start(["--yes"])
+        let statuses = [await first.waitForExit(timeout: 60), await second.waitForExit(timeout: 60)]
+        XCTAssertTrue(statuses.allSatisfy { $0 == 0 || $0 == 1 }, "\(statuses): \(first.log) \(second.log)")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        let ids = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
+        XCTAssertEqual(ids.count, total)
+        XCTAssertEqual(Set(ids).count, total, "no message twice")
+    }
+}
