@@ -117,4 +117,46 @@ final class ReplayTests: XCTestCase {
         XCTAssertEqual(ids.count, total)
         XCTAssertEqual(Set(ids).count, total, "no message twice")
     }
+
+    private func tool(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
+        let process = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: arguments,
+                                        logFile: "\(directory!)/tool-\(UUID().uuidString.prefix(6)).log")
+        let status = await process.waitForExit(timeout: 60)
+        return (status, process.log)
+    }
+
+    func testExportPurgeImportRoundTrip() async throws {
+        let letters = (0..<5).map { deadLetter("x\($0)", reason: $0 < 3 ? "Timeout" : "BadTopic", tokens: [token("a1", $0)]) }
+        try await client.lpush(keys.deadLetters, letters)
+        let before = try await client.strings(keys.deadLetters)
+        let exported = try await tool(["dlq", "export"])
+        XCTAssertEqual(exported.status, 0, exported.output)
+        let lines = exported.output.split(separator: "\n").filter { $0.hasPrefix("{") }.map(String.init)
+        XCTAssertEqual(lines, Array(before.reversed()), "oldest first, byte for byte")
+
+        let refused = try await tool(["dlq", "purge", "--reason", "Timeout"])
+        XCTAssertEqual(refused.status, 2, "no terminal to ask and no --yes: nothing deleted")
+        try await assertEqual(try await client.length(keys.deadLetters), 5)
+        let purged = try await tool(["dlq", "purge", "--reason", "Timeout", "--yes"])
+        XCTAssertEqual(purged.status, 0, purged.output)
+        try await assertEqual(try await client.length(keys.deadLetters), 2)
+        let all = try await tool(["dlq", "purge", "--yes"])
+        XCTAssertEqual(all.status, 0, all.output)
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+
+        let file = "\(directory!)/dead.jsonl"
+        try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let imported = try await tool(["dlq", "import", file])
+        XCTAssertEqual(imported.status, 0, imported.output)
+        try await assertEqual(try await client.strings(keys.deadLetters), before, "the same entries in the same order")
+
+        let bad = "\(directory!)/bad.jsonl"
+        try (lines[0] + "\n{\"not\": \"a dead letter\"}\n").write(toFile: bad, atomically: true, encoding: .utf8)
+        let rejected = try await tool(["dlq", "import", bad])
+        XCTAssertEqual(rejected.status, 1)
+        XCTAssertTrue(rejected.output.contains("line 2: no \"reason\": not a dead letter; nothing imported"), rejected.output)
+        try await assertEqual(try await client.length(keys.deadLetters), 5, "a bad file imports nothing")
+        let audit = try await client.strings(keys.deadLetters + ":audit").map(jsonObject)
+        XCTAssertEqual(audit.compactMap { $0["purged"] as? Int }, [2, 3])
+    }
 }

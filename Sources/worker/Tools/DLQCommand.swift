@@ -9,7 +9,7 @@ struct DLQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dlq",
         abstract: "Look at the dead letters (push:dlq).",
-        subcommands: [DLQStats.self, DLQList.self, DLQShow.self, DLQReplay.self]
+        subcommands: [DLQStats.self, DLQList.self, DLQShow.self, DLQReplay.self, DLQPurge.self, DLQExport.self, DLQImport.self]
     )
 }
 

@@ -1,0 +1,128 @@
+import ArgumentParser
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+
+/// `worker dlq export [SELECTION] > FILE`: the selected dead letters as JSON lines, oldest first (read only).
+struct DLQExport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "export",
+                                                    abstract: "Print the selected dead letters as JSON lines, oldest first; changes nothing.")
+    @OptionGroup var options: ToolOptions
+    @OptionGroup var selection: DeadLetterSelection
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        let startedAt = WallClock.nowMillis()
+        var exported = 0
+        for (keys, redis) in try options.shards(configuration) {
+            try await ReplayPlan.walk(keys, redis, selection: selection, startedAt: startedAt) { letter, selected in
+                if selected {
+                    print(letter.text)
+                    exported += 1
+                }
+                return false
+            }
+            await redis.close()
+        }
+        FileHandle.standardError.write(Data("exported \(exported) dead letter\(exported == 1 ? "" : "s")\n".utf8))
+        if exported == 0 { throw ExitCode(1) }
+    }
+}
+
+/// `worker dlq import FILE`: JSON lines (as `export` writes them) onto the dead-letter list, in file order.
+/// Every line is checked first; a file with a bad line imports nothing and names the line.
+struct DLQImport: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "import",
+                                                    abstract: "Push dead letters from a JSON-lines file (as export writes them).")
+    @OptionGroup var options: ToolOptions
+    @Argument(help: "The JSON-lines file.") var file: String
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        guard let data = FileManager.default.contents(atPath: file) else {
+            FileHandle.standardError.write(Data("error: cannot read \(file)\n".utf8))
+            throw ExitCode(2)
+        }
+        var entries: [[UInt8]] = []
+        for (number, line) in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let bytes = Array(line)
+            if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0D || $0 == 0x09 }) { continue }
+            let problem: String?
+            do {
+                let record = try JSONParser.parse(bytes, maxDepth: JSONParser.defaultMaxDepth + 2)
+                problem = record["reason"]?.stringValue == nil ? "no \"reason\": not a dead letter" : nil
+            } catch {
+                problem = "not JSON (\(error.description))"
+            }
+            if let problem {
+                FileHandle.standardError.write(Data("error: \(file) line \(number + 1): \(problem); nothing imported\n".utf8))
+                throw ExitCode(1)
+            }
+            entries.append(bytes)
+        }
+        guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
+        var pushed = 0
+        while pushed < entries.count {
+            let chunk = entries[pushed..<min(entries.count, pushed + 1000)]
+            try await redis.execute(bytes: [Array("LPUSH".utf8), Array(keys.deadLetters.utf8)] + chunk)
+            pushed += chunk.count
+        }
+        await redis.close()
+        print("imported \(pushed) dead letter\(pushed == 1 ? "" : "s") into \(keys.deadLetters)")
+    }
+}
+
+/// `worker dlq purge [SELECTION] [--yes]`: deletes the selected dead letters, each with an atomic LREM, after
+/// a confirmation unless --yes. Leaves an audit line.
+struct DLQPurge: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "purge", abstract: "Delete the selected dead letters.")
+    @OptionGroup var options: ToolOptions
+    @OptionGroup var selection: DeadLetterSelection
+    @Flag(name: .long, help: "Do not ask for confirmation.") var yes = false
+
+    func run() async throws {
+        let configuration = try options.loadConfiguration()
+        let startedAt = WallClock.nowMillis()
+        let shards = try options.shards(configuration)
+        var planned = 0
+        for (keys, redis) in shards {
+            try await ReplayPlan.walk(keys, redis, selection: selection, startedAt: startedAt) { _, selected in
+                if selected { planned += 1 }
+                return false
+            }
+        }
+        guard planned > 0 else {
+            print("nothing matched")
+            throw ExitCode(1)
+        }
+        if !yes {
+            guard isatty(STDIN_FILENO) == 1 else {
+                FileHandle.standardError.write(Data("error: purging \(planned) dead letters needs --yes (no terminal to ask)\n".utf8))
+                throw ExitCode(2)
+            }
+            print("delete \(planned) dead letter\(planned == 1 ? "" : "s")? [y/N] ", terminator: "")
+            guard readLine()?.lowercased().hasPrefix("y") == true else { throw ExitCode(1) }
+        }
+        var deleted = 0
+        for (keys, redis) in shards {
+            var here = 0
+            try await ReplayPlan.walk(keys, redis, selection: selection, startedAt: startedAt) { letter, selected in
+                guard selected else { return false }
+                let removed = try await redis.execute(bytes: [Array("LREM".utf8), Array(keys.deadLetters.utf8), Array("-1".utf8), letter.bytes])
+                here += Int(removed.integer ?? 0)
+                return true
+            }
+            deleted += here
+            let record = ToolOutput.object([
+                "started_at": ToolOutput.number(startedAt), "finished_at": ToolOutput.number(WallClock.nowMillis()),
+                "user": .string(ProcessInfo.processInfo.environment["USER"] ?? "uid \(getuid())"),
+                "host": .string(ProcessInfo.processInfo.hostName), "action": .string("purge"),
+                "selection": .string(selection.summary), "purged": ToolOutput.number(here),
+            ])
+            try await redis.execute(bytes: [Array("LPUSH".utf8), Array(keys.auditLog.utf8), JSONWriter.canonical(record)])
+            await redis.close()
+        }
+        print("deleted \(deleted) dead letter\(deleted == 1 ? "" : "s")")
+    }
+}
