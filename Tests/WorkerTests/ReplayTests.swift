@@ -7,32 +7,9 @@ import XCTest
 
 /// `worker dlq replay` against a real redis-server: selection, dry-run, feedback and expiry, rate, and
 /// interruption (SIGKILL) or two replays at once, after which dead letters plus queue always add up.
-final class ReplayTests: XCTestCase {
-    var redis: RedisServer!
-    var client: RedisConnection!
-    var directory: String!
-    let keys = RedisKeys()
-
-    override func setUp() async throws {
-        redis = try RedisServer()
-        client = RedisConnection(url: redis.url, name: "replay-client")
-        directory = makeTemporaryDirectory("replay")
-    }
-
-    override func tearDown() async throws {
-        await client.close()
-        redis.kill()
-    }
-
-    private func start(_ arguments: [String]) throws -> WorkerProcess {
-        try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: ["dlq", "replay"] + arguments,
-                          logFile: "\(directory!)/replay-\(UUID().uuidString.prefix(6)).log")
-    }
-
+final class ReplayTests: ToolTestCase {
     private func replay(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
-        let process = try start(arguments)
-        let status = await process.waitForExit(timeout: 60)
-        return (status, process.log)
+        try await tool(["dlq", "replay"] + arguments)
     }
 
     private func deadLetter(_ id: String, reason: String, tokens: [String], topic: String = "com.example.chat",
@@ -99,7 +76,7 @@ final class ReplayTests: XCTestCase {
         try await client.lpush(keys.deadLetters, (0..<total).map { deadLetter("k\($0)", reason: "Timeout", tokens: [token("a1", $0)]) })
         var generator = SystemRandomNumberGenerator()
         for round in 0..<3 {
-            let victim = try start(["--rate", "3000", "--yes"])
+            let victim = try start(["dlq", "replay", "--rate", "3000", "--yes"])
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...450, using: &generator)))
             victim.signal(SIGKILL)
             _ = await victim.waitForExit(timeout: 5)
@@ -108,21 +85,14 @@ final class ReplayTests: XCTestCase {
             XCTAssertEqual(left + queued, total, "after kill \(round): every entry is in exactly one place")
         }
         // Two replays at once finish the job.
-        let first = try start(["--yes"])
-        let second = try start(["--yes"])
+        let first = try start(["dlq", "replay", "--yes"])
+        let second = try start(["dlq", "replay", "--yes"])
         let statuses = [await first.waitForExit(timeout: 60), await second.waitForExit(timeout: 60)]
         XCTAssertTrue(statuses.allSatisfy { $0 == 0 || $0 == 1 }, "\(statuses): \(first.log) \(second.log)")
         try await assertEqual(try await client.length(keys.deadLetters), 0)
         let ids = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
         XCTAssertEqual(ids.count, total)
         XCTAssertEqual(Set(ids).count, total, "no message twice")
-    }
-
-    private func tool(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
-        let process = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: arguments,
-                                        logFile: "\(directory!)/tool-\(UUID().uuidString.prefix(6)).log")
-        let status = await process.waitForExit(timeout: 60)
-        return (status, process.log)
     }
 
     func testExportPurgeImportRoundTrip() async throws {

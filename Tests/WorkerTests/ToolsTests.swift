@@ -6,30 +6,7 @@ import TestSupport
 import XCTest
 
 /// `worker enqueue`, `worker status` and the read-only `worker dlq` views, run as an operator would.
-final class ToolsTests: XCTestCase {
-    var redis: RedisServer!
-    var client: RedisConnection!
-    var directory: String!
-    let keys = RedisKeys()
-
-    override func setUp() async throws {
-        redis = try RedisServer()
-        client = RedisConnection(url: redis.url, name: "tools-client")
-        directory = makeTemporaryDirectory("tools")
-    }
-
-    override func tearDown() async throws {
-        await client.close()
-        redis.kill()
-    }
-
-    private func tool(_ arguments: [String]) async throws -> (status: Int32?, output: String) {
-        let process = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: arguments,
-                                        logFile: "\(directory!)/tool-\(UUID().uuidString.prefix(6)).log")
-        let status = await process.waitForExit(timeout: 30)
-        return (status, process.log)
-    }
-
+final class ToolsTests: ToolTestCase {
     func testEnqueueValidatesLikeTheWorkerAndPushes() async throws {
         let good = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 1), "--alert", "hi",
                                    "--id", "op-1", "--collapse-id", "c1", "--expiration", "+60"])

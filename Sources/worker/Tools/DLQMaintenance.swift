@@ -62,12 +62,7 @@ struct DLQImport: AsyncParsableCommand {
             entries.append(bytes)
         }
         guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
-        var pushed = 0
-        while pushed < entries.count {
-            let chunk = entries[pushed..<min(entries.count, pushed + 1000)]
-            try await redis.execute(bytes: [Array("LPUSH".utf8), Array(keys.deadLetters.utf8)] + chunk)
-            pushed += chunk.count
-        }
+        let pushed = try await redis.pushInChunks(keys.deadLetters, entries)
         await redis.close()
         print("imported \(pushed) dead letter\(pushed == 1 ? "" : "s") into \(keys.deadLetters)")
     }

@@ -70,12 +70,7 @@ struct EnqueueCommand: AsyncParsableCommand {
             elements.append(element)
         }
         guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
-        var pushed = 0
-        while pushed < elements.count {
-            let chunk = elements[pushed..<min(elements.count, pushed + 1000)]
-            try await redis.execute(bytes: [Array("LPUSH".utf8), Array(keys.queue.utf8)] + chunk)
-            pushed += chunk.count
-        }
+        let pushed = try await redis.pushInChunks(keys.queue, elements)
         await redis.close()
         if options.json {
             print(ToolOutput.json(ToolOutput.object(["queue": .string(keys.queue), "enqueued": ToolOutput.number(pushed),
