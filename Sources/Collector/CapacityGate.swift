@@ -19,6 +19,9 @@ public actor CapacityGate {
     public var byteRoom: Int { max(0, byteLimit - bytesInFlight) }
     public var isEmpty: Bool { inFlight == 0 && bytesInFlight == 0 }
 
+    /// Room in notifications and bytes, and whether nothing is in flight, read in one call.
+    public var state: (room: Int, byteRoom: Int, isEmpty: Bool) { (room, byteRoom, isEmpty) }
+
     /// Returns once there is room for `notifications` more (or the gate was opened for shutdown). Waiting
     /// for a good batch's worth, rather than any room at all, keeps claims large when the pipeline is full:
     /// each claim costs Redis mostly per call, so a claim of 16 costs nearly what a claim of 1,000 does.

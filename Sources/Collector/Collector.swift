@@ -80,18 +80,14 @@ public final class Collector: Sendable {
         var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
-            let room = await gate.room
-            let empty = await gate.isEmpty
-            let littleRoom = room < claimThreshold && !empty
-            let noByteRoom = await gate.byteRoom == 0
-            if littleRoom || noByteRoom {
+            var gateState = await gate.state
+            if (gateState.room < claimThreshold && !gateState.isEmpty) || gateState.byteRoom == 0 {
                 eventInput.yield(.full)
                 await gate.waitForRoom(atLeast: claimThreshold)
+                gateState = await gate.state
             }
             if stopping.load(ordering: .relaxed) { break }
-            let freeRoom = await gate.room
-            let byteRoom = await gate.byteRoom
-            let allowIsolated = await gate.isEmpty
+            let (freeRoom, byteRoom, allowIsolated) = gateState
             do {
                 let (tokenBytes, overflow) = freeRoom.multipliedReportingOverflow(by: Self.minimumBytesPerToken)
                 let claim = try await queue.claim(maxCount: max(1, min(freeRoom, Self.maxClaim)),

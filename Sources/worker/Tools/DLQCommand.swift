@@ -17,7 +17,6 @@ struct DLQCommand: AsyncParsableCommand {
 struct DeadLetter {
     var index: Int
     var shard: String
-    var text: String
     var reason: String
     var status: Int64?
     var failedAt: Int64?
@@ -30,7 +29,6 @@ struct DeadLetter {
         self.index = index
         self.shard = shard
         self.bytes = bytes
-        text = String(decoding: bytes, as: UTF8.self)
         // A dead letter nests the message one level deeper than a queue element may go.
         let record = try? JSONParser.parse(bytes, maxDepth: JSONParser.defaultMaxDepth + 2)
         self.record = record
@@ -41,20 +39,21 @@ struct DeadLetter {
         messageID = record?["message"]?["id"]?.stringValue
     }
 
-    /// Reads a shard's dead letters page by page (bounded memory per round trip).
-    static func all(_ keys: RedisKeys, _ redis: any RedisCommands, limit: Int = Int.max) async throws -> [DeadLetter] {
-        var letters: [DeadLetter] = []
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// Hands a shard's dead letters to `body`, newest first, one page of 1,000 at a time, so memory stays
+    /// bounded whatever the list holds; `body` returns false to stop.
+    static func forEach(_ keys: RedisKeys, _ redis: any RedisCommands, _ body: (DeadLetter) throws -> Bool) async throws {
         let page = 1000
         var start = 0
-        while letters.count < limit {
+        while true {
             let items = try await redis.execute(["LRANGE", keys.deadLetters, String(start), String(start + page - 1)]).array ?? []
             for (offset, item) in items.enumerated() {
-                letters.append(DeadLetter(index: start + offset, shard: keys.prefix, bytes: item.bytes ?? []))
+                guard try body(DeadLetter(index: start + offset, shard: keys.prefix, bytes: item.bytes ?? [])) else { return }
             }
-            if items.count < page { break }
+            if items.count < page { return }
             start += page
         }
-        return letters
     }
 }
 
@@ -69,12 +68,13 @@ struct DLQStats: AsyncParsableCommand {
         var total = 0, feedback = 0
         let now = WallClock.nowMillis()
         for (keys, redis) in try options.shards(configuration) {
-            for letter in try await DeadLetter.all(keys, redis) {
+            try await DeadLetter.forEach(keys, redis) { letter in
                 total += 1
                 reasons[letter.reason, default: 0] += 1
                 statuses[letter.status.map(String.init) ?? "none", default: 0] += 1
                 topics[letter.topic ?? "(unparsed)", default: 0] += 1
                 ages[Self.bucket(now - (letter.failedAt ?? now)), default: 0] += 1
+                return true
             }
             feedback += Int(try await redis.execute(["LLEN", keys.feedback]).integer ?? 0)
             await redis.close()
@@ -116,11 +116,13 @@ struct DLQList: AsyncParsableCommand {
         let configuration = try options.loadConfiguration()
         var shown: [DeadLetter] = []
         for (keys, redis) in try options.shards(configuration) {
-            for letter in try await DeadLetter.all(keys, redis) where shown.count < limit {
-                if !reason.isEmpty && !reason.contains(letter.reason) { continue }
-                if let topic, letter.topic != topic { continue }
-                if let messageId, letter.messageID != messageId { continue }
+            try await DeadLetter.forEach(keys, redis) { letter in
+                guard shown.count < limit else { return false }
+                if !reason.isEmpty && !reason.contains(letter.reason) { return true }
+                if let topic, letter.topic != topic { return true }
+                if let messageId, letter.messageID != messageId { return true }
                 shown.append(letter)
+                return true
             }
             await redis.close()
         }
