@@ -15,7 +15,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
-        // The APNs emulator only: an HTTP/2 + TLS server.
+        // Metrics: the stages record through swift-metrics; the worker exports them as Prometheus text.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The APNs emulator's HTTP/2 + TLS server and the worker's small metrics and health listener.
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -29,6 +32,7 @@ let package = Package(
         // The message model, its validation and the configuration: no I/O, no system library.
         .target(name: "PushCore", dependencies: [
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Yams", package: "Yams"),
         ]),
         // A Redis connection on a thread of its own: plain or TLS socket, hiredis as the RESP codec.
@@ -48,8 +52,19 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (SPEC section 5).
+        .target(name: "Observability", dependencies: [
+            "PushCore",
+            .product(name: "CoreMetrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         .executableTarget(name: "worker", dependencies: [
-            "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher",
+            "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -88,6 +103,7 @@ let package = Package(
         .testTarget(name: "CollectorTests", dependencies: ["Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),
         .testTarget(name: "WorkerTests", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "PushCore"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "Pusher", "PushCore", "TestSupport"]),
     ]
 )

@@ -14,7 +14,7 @@ emulator="$root/.build/release/apns-emulator"
 
 run="$(mktemp -d /tmp/push-demo-XXXXXX)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-redis_port=$(free_port); apns_port=$(free_port)
+redis_port=$(free_port); apns_port=$(free_port); metrics_port=$(free_port)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -47,6 +47,8 @@ filter:
 retry:
   max_attempts: 3
   base_delay_ms: 50
+metrics:
+  listen: 127.0.0.1:$metrics_port
 YAML
 
 tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the emulator answers by prefix
@@ -72,6 +74,9 @@ for _ in $(seq 300); do
   [ "$(q LLEN push:queue)" = "0" ] && [ -z "$(q --scan --pattern 'push:processing:*')" ] && break
   sleep 0.1
 done
+sleep 2.2  # one sampling period, so the gauges are current
+metrics="$(curl -s "http://127.0.0.1:$metrics_port/metrics" || true)"
+ready="$(curl -s "http://127.0.0.1:$metrics_port/readyz" || true)"
 kill -TERM "$wpid"; wait "$wpid" || true
 
 delivered=$(wc -l < "$run/delivered.jsonl")
@@ -83,6 +88,9 @@ echo "push:queue left: $(q LLEN push:queue)    push:processing:*: $(q --scan --p
 echo "-- push:feedback (tokens the backend must drop)"; q LRANGE push:feedback 0 -1
 echo "-- push:dlq (dead letters, with reasons)"; q LRANGE push:dlq 0 -1
 echo "-- push:filtered (sensitive-word audit)"; q LRANGE push:filtered 0 -1
+echo "-- the worker's /readyz: $ready"
+echo "-- some of its /metrics (Prometheus text; docs/operations.md explains each)"
+grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|queue_length|build_info)' <<<"$metrics" || true
 echo "-- worker log"; cat "$run/worker.log"
 echo
 echo "one delivered notification as the emulator recorded it:"; head -1 "$run/delivered.jsonl"

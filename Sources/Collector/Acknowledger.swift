@@ -89,6 +89,7 @@ public final class Acknowledger: Sendable {
                                    metadata: ["expected": "\(pending.count)", "acknowledged": "\(acknowledged)"])
                 }
                 ledger.noteAcknowledged(acknowledged)
+                PushMetrics.shared.messagesAcknowledged.increment(by: acknowledged)
                 break
             } catch {
                 // The processing hash still holds these messages, so waiting loses nothing; once the shutdown

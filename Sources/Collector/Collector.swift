@@ -94,6 +94,7 @@ public final class Collector: Sendable {
                                                   maxBytes: min(byteRoom, overflow ? Int.max : tokenBytes),
                                                   allowIsolated: allowIsolated)
                 if !claim.elements.isEmpty {
+                    PushMetrics.shared.messagesClaimed.increment(by: claim.elements.count)
                     await gate.add(claim.elements.count, bytes: claim.elements.reduce(0) { $0 + $1.raw.count })
                     // The next claim waits until these are parsed and their tokens counted, so the room it
                     // sees is true: claims cannot outrun validation and overshoot max_in_flight.
@@ -148,6 +149,7 @@ public final class Collector: Sendable {
                     let seq = Self.pipelineSeq(item.seq, shard: shard)
                     switch parser.parse(raw, seq: seq, now: now) {
                     case .invalid(let reason, let messageID):
+                        PushMetrics.shared.notifications(outcome: "dead_letter", reason: "InvalidMessage", count: 1)
                         // The id is named when the element had a valid one; otherwise the claim sequence
                         // and size tell which element it was (the dead letter holds it whole).
                         logger.warning("dead letter: invalid message", metadata: [
@@ -160,6 +162,7 @@ public final class Collector: Sendable {
                                 raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
                                 failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
                     case .valid(let message, let rejected):
+                        PushMetrics.shared.notifications(outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
                         let notifications = max(1, message.tokens.count)
                         extra += notifications - 1
                         let stamp = WallClock.nowMillis()

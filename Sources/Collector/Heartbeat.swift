@@ -13,13 +13,18 @@ public struct Heartbeat: Sendable {
     public let recoveryQueue: WorkQueue
     public let ttlMillis: Int
     public let logger: Logger
+    /// Told whether the last beat reached Redis: readiness follows this shard's Redis.
+    public let readiness: Readiness?
 
-    public init(queue: WorkQueue, recoveryQueue: WorkQueue, ttlMillis: Int, logger: Logger) {
+    public init(queue: WorkQueue, recoveryQueue: WorkQueue, ttlMillis: Int, logger: Logger, readiness: Readiness? = nil) {
         self.queue = queue
         self.recoveryQueue = recoveryQueue
         self.ttlMillis = ttlMillis
         self.logger = logger
+        self.readiness = readiness
     }
+
+    public var unreachable: Readiness.Condition { .redisUnreachable(shard: queue.keys.queue) }
 
     private var info: String {
         "{\"host\":\"\(ProcessInfo.processInfo.hostName)\",\"pid\":\(getpid()),\"seen\":\(WallClock.nowMillis())}"
@@ -36,7 +41,9 @@ public struct Heartbeat: Sendable {
         while !Task.isCancelled {
             do {
                 try await beatOnce()
+                readiness?.clear(unreachable)
             } catch {
+                readiness?.set(unreachable)
                 logger.error("heartbeat failed; retrying", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: .milliseconds(max(100, ttlMillis / 3)))
@@ -73,6 +80,7 @@ public struct Heartbeat: Sendable {
             logger.warning("returned a dead worker's claims to the queue", metadata: ["worker": "\(worker)", "messages": "\(recovery.returned)"])
         }
         if recovery.poisoned > 0 {
+            PushMetrics.shared.notifications(outcome: "dead_letter", reason: "PoisonMessage", count: recovery.poisoned)
             logger.error("dead-lettered messages whose holders died \(recoveryQueue.maxDeliveries) times (PoisonMessage)", metadata: [
                 "worker": "\(worker)", "messages": "\(recovery.poisoned)",
                 "message_id": "\(recovery.poisonedIDs.prefix(20).map { Printable.clipped($0, to: 128) }.joined(separator: ","))",

@@ -19,6 +19,9 @@ public struct FilterStage: Sendable {
             kept.reserveCapacity(jobs.count)
             for job in jobs {
                 if let word = filter.match(job) {
+                    // Every token of every message in the job ends filtered; the word itself stays out of labels.
+                    let tokens = job.tokens.count + job.extraOwners.values.reduce(0) { $0 + $1.count }
+                    PushMetrics.shared.notifications(outcome: "filtered", reason: "SensitiveWord", count: tokens)
                     results(.filtered(seqs: job.sources, ids: job.sourceIDs, topic: job.headers.appTopic, word: word))
                 } else {
                     kept.append(job)

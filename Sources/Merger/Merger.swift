@@ -33,6 +33,9 @@ public struct Merger: Sendable {
             let owner = UInt32(jobs[index].sources.count)
             jobs[index].sources.append(message.seq)
             jobs[index].sourceIDs.append(message.id)
+            if let enqueued = message.enqueuedAtMillis {
+                jobs[index].enqueuedAtMillis = min(jobs[index].enqueuedAtMillis ?? enqueued, enqueued)
+            }
             for token in message.tokens {
                 if let existing = known[token] {
                     jobs[index].extraOwners[existing, default: []].append(owner)
@@ -49,8 +52,12 @@ public struct Merger: Sendable {
 
     /// The stage: batches in, jobs out.
     public func run(input: AsyncStream<MessageBatch>, output: AsyncStream<[PushJob]>.Continuation) async {
+        let merged = PushMetrics.shared.messagesMerged
         for await batch in input {
-            output.yield(merge(batch))
+            let jobs = merge(batch)
+            // Every message beyond the first of its job was folded into another message's job.
+            merged.increment(by: batch.messages.count - jobs.count)
+            output.yield(jobs)
         }
         output.finish()
     }

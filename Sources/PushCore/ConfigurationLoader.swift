@@ -153,6 +153,7 @@ public struct ConfigurationLoader: Sendable {
         config.retry.baseDelayMillis = try reader.int("retry.base_delay_ms", config.retry.baseDelayMillis, min: 0)
         config.retry.maxDelayMillis = try reader.int("retry.max_delay_ms", config.retry.maxDelayMillis, min: config.retry.baseDelayMillis)
         config.metricsListen = reader.string("metrics.listen", config.metricsListen)
+        _ = try ListenAddress.parse(config.metricsListen)
         config.shutdown.timeoutSeconds = try reader.int("shutdown.timeout_s", config.shutdown.timeoutSeconds, min: 0)
         return config
     }

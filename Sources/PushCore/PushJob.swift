@@ -13,6 +13,8 @@ public struct PushJob: Sendable {
     /// Token index -> further owners, for a token that several merged messages asked for (rare).
     public var extraOwners: [Int: [UInt32]]
     public var kind: MessageKind
+    /// The oldest `enqueued_at` of the job's messages, for the queue-to-APNs latency.
+    public var enqueuedAtMillis: Int64?
 
     public init(message: PushMessage) {
         headers = message.headers
@@ -23,6 +25,7 @@ public struct PushJob: Sendable {
         owner = Array(repeating: 0, count: message.tokens.count)
         extraOwners = [:]
         kind = message.kind
+        enqueuedAtMillis = message.enqueuedAtMillis
     }
 
     /// Every source message that asked for token `index`.

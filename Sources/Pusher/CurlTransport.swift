@@ -25,6 +25,9 @@ public final class CurlTransport: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
     public let outstanding = Atomic<Int>(0)
+    private let connections = ConnectionCounter()
+    private let readiness: Readiness?
+    private let metrics = PushMetrics.shared
 
     // Thread-confined state.
     private var idle: [RequestSlot] = []
@@ -36,6 +39,17 @@ public final class CurlTransport: @unchecked Sendable {
     private var resolvedTokens = 0
     /// Every slot ever made, so an abort can detach the busy ones.
     private var slots: [RequestSlot] = []
+    /// Answers and retries since the last flush to the metrics, counted here so the thread touches the
+    /// shared counters once per batch rather than once per request.
+    private var answerCounts: [AnswerKey: Int] = [:]
+    private var retryCounts: [String: Int] = [:]
+    /// The reason APNs last refused this credential, until a request with it succeeds.
+    private var credentialRefusal: String?
+
+    struct AnswerKey: Hashable {
+        var status: Int
+        var reason: String
+    }
 
     struct PendingRequest {
         var job: JobContext
@@ -44,9 +58,11 @@ public final class CurlTransport: @unchecked Sendable {
         var due: UInt64 = 0
     }
 
-    public init(settings: TransportSettings, provider: ProviderToken?, sink: @escaping @Sendable ([Resolution]) -> Void) {
+    public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil,
+                sink: @escaping @Sendable ([Resolution]) -> Void) {
         CurlGlobal.initialize()
         self.settings = settings
+        self.readiness = readiness
         self.provider = provider
         self.sink = sink
         multi = curl_multi_init()
@@ -57,6 +73,9 @@ public final class CurlTransport: @unchecked Sendable {
         thread.name = "apns-transport"
         thread.start()
     }
+
+    /// Sockets open to APNs (HTTP/2 connections and connection attempts).
+    public var openConnections: Int { connections.open.load(ordering: .relaxed) }
 
     /// Hands jobs to the transport; returns at once.
     public func submit(_ jobs: [PushJob]) {
@@ -116,6 +135,7 @@ public final class CurlTransport: @unchecked Sendable {
                 resolvedTokens = 0
                 sink(batch)
             }
+            if !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
             if finishing && active == 0 && readyHead >= ready.count && delayed.isEmpty
                 && intake.withLock({ $0.jobs.isEmpty }) {
                 break
@@ -168,7 +188,7 @@ public final class CurlTransport: @unchecked Sendable {
         if let reused = idle.popLast() {
             slot = reused
         } else {
-            slot = RequestSlot(settings: settings)
+            slot = RequestSlot(settings: settings, connections: connections)
             slots.append(slot)
         }
         slot.prepare(job: job, token: request.token, attempt: request.attempt, generation: generation,
@@ -180,6 +200,7 @@ public final class CurlTransport: @unchecked Sendable {
 
     private func collectCompletions() {
         var remaining: Int32 = 0
+        var nowMillis: Int64?  // read once per batch of completions, and only if a message carries enqueued_at
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
@@ -194,6 +215,20 @@ public final class CurlTransport: @unchecked Sendable {
             let transportError = answered ? nil : Self.describe(code)
             let decision = ResponseClassifier.classify(status: status == 0 ? nil : status, body: slot.body,
                                                        transportError: transportError)
+            if answered {
+                // On the wire: from the request about to be sent to the transfer's end (time spent waiting
+                // for a connection or a free stream is before PRETRANSFER).
+                let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
+                metrics.apnsRequestDuration.recordMicroseconds(max(0, wire))
+                if let enqueued = slot.job!.job.enqueuedAtMillis {
+                    let now = nowMillis ?? WallClock.nowMillis()
+                    nowMillis = now
+                    let waited = now - enqueued
+                    if waited >= 0 { metrics.queueToAPNs.recordMilliseconds(waited) }
+                }
+            }
+            answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
+            noteCredential(decision, status: status)
             let request = PendingRequest(job: slot.job!, token: slot.token, attempt: slot.attempt)
             let generation = slot.generation
             let lastStatus = status == 0 ? nil : status
@@ -225,6 +260,7 @@ public final class CurlTransport: @unchecked Sendable {
             resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
             return
         }
+        retryCounts[reason, default: 0] += 1
         var next = request
         next.attempt += 1
         let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
@@ -232,6 +268,26 @@ public final class CurlTransport: @unchecked Sendable {
         // Keep `delayed` sorted with the soonest last; retries are rare, so a linear insert is fine.
         let index = delayed.firstIndex { $0.due <= next.due } ?? delayed.count
         delayed.insert(next, at: index)
+    }
+
+    /// Readiness follows the credential: refused by APNs (no retry can fix it) until a request with it succeeds.
+    private func noteCredential(_ decision: ResponseDecision, status: Int) {
+        if case .deadLetter(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
+            if credentialRefusal != reason {
+                credentialRefusal = reason
+                readiness?.set(.credentialsRejected(app: settings.app, reason: reason))
+            }
+        } else if status == 200, credentialRefusal != nil {
+            credentialRefusal = nil
+            readiness?.clearCredentials(app: settings.app)
+        }
+    }
+
+    private func flushMetrics() {
+        for (key, count) in answerCounts { metrics.apnsResponses(status: key.status, reason: key.reason, count: count) }
+        for (reason, count) in retryCounts { metrics.apnsRetries(reason: reason, count: count) }
+        answerCounts.removeAll(keepingCapacity: true)
+        retryCounts.removeAll(keepingCapacity: true)
     }
 
     private func resolve(_ request: PendingRequest, _ outcome: TokenOutcome) {
@@ -249,6 +305,7 @@ public final class CurlTransport: @unchecked Sendable {
             state.exited = true
             return (list, state.aborting)
         }
+        flushMetrics()
         if aborting {
             // Active handles are dropped; their messages are returned to the queue by the worker.
             for slot in slots where slot.job != nil { curl_multi_remove_handle(multi, slot.easy) }

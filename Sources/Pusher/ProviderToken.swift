@@ -18,14 +18,17 @@ public final class ProviderToken: Sendable {
     private let minimumAge: Int64
     private let clock: @Sendable () -> Int64
     private let state: Mutex<Current?>
+    /// The `app` label of `push_provider_token_renewals_total`.
+    private let app: String
 
-    public init(signer: JWTSigner, refreshAfterSeconds: Int64 = 50 * 60, minimumAgeSeconds: Int64 = 20 * 60,
+    public init(signer: JWTSigner, app: String = "", refreshAfterSeconds: Int64 = 50 * 60, minimumAgeSeconds: Int64 = 20 * 60,
                 clock: @escaping @Sendable () -> Int64 = { WallClock.nowSeconds() }) {
         self.signer = signer
         self.refreshAfter = refreshAfterSeconds
         self.minimumAge = minimumAgeSeconds
         self.clock = clock
         self.state = Mutex(nil)
+        self.app = app
     }
 
     /// The token to use now; issues the first one lazily and renews it when it is old.
@@ -36,6 +39,7 @@ public final class ProviderToken: Sendable {
             let fresh = Current(bearer: try signer.token(issuedAt: now), issuedAt: now,
                                 generation: (current?.generation ?? 0) + 1)
             current = fresh
+            PushMetrics.shared.providerTokenRenewed(app: app)
             return fresh
         }
     }
@@ -50,6 +54,7 @@ public final class ProviderToken: Sendable {
             if token.generation != generation { return true }
             guard now - token.issuedAt >= minimumAge else { return false }
             current = Current(bearer: try signer.token(issuedAt: now), issuedAt: now, generation: token.generation + 1)
+            PushMetrics.shared.providerTokenRenewed(app: app)
             return true
         }
     }

@@ -6,13 +6,15 @@ import PushCore
 /// share a .p8 key share its transport and its JWT), and reports every token's final outcome to `sink`.
 public final class Pusher: Sendable {
     private let transports: [CurlTransport]
+    /// Each credential's app label and its lanes, for the connection gauge.
+    private let appLanes: [(app: String, lanes: [Int])]
     /// Topic -> the transports (lanes) of its credential.
     private let routes: [String: [Int]]
     private let sink: @Sendable ([Resolution]) -> Void
     private let logger: Logger
 
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
-    public init(settings: APNsSettings, retry: RetrySettings, logger: Logger,
+    public init(settings: APNsSettings, retry: RetrySettings, logger: Logger, readiness: Readiness? = nil,
                 sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         // One libcurl multi handle drives about one core (its cost is per request), so each credential gets
         // several lanes, each a thread with its own multi handle and its share of the connections.
@@ -22,6 +24,7 @@ public final class Pusher: Sendable {
         var transports: [CurlTransport] = []
         var byCredential: [AppCredential: [Int]] = [:]
         var routes: [String: [Int]] = [:]
+        var appLanes: [(app: String, lanes: [Int])] = []
         for app in settings.apps {
             if let existing = byCredential[app.credential] {
                 routes[app.topic] = existing
@@ -32,11 +35,12 @@ public final class Pusher: Sendable {
             transport.connections = max(1, (settings.connections + lanes - 1) / lanes)
             transport.requestTimeoutMillis = settings.requestTimeoutMillis
             transport.retry = retry
+            transport.app = app.topic
             var provider: ProviderToken?
             switch app.credential {
             case .token(let teamID, let keyID, let keyFile):
                 let signer = try JWTSigner(keyFile: keyFile, keyID: keyID, teamID: teamID)
-                provider = ProviderToken(signer: signer)
+                provider = ProviderToken(signer: signer, app: app.topic)
                 _ = try provider?.current()  // fail at startup, not on the first message
             case .certificate(let file, let password):
                 try ClientCertificate.validate(file: file, password: password.value)
@@ -44,11 +48,15 @@ public final class Pusher: Sendable {
                 transport.certificatePassword = password
             }
             let indices = Array(transports.count..<transports.count + lanes)
-            for _ in 0..<lanes { transports.append(CurlTransport(settings: transport, provider: provider, sink: sink)) }
+            for _ in 0..<lanes {
+                transports.append(CurlTransport(settings: transport, provider: provider, readiness: readiness, sink: sink))
+            }
+            appLanes.append((app.topic, indices))
             byCredential[app.credential] = indices
             routes[app.topic] = indices
         }
         self.transports = transports
+        self.appLanes = appLanes
         self.routes = routes
         self.sink = sink
         self.logger = logger
@@ -56,6 +64,11 @@ public final class Pusher: Sendable {
 
     /// Tokens sent or waiting for a retry, not yet final.
     public var outstanding: Int { transports.reduce(0) { $0 + $1.outstanding.load(ordering: .relaxed) } }
+
+    /// Open connections per app (the first topic of each credential).
+    public var openConnections: [(app: String, connections: Int)] {
+        appLanes.map { entry in (entry.app, entry.lanes.reduce(0) { $0 + transports[$1].openConnections }) }
+    }
 
     /// Sends jobs until the input ends, then waits until every token has its outcome.
     public func run(input: AsyncStream<[PushJob]>) async {

@@ -18,8 +18,9 @@ final class RequestSlot {
     /// Longest response body kept; APNs error bodies are a few dozen bytes.
     static let bodyLimit = 4096
 
-    init(settings: TransportSettings) {
+    init(settings: TransportSettings, connections: ConnectionCounter) {
         easy = curl_easy_init()
+        connections.attach(to: easy)
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = curlx_easy_ptr(easy, CURLOPT_PRIVATE, me)
         _ = curlx_easy_ptr(easy, CURLOPT_WRITEDATA, me)

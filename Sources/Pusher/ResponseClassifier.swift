@@ -13,8 +13,22 @@ public enum ResponseDecision: Equatable, Sendable {
     case deadLetter(reason: String)
 }
 
+extension ResponseDecision {
+    /// The reason in the decision; empty for a delivery.
+    public var reason: String {
+        switch self {
+        case .delivered: return ""
+        case .feedback(let reason, _), .retry(let reason), .renewTokenAndRetry(let reason), .deadLetter(let reason): return reason
+        }
+    }
+}
+
 public enum ResponseClassifier {
     static let feedbackReasons: Set<String> = ["Unregistered", "ExpiredToken", "BadDeviceToken", "DeviceTokenNotForTopic"]
+    /// Answers that mean the credential itself is refused: no retry can fix them, every request of the app fails alike.
+    public static let credentialReasons: Set<String> = [
+        "InvalidProviderToken", "MissingProviderToken", "BadCertificate", "BadCertificateEnvironment",
+    ]
 
     /// - Parameters:
     ///   - status: the HTTP status, or nil when the request failed below HTTP (reset, GOAWAY, timeout).

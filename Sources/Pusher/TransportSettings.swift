@@ -15,6 +15,8 @@ public struct TransportSettings: Sendable {
     /// Certificate auth: client certificate file (PEM with its key, or PKCS#12) and password.
     public var certificateFile: String?
     public var certificatePassword = Secret("")
+    /// The app this credential serves (its first topic), for metric labels, readiness and logs.
+    public var app = ""
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }

@@ -11,6 +11,8 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     private var socket: RedisSocket?
     private var reader: UnsafeMutablePointer<redisReader>?
     private var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+    /// A connection made after this one had been connected before is a reconnect (counted in the metrics).
+    private var everConnected = false
     private let thread: DedicatedThread
     public let url: RedisURL
     /// CA file for `rediss://` (`redis.ca_file`); empty: the system's CAs.
@@ -97,6 +99,8 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
             drop()
             throw error
         }
+        if everConnected { PushMetrics.shared.redisReconnects.increment() }
+        everConnected = true
         return fresh
     }
 

@@ -21,13 +21,15 @@ struct PipelineService: Service, CustomStringConvertible {
     let workerID: String
     let logger: Logger
     let filter: SensitiveWordFilter
+    let readiness: Readiness
 
     /// What ServiceLifecycle prints for this service at debug and trace level: never the configuration,
     /// whose secrets would otherwise be printed by Swift's default description of a struct.
     var description: String { "PipelineService(worker: \(workerID))" }
 
-    init(configuration: WorkerConfiguration, workerID: String, logger: Logger) throws {
+    init(configuration: WorkerConfiguration, workerID: String, logger: Logger, readiness: Readiness = Readiness()) throws {
         self.configuration = configuration
+        self.readiness = readiness
         self.workerID = workerID
         self.logger = logger
         self.filter = try SensitiveWordFilter(settings: configuration.filter)
@@ -39,7 +41,8 @@ struct PipelineService: Service, CustomStringConvertible {
     func run() async throws {
         let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes)
         let shards = configuration.redis.prefixes.enumerated().map { index, prefix in
-            ShardPipeline(index: index, prefix: prefix, configuration: configuration, workerID: workerID, gate: gate, logger: logger)
+            ShardPipeline(index: index, prefix: prefix, configuration: configuration, workerID: workerID, gate: gate, logger: logger,
+                          readiness: readiness)
         }
         for shard in shards {
             guard try await prepare(shard.recoveryQueue, shard.heartbeat) else {
@@ -50,7 +53,7 @@ struct PipelineService: Service, CustomStringConvertible {
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
-            pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger) { resolutions in
+            pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger, readiness: readiness) { resolutions in
                 router.route(.resolved(resolutions))
             }
         } catch {
@@ -61,6 +64,9 @@ struct PipelineService: Service, CustomStringConvertible {
         let (clean, cleanInput) = AsyncStream.makeStream(of: [PushJob].self)
         let filterStage = FilterStage(filter: filter)
         let beating = shards.map { shard in Task { await shard.heartbeat.run() } }
+        let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.heartbeat.queue))
+        let sampling = Task { await sampler.run() }
+        readiness.clear(.starting)
 
         logger.info("worker started", metadata: [
             "worker": "\(workerID)", "queue": "\(shards.map(\.keys.queue).joined(separator: ","))",
@@ -97,6 +103,7 @@ struct PipelineService: Service, CustomStringConvertible {
                 await group.waitForAll()
             }
         } onGracefulShutdown: {
+            readiness.set(.draining)
             logger.info("shutting down: no more claims; finishing in-flight work", metadata: ["deadline_s": "\(deadline)"])
             shards.forEach { $0.collector.stop() }
             Task {
@@ -111,6 +118,7 @@ struct PipelineService: Service, CustomStringConvertible {
             }
         }
         beating.forEach { $0.cancel() }
+        sampling.cancel()
         let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
         var returned = 0
         for shard in shards { returned += await finish(shard.claimQueue) }
@@ -146,10 +154,12 @@ struct PipelineService: Service, CustomStringConvertible {
                 poisonedOnly.returned = 0
                 heartbeat.report(poisonedOnly, of: workerID)
                 try await heartbeat.beatOnce()
+                readiness.clear(heartbeat.unreachable)
                 return true
             } catch let error as StartupError {
                 throw error
             } catch {
+                readiness.set(heartbeat.unreachable)
                 logger.error("Redis unreachable; retrying", metadata: ["error": "\(error)", "redis": "\(configuration.redis.url)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }

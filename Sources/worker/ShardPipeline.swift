@@ -18,7 +18,8 @@ struct ShardPipeline: Sendable {
     let collector: Collector
     let counts = SharedCounts()
 
-    init(index: Int, prefix: String, configuration: WorkerConfiguration, workerID: String, gate: CapacityGate, logger: Logger) {
+    init(index: Int, prefix: String, configuration: WorkerConfiguration, workerID: String, gate: CapacityGate, logger: Logger,
+         readiness: Readiness) {
         self.index = index
         let keys = RedisKeys(prefix: prefix)
         self.keys = keys
@@ -35,7 +36,7 @@ struct ShardPipeline: Sendable {
         ackQueue = queue("ack")
         recoveryQueue = queue("recovery")
         heartbeat = Heartbeat(queue: queue("heartbeat"), recoveryQueue: recoveryQueue,
-                              ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger)
+                              ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness)
         acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
                                     counts: counts, logger: logger)
         collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
@@ -52,6 +53,7 @@ struct ResultRouter: Sendable {
     let inputs: [AsyncStream<AcknowledgerEvent>.Continuation]
 
     func route(_ result: PipelineResult) {
+        if case .resolved(let resolutions) = result { PushMetrics.shared.notifications(resolutions) }
         if inputs.count == 1 {
             inputs[0].yield(.result(result))
             return

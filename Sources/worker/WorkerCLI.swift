@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Observability
 import PushCore
 import ServiceLifecycle
 import Synchronization
@@ -34,16 +35,30 @@ struct Run: AsyncParsableCommand {
         }
         for warning in FilePermissions.warnings(for: configuration) { logger.warning("\(warning)") }
         let workerID = configuration.workerID.isEmpty ? WorkerIdentity.defaultID() : configuration.workerID
+        let readiness = Readiness()
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        // The listener starts first and so stops last: /readyz answers "draining" while the pipeline drains.
+        if let address = try? ListenAddress.parse(configuration.metricsListen) {
+            let registry = PrometheusExporter.bootstrap(version: BuildInfo.version)
+            let routes = HealthRoutes(readiness: readiness) { registry.emitToBuffer() }
+            do {
+                services.append(.init(service: try await ObservabilityServer.bind(address, routes: routes, logger: logger)))
+            } catch {
+                logger.critical("cannot start: \(error)")
+                throw ExitCode(2)
+            }
+        }
         let pipeline: PipelineService
         do {
-            pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger)
+            pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger, readiness: readiness)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(2)
         }
+        services.append(.init(service: pipeline))
         SecondSignal.exitImmediately(logger: logger)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
-            services: [.init(service: pipeline)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger
         ))

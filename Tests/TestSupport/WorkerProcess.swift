@@ -19,6 +19,8 @@ public final class WorkerProcess: @unchecked Sendable {
         process.executableURL = URL(fileURLWithPath: Self.binaryPath)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
+        // Tests run several workers at once: the metrics listener is off unless a test gives it a port.
+        env["METRICS_LISTEN"] = ""
         env.merge(environment) { $1 }
         process.environment = env
         let handle = FileHandle(forWritingAtPath: logFile)

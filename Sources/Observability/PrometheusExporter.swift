@@ -1,0 +1,25 @@
+import CoreMetrics
+import Prometheus
+import PushCore
+
+/// Routes swift-metrics into one Prometheus registry, once per process, before anything records.
+public enum PrometheusExporter {
+    /// Buckets for APNs latencies: a healthy answer takes a few milliseconds to a few hundred, a stalled one
+    /// up to the request timeout; queue-to-APNs includes backlog waits of seconds.
+    public static let latencyBuckets: [Duration] = [
+        .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
+    ]
+
+    /// Installs the Prometheus factory as swift-metrics' backend and returns the registry `/metrics` serves.
+    public static func bootstrap(version: String) -> PrometheusCollectorRegistry {
+        let registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = latencyBuckets
+        for name in PushMetrics.latencyHistograms { factory.durationHistogramBuckets[name] = latencyBuckets }
+        MetricsSystem.bootstrap(factory)
+        PushMetrics.shared.buildInfo(version: version)
+        return registry
+    }
+}

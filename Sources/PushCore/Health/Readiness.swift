@@ -1,0 +1,59 @@
+import Synchronization
+
+/// Why the worker is not ready to take work, as `/readyz` reports it (SPEC section 5): the stages set and
+/// clear their own conditions; the worker is ready when none is set.
+public final class Readiness: Sendable {
+    public enum Condition: Hashable, Sendable {
+        /// The pipeline has not finished starting (first contact with Redis, recovery of earlier claims).
+        case starting
+        /// A shard's Redis could not be reached by the last heartbeat.
+        case redisUnreachable(shard: String)
+        /// SIGTERM received: finishing in-flight work, claiming nothing new.
+        case draining
+        /// APNs refused an app's credentials (InvalidProviderToken, BadCertificate, ...).
+        case credentialsRejected(app: String, reason: String)
+    }
+
+    private let conditions = Mutex<[Condition: UInt64]>([:])
+    private let order = Atomic<UInt64>(0)
+
+    public init(starting: Bool = true) {
+        if starting { set(.starting) }
+    }
+
+    public func set(_ condition: Condition) {
+        let stamp = order.add(1, ordering: .relaxed).newValue
+        conditions.withLock { if $0[condition] == nil { $0[condition] = stamp } }
+    }
+
+    public func clear(_ condition: Condition) {
+        _ = conditions.withLock { $0.removeValue(forKey: condition) }
+    }
+
+    /// Clears every credential condition of one app (a request with its credentials succeeded).
+    public func clearCredentials(app: String) {
+        conditions.withLock { table in
+            for condition in table.keys {
+                if case .credentialsRejected(app, _) = condition { table[condition] = nil }
+            }
+        }
+    }
+
+    public var isReady: Bool { conditions.withLock { $0.isEmpty } }
+
+    /// One line naming every reason, oldest first; nil when ready.
+    public var reason: String? {
+        let current = conditions.withLock { table in table.sorted { $0.value < $1.value }.map(\.key) }
+        guard !current.isEmpty else { return nil }
+        return current.map(Self.describe).joined(separator: "; ")
+    }
+
+    static func describe(_ condition: Condition) -> String {
+        switch condition {
+        case .starting: return "starting: connecting to Redis and recovering earlier claims"
+        case .redisUnreachable(let shard): return "Redis unreachable (\(shard))"
+        case .draining: return "draining: shutting down, no new claims"
+        case .credentialsRejected(let app, let reason): return "APNs rejected the credentials of \(app): \(reason)"
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import CoreMetrics
+import Synchronization
+
+/// The worker's metrics, recorded through swift-metrics (SPEC section 5; the names are public API).
+///
+/// Handles are made once, on first use of `shared`, from whatever factory `MetricsSystem` holds then:
+/// `worker run` bootstraps Prometheus before anything records, the tools never do (their recordings go
+/// nowhere). Labelled series are made on first use and cached, and their label values are bounded
+/// (`MetricLabel`), so a server that invents reasons cannot grow the registry without limit.
+public final class PushMetrics: Sendable {
+    public static let shared = PushMetrics()
+
+    public let messagesClaimed: Counter
+    public let messagesAcknowledged: Counter
+    public let messagesMerged: Counter
+    public let apnsRequestDuration: Timer
+    public let queueToAPNs: Timer
+    public let inFlightNotifications: Gauge
+    public let redisReconnects: Counter
+
+    private let notifications = LabelledSeries<Counter> { Counter(label: "push_notifications_total", dimensions: $0) }
+    private let responses = LabelledSeries<Counter> { Counter(label: "push_apns_responses_total", dimensions: $0) }
+    private let retries = LabelledSeries<Counter> { Counter(label: "push_apns_retries_total", dimensions: $0) }
+    private let connections = LabelledSeries<Gauge> { Gauge(label: "push_apns_connections", dimensions: $0) }
+    private let streamsLimit = LabelledSeries<Gauge> { Gauge(label: "push_apns_streams_limit", dimensions: $0) }
+    private let renewals = LabelledSeries<Counter> { Counter(label: "push_provider_token_renewals_total", dimensions: $0) }
+    private let queueLengths = LabelledSeries<Gauge> { Gauge(label: "push_queue_length", dimensions: $0) }
+
+    /// Histogram names whose buckets the exporter sets to APNs latencies (1 ms to 30 s).
+    public static let latencyHistograms = ["push_apns_request_duration_seconds", "push_queue_to_apns_seconds"]
+
+    private init() {
+        messagesClaimed = Counter(label: "push_messages_claimed_total")
+        messagesAcknowledged = Counter(label: "push_messages_acknowledged_total")
+        messagesMerged = Counter(label: "push_messages_merged_total")
+        apnsRequestDuration = Timer(label: "push_apns_request_duration_seconds")
+        queueToAPNs = Timer(label: "push_queue_to_apns_seconds")
+        inFlightNotifications = Gauge(label: "push_in_flight_notifications")
+        redisReconnects = Counter(label: "push_redis_reconnects_total")
+    }
+
+    /// Final outcomes per token: `outcome` is delivered, feedback, dead_letter or filtered.
+    public func notifications(outcome: String, reason: String, count: Int) {
+        guard count > 0 else { return }
+        notifications.series([("outcome", outcome), ("reason", MetricLabel.reason(reason))]).increment(by: count)
+    }
+
+    /// The final outcomes of a batch of resolutions, one increment per distinct outcome and reason.
+    public func notifications(_ resolutions: [Resolution]) {
+        var delivered = 0
+        var others: [String: (outcome: String, count: Int)] = [:]
+        for resolution in resolutions {
+            switch resolution.outcome {
+            case .delivered:
+                delivered += 1
+            case .feedback(let reason, _):
+                others["f" + reason, default: ("feedback", 0)].count += 1
+            case .failed(let reason, _, _):
+                others["d" + reason, default: ("dead_letter", 0)].count += 1
+            }
+        }
+        notifications(outcome: "delivered", reason: "", count: delivered)
+        for (key, value) in others { notifications(outcome: value.outcome, reason: String(key.dropFirst()), count: value.count) }
+    }
+
+    /// APNs answers (retried ones included); `status` is the HTTP status, or 0 when none came (reset, timeout).
+    public func apnsResponses(status: Int, reason: String, count: Int) {
+        guard count > 0 else { return }
+        responses.series([("status", String(status)), ("reason", MetricLabel.reason(reason))]).increment(by: count)
+    }
+
+    public func apnsRetries(reason: String, count: Int) {
+        guard count > 0 else { return }
+        retries.series([("reason", MetricLabel.reason(reason))]).increment(by: count)
+    }
+
+    public func apnsConnections(app: String, open: Int) {
+        connections.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(open)
+    }
+
+    public func apnsStreamsLimit(app: String, streams: Int) {
+        streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
+    }
+
+    public func providerTokenRenewed(app: String) {
+        renewals.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).increment()
+    }
+
+    /// `list` is queue, dlq or feedback.
+    public func queueLength(list: String, length: Int) {
+        queueLengths.series([("list", list)]).record(length)
+    }
+
+    /// `push_build_info{version}`: always 1, so dashboards can show which version each worker runs.
+    public func buildInfo(version: String) {
+        Gauge(label: "push_build_info", dimensions: [("version", MetricLabel.reason(version, keep: MetricLabel.topicCharacters))]).record(1)
+    }
+}
+
+/// Series of one metric by label values, made on first use. At most `limit` distinct label sets: past
+/// that, new values share one series labelled `other`.
+final class LabelledSeries<Handle: AnyObject>: Sendable {
+    private let make: @Sendable ([(String, String)]) -> Handle
+    private let table = Mutex<[String: UnsafeHandle]>([:])
+    private let limit: Int
+
+    /// The handles are swift-metrics objects, thread-safe by that API's contract.
+    private struct UnsafeHandle: @unchecked Sendable { let handle: Handle }
+
+    init(limit: Int = 200, make: @escaping @Sendable ([(String, String)]) -> Handle) {
+        self.limit = limit
+        self.make = make
+    }
+
+    func series(_ labels: [(String, String)]) -> Handle {
+        let key = labels.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}")
+        return table.withLock { table in
+            if let known = table[key] { return known.handle }
+            let overflow = table.count >= limit
+            let effective = overflow ? labels.map { ($0.0, "other") } : labels
+            let effectiveKey = overflow ? effective.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}") : key
+            if let known = table[effectiveKey] { return known.handle }
+            let handle = make(effective)
+            table[effectiveKey] = UnsafeHandle(handle: handle)
+            return handle
+        }
+    }
+}
+
+/// Label values from text the worker does not control (APNs reasons, our own dead-letter reasons that
+/// carry details after a colon): the leading word only, in a safe alphabet, clipped.
+public enum MetricLabel {
+    public static let wordCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+    public static let topicCharacters = wordCharacters.union(".-")
+
+    public static func reason(_ text: String, keep: Set<Character> = wordCharacters) -> String {
+        let head = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        let cleaned = String(head.filter { keep.contains($0) }.prefix(64))
+        return cleaned.isEmpty && !text.isEmpty ? "other" : cleaned
+    }
+}

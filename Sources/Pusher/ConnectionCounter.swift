@@ -1,0 +1,30 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// Counts the sockets libcurl holds open for one transport (its HTTP/2 connections, plus any being
+/// connected), through libcurl's open/close socket callbacks: libcurl itself has no API for the number.
+final class ConnectionCounter: Sendable {
+    let open = Atomic<Int>(0)
+
+    /// Installs the callbacks on an easy handle; every connection it opens is counted until it closes.
+    func attach(to easy: UnsafeMutableRawPointer) {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = curlx_easy_ptr(easy, CURLOPT_OPENSOCKETDATA, me)
+        _ = curlx_easy_ptr(easy, CURLOPT_CLOSESOCKETDATA, me)
+        _ = curlx_easy_opensocket_cb(easy) { context, _, address in
+            guard let address else { return CURL_SOCKET_BAD }
+            let descriptor = socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
+            if descriptor >= 0, let context {
+                Unmanaged<ConnectionCounter>.fromOpaque(context).takeUnretainedValue().open.add(1, ordering: .relaxed)
+            }
+            return descriptor
+        }
+        _ = curlx_easy_closesocket_cb(easy) { context, descriptor in
+            if let context {
+                Unmanaged<ConnectionCounter>.fromOpaque(context).takeUnretainedValue().open.subtract(1, ordering: .relaxed)
+            }
+            return close(descriptor)
+        }
+    }
+}

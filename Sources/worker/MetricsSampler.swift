@@ -1,0 +1,46 @@
+import Collector
+import PushCore
+import Pusher
+import QueueProtocol
+
+/// Gauges that are states rather than events, sampled: tokens in flight and open connections every
+/// second, the queue, dead-letter and feedback lengths (summed over shards) every two seconds.
+struct MetricsSampler: Sendable {
+    let gate: CapacityGate
+    let pusher: Pusher
+    let queues: [WorkQueue]
+    let metrics = PushMetrics.shared
+
+    static let queueEvery = 2
+
+    func run() async {
+        var tick = 0
+        while !Task.isCancelled {
+            metrics.inFlightNotifications.record(await gate.inFlight)
+            for (app, open) in pusher.openConnections { metrics.apnsConnections(app: app, open: open) }
+            if tick % Self.queueEvery == 0 { await sampleQueues() }
+            tick &+= 1
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Skipped when a shard's Redis does not answer: the gauges keep their last values, and readiness
+    /// and the reconnect counter tell the story.
+    private func sampleQueues() async {
+        var lengths = (queue: 0, dlq: 0, feedback: 0)
+        for queue in queues {
+            let keys = queue.keys
+            guard let replies = try? await queue.connection.pipeline(
+                [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback]].map { $0.map { Array($0.utf8) } })
+            else { return }
+            let values = replies.map { Int(clamping: $0.integer ?? 0) }
+            guard values.count == 3 else { return }
+            lengths.queue += values[0]
+            lengths.dlq += values[1]
+            lengths.feedback += values[2]
+        }
+        metrics.queueLength(list: "queue", length: lengths.queue)
+        metrics.queueLength(list: "dlq", length: lengths.dlq)
+        metrics.queueLength(list: "feedback", length: lengths.feedback)
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// `/metrics`, `/healthz` and `/readyz` of a running worker, scraped over HTTP like Prometheus and a
+/// Kubernetes probe would, while messages flow through a real redis-server and the APNs emulator.
+final class MetricsEndpointTests: XCTestCase {
+    var redis: RedisServer!
+    var apns: EmulatorStandIn!
+    var client: RedisConnection!
+    var directory: String!
+    var port = 0
+    let keys = RedisKeys()
+
+    override func setUp() async throws {
+        redis = try RedisServer(persistent: true)
+        apns = try await EmulatorStandIn { $0.latencyMillis = 5 }
+        client = RedisConnection(url: redis.url, name: "test-client")
+        directory = makeTemporaryDirectory("metrics")
+        port = freePort()
+    }
+
+    override func tearDown() async throws {
+        await client.close()
+        await apns.stop()
+        redis.kill()
+    }
+
+    private func startWorker(_ extra: [String: String] = [:]) throws -> WorkerProcess {
+        var env = [
+            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
+            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
+            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile,
+            "RETRY_MAX_ATTEMPTS": "2", "RETRY_BASE_DELAY_MS": "10", "RETRY_MAX_DELAY_MS": "50",
+            "REDIS_HEARTBEAT_TTL_MS": "1000", "COLLECTOR_WINDOW_MS": "20", "COLLECTOR_MAX_IN_FLIGHT": "100",
+            "METRICS_LISTEN": "127.0.0.1:\(port)",
+        ]
+        env.merge(extra) { $1 }
+        return try WorkerProcess(environment: env, logFile: "\(directory!)/worker.log")
+    }
+
+    private var base: String { "http://127.0.0.1:\(port)" }
+
+    private func metrics() async -> String { await httpGet("\(base)/metrics")?.body ?? "" }
+
+    private func readiness() async -> (status: Int, body: String)? { await httpGet("\(base)/readyz") }
+
+    private func enqueue(_ range: Range<Int>, prefix: String = "a1", extra: [String: Any] = [:]) async throws {
+        let now = Int(Date().timeIntervalSince1970 * 1000)
+        try await client.lpush(keys.queue, range.map {
+            messageJSON(id: "m\($0)", tokens: [token(prefix, $0)], extra: ["enqueued_at": now].merging(extra) { $1 })
+        })
+    }
+
+    func testCountersMoveWhileMessagesFlowAndEveryNamedMetricIsExported() async throws {
+        let worker = try startWorker()
+        try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
+        let before = await metrics()
+        XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version]), 1, before)
+
+        try await enqueue(0..<2000)
+        // Scraped mid-flow: the claim counter has moved before the last message is acknowledged.
+        try await eventually(timeout: .seconds(30)) {
+            let text = await self.metrics()
+            let claimed = prometheusSample(text, "push_messages_claimed_total") ?? 0
+            return claimed > 0 && claimed < 2000
+        }
+        try await eventually(timeout: .seconds(60)) {
+            prometheusSample(await self.metrics(), "push_messages_acknowledged_total") == 2000
+        }
+        // Failures and feedback have their own series, by reason.
+        try await client.lpush(keys.queue, [
+            messageJSON(id: "gone", tokens: [token("410a", 1)]),
+            messageJSON(id: "toolarge", tokens: [token("4130", 2)]),
+            "{not json",
+        ])
+        try await eventually(timeout: .seconds(30)) {
+            prometheusSample(await self.metrics(), "push_messages_acknowledged_total") == 2003
+        }
+        // The sampled gauges refresh every second (queue lengths every two).
+        try await eventually(timeout: .seconds(15)) {
+            prometheusSample(await self.metrics(), "push_queue_length", ["list": "dlq"]) == 2
+        }
+        let text = await metrics()
+        XCTAssertEqual(prometheusSample(text, "push_messages_claimed_total"), 2003, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "delivered"]), 2000, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "feedback", "reason": "Unregistered"]), 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "dead_letter", "reason": "PayloadTooLarge"]), 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "dead_letter", "reason": "InvalidMessage"]), 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_apns_responses_total", ["status": "200"]), 2000, text)
+        XCTAssertEqual(prometheusSample(text, "push_apns_responses_total", ["status": "413", "reason": "PayloadTooLarge"]), 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_count"), 2002, text)
+        XCTAssertEqual(prometheusSample(text, "push_queue_to_apns_seconds_count"), 2000, "only messages that carry enqueued_at")
+        // Buckets for APNs latencies, 1 ms to 30 s; the emulator answers after 5 ms.
+        XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "0.001"]), 0, text)
+        XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "30.0"]), 2002, text)
+        XCTAssertEqual(prometheusSample(text, "push_provider_token_renewals_total", ["app": "com.example.chat"]), 1, text)
+        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections", ["app": "com.example.chat"]) ?? 0, 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_in_flight_notifications"), 0, text)
+        XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "queue"]), 0, text)
+        XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "feedback"]), 1, text)
+        XCTAssertNotNil(prometheusSample(text, "push_redis_reconnects_total"), text)
+        XCTAssertNotNil(prometheusSample(text, "push_messages_merged_total"), text)
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 15)
+        XCTAssertEqual(status, 0)
+    }
+
+    func testReadinessFollowsRedisCredentialsAndDrainingWhileLivenessStaysTrue() async throws {
+        let worker = try startWorker([
+            "RETRY_MAX_ATTEMPTS": "100", "RETRY_BASE_DELAY_MS": "300", "RETRY_MAX_DELAY_MS": "300", "SHUTDOWN_TIMEOUT_S": "4",
+        ])
+        try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
+
+        redis.kill()
+        try await eventually(timeout: .seconds(10)) {
+            guard let answer = await self.readiness() else { return false }
+            return answer.status == 503 && answer.body.contains("Redis unreachable (push:queue)")
+        }
+        let livenessCutOff = await httpGet("\(base)/healthz")?.status
+        XCTAssertEqual(livenessCutOff, 200, "cut off from Redis is not dead")
+        try redis.start()
+        try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
+        let reconnects = prometheusSample(await metrics(), "push_redis_reconnects_total") ?? 0
+        XCTAssertGreaterThanOrEqual(reconnects, 1, "the heartbeat's connection at least was made again")
+
+        // APNs refuses the credential: not ready, naming the app, until a request with it succeeds.
+        try await client.lpush(keys.queue, [messageJSON(id: "refused", tokens: [token("403b", 1)])])
+        try await eventually(timeout: .seconds(15)) {
+            guard let answer = await self.readiness() else { return false }
+            return answer.status == 503 && answer.body.contains("APNs rejected the credentials of com.example.chat: InvalidProviderToken")
+        }
+        try await enqueue(0..<1)
+        try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
+
+        // Draining: SIGTERM while a message is being retried (APNs answers 503), so the drain lasts until
+        // the shutdown deadline.
+        try await client.lpush(keys.queue, [messageJSON(id: "busy", tokens: [token("5030", 1)])])
+        try await eventually(timeout: .seconds(15)) { self.apns.answered().contains { $0.status == 503 } }
+        worker.signal(SIGTERM)
+        let exit = Task { await worker.waitForExit(timeout: 30) }
+        try await eventually(timeout: .seconds(10)) {
+            guard let answer = await self.readiness() else { return false }
+            return answer.status == 503 && answer.body.contains("draining")
+        }
+        let livenessDraining = await httpGet("\(base)/healthz")?.status
+        XCTAssertEqual(livenessDraining, 200, "draining is not dead")
+        let status = await exit.value
+        XCTAssertEqual(status, 0)
+    }
+}
