@@ -95,7 +95,7 @@ let package = Package(
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),
 
         .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "APNsEmulator"], path: "Tests/TestSupport"),
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport"]),
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),

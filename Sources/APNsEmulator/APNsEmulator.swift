@@ -26,7 +26,7 @@ public final class APNsEmulator: Sendable {
             certificatePEM = try String(contentsOfFile: certificateFile, encoding: .utf8)
             keyPEM = try String(contentsOfFile: keyFile, encoding: .utf8)
         } else {
-            let generated = try SelfSignedCertificate.generate()
+            let generated = try SelfSignedCertificate.generate(extraNames: configuration.certificateNames)
             certificatePEM = generated.certificatePEM
             keyPEM = generated.privateKeyPEM
         }

@@ -32,6 +32,8 @@ public struct EmulatorConfiguration: Sendable {
     public var port = 2197
     /// PEM certificate and key to serve; when nil a self-signed certificate is generated.
     public var certificateFile: String?
+    /// Host names the generated certificate is also valid for, besides localhost and 127.0.0.1.
+    public var certificateNames: [String] = []
     public var privateKeyFile: String?
     /// Where to write the CA (the certificate) that clients must trust.
     public var caOutputFile: String?

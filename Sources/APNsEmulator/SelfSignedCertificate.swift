@@ -1,12 +1,18 @@
 import COpenSSL
 
-/// A P-256 certificate for localhost and 127.0.0.1, signed by its own key: the emulator's default
-/// identity. Clients trust it by using the certificate itself as their CA file.
+/// A P-256 certificate for localhost and 127.0.0.1 (and any extra host names, e.g. a container's
+/// service name), signed by its own key: the emulator's default identity. Clients trust it by using the
+/// certificate itself as their CA file.
 public struct SelfSignedCertificate: Sendable {
     public let certificatePEM: String
     public let privateKeyPEM: String
 
-    public static func generate(validDays: Int = 365) throws -> SelfSignedCertificate {
+    public static func generate(validDays: Int = 365, extraNames: [String] = []) throws -> SelfSignedCertificate {
+        for name in extraNames where name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-") }) {
+            throw EmulatorError.certificate("'\(name)' is not a host name (letters, digits, dots and dashes)")
+        }
+        let alternativeNames = (["DNS:localhost"] + extraNames.map { "DNS:\($0)" } + ["IP:127.0.0.1", "IP:0:0:0:0:0:0:0:1"])
+            .joined(separator: ",")
         guard let context = EVP_PKEY_CTX_new_id(EVP_PKEY_EC, nil) else { throw EmulatorError.certificate("no key context") }
         defer { EVP_PKEY_CTX_free(context) }
         var key: OpaquePointer?
@@ -27,7 +33,7 @@ public struct SelfSignedCertificate: Sendable {
         X509_set_issuer_name(certificate, name)
         var v3 = X509V3_CTX()
         X509V3_set_ctx(&v3, certificate, certificate, nil, nil, 0)
-        for (nid, value) in [(NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1,IP:0:0:0:0:0:0:0:1"),
+        for (nid, value) in [(NID_subject_alt_name, alternativeNames),
                              (NID_basic_constraints, "critical,CA:TRUE"),
                              (NID_key_usage, "critical,digitalSignature,keyCertSign")] {
             guard let extensionValue = X509V3_EXT_conf_nid(nil, &v3, nid, value) else {

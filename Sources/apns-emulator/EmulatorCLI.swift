@@ -17,6 +17,9 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(help: "Port (0 picks a free one; the chosen one is printed).") var port = 2197
     @Option(name: .customLong("cert"), help: "PEM certificate to serve (default: a generated self-signed one).") var certificate: String?
     @Option(name: .customLong("key"), help: "PEM private key for --cert.") var privateKey: String?
+    @Option(name: .customLong("cert-name"), parsing: .singleValue,
+            help: "Another host name for the generated certificate (e.g. the emulator's name in docker-compose); repeatable.")
+    var certificateNames: [String] = []
     @Option(name: .customLong("write-ca"), help: "Write the certificate clients must trust to this file.") var writeCA: String?
     @Option(name: .customLong("client-ca"), help: "Require client certificates signed by this CA (certificate-based auth).") var clientCA: String?
     @Option(name: .customLong("provider-key"), parsing: .singleValue,
@@ -50,6 +53,7 @@ struct EmulatorCLI: AsyncParsableCommand {
         configuration.certificateFile = certificate
         configuration.privateKeyFile = privateKey
         configuration.caOutputFile = writeCA
+        configuration.certificateNames = certificateNames
         configuration.clientCAFile = clientCA
         configuration.topics = topics
         configuration.initialMaxConcurrentStreams = initialStreams

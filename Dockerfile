@@ -1,0 +1,35 @@
+# The worker (and the APNs emulator, for trying it out) in a small runtime image.
+# Build:  docker build -t push-worker .
+# Stage 1 builds with Swift's Debian 12 (bookworm) image; stage 2 is debian:bookworm-slim with only the
+# shared libraries the binaries load (Swift's runtime and Foundation are linked in statically).
+ARG SWIFT_VERSION=6.3
+FROM swift:${SWIFT_VERSION}-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libhiredis-dev libcurl4-openssl-dev libssl-dev pkg-config \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Dependencies first, so a source change does not fetch them again.
+COPY Package.swift ./
+RUN swift package resolve
+COPY Sources ./Sources
+COPY Tests ./Tests
+COPY Benchmarks ./Benchmarks
+COPY Fuzz ./Fuzz
+RUN swift build -c release --static-swift-stdlib --product worker \
+ && swift build -c release --static-swift-stdlib --product apns-emulator \
+ && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/worker" "$(swift build -c release --show-bin-path)/apns-emulator" /out/
+
+FROM debian:bookworm-slim
+# hiredis, libcurl (with nghttp2 for HTTP/2), OpenSSL, the C++ runtime Swift's static stdlib still needs,
+# and the CA bundle that APNs' certificate chains to.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libhiredis0.14 libcurl4 libssl3 libstdc++6 ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --no-create-home push
+COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/
+COPY config/worker.example.yaml /etc/push/worker.example.yaml
+USER push
+# Metrics and health (metrics.listen must be 0.0.0.0:9464 for other containers to reach it).
+EXPOSE 9464
+ENTRYPOINT ["/usr/local/bin/worker"]
+CMD ["run"]

@@ -1,0 +1,69 @@
+import Foundation
+import PushCore
+import XCTest
+import Yams
+
+/// The deployment files cannot be run here (no Docker, no cluster), so what they promise is checked
+/// against the worker itself: their configuration loads, and every stop deadline is longer than the drain.
+final class DeploymentFilesTests: XCTestCase {
+    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    private func text(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    private let loader = ConfigurationLoader(environment: [:])
+    /// What the exit takes after the drain deadline to return claims (PipelineService.finishBudget) and some slack.
+    private let exitSlackSeconds = 10
+
+    func testComposeConfigurationLoadsAndStopsAfterTheDrain() throws {
+        let configuration = try loader.load(yaml: try text("deploy/compose-worker.yaml"), origin: "compose-worker.yaml")
+        XCTAssertEqual(try ListenAddress.parse(configuration.metricsListen)?.host, "0.0.0.0", "other containers scrape it")
+        let compose = try XCTUnwrap(try Yams.load(yaml: try text("deploy/docker-compose.yml")) as? [String: Any])
+        let anchor = try XCTUnwrap(compose["x-worker"] as? [String: Any])
+        let grace = try XCTUnwrap((anchor["stop_grace_period"] as? String)?.dropLast()).flatMap { Int($0) }
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(grace), configuration.shutdown.timeoutSeconds + exitSlackSeconds)
+        let services = try XCTUnwrap(compose["services"] as? [String: Any])
+        XCTAssertEqual(Set(services.keys), ["redis", "setup", "apns-emulator", "worker-1", "worker-2"])
+        let redis = try XCTUnwrap(services["redis"] as? [String: Any])
+        XCTAssertTrue((redis["command"] as? [String] ?? []).contains("--appendonly"), "Redis with AOF")
+    }
+
+    func testKubernetesConfigMapLoadsAndTheGracePeriodOutlastsTheDrain() throws {
+        let documents = try Yams.load_all(yaml: try text("deploy/kubernetes/worker.yaml")).map { $0 as? [String: Any] ?? [:] }
+        let configMap = try XCTUnwrap(documents.first { $0["kind"] as? String == "ConfigMap" })
+        let embedded = try XCTUnwrap((configMap["data"] as? [String: String])?["worker.yaml"])
+        let configuration = try loader.load(yaml: embedded, origin: "ConfigMap worker.yaml")
+        let deployment = try XCTUnwrap(documents.first { $0["kind"] as? String == "Deployment" })
+        let pod = try XCTUnwrap(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+        let grace = try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int)
+        XCTAssertGreaterThanOrEqual(grace, configuration.shutdown.timeoutSeconds + exitSlackSeconds)
+        let container = try XCTUnwrap((pod["containers"] as? [[String: Any]])?.first)
+        let readiness = try XCTUnwrap((container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])
+        let liveness = try XCTUnwrap((container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])
+        XCTAssertEqual(readiness["path"] as? String, "/readyz")
+        XCTAssertEqual(liveness["path"] as? String, "/healthz")
+        XCTAssertEqual(try ListenAddress.parse(configuration.metricsListen)?.port, 9464)
+    }
+
+    func testSystemdUnitStopsAfterTheDrainAndDoesNotRestartConfigurationErrors() throws {
+        let unit = try text("deploy/systemd/push-worker@.service")
+        let timeout = unit.split(separator: "\n").first { $0.hasPrefix("TimeoutStopSec=") }.flatMap { Int($0.dropFirst("TimeoutStopSec=".count)) }
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(timeout), WorkerConfiguration().shutdown.timeoutSeconds + exitSlackSeconds)
+        XCTAssertTrue(unit.contains("RestartPreventExitStatus=2"))
+    }
+
+    func testGrafanaDashboardUsesOnlyMetricsTheWorkerExports() throws {
+        let dashboard = try text("deploy/grafana/push-pipeline.json")
+        XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(dashboard.utf8)))
+        let exported: Set<String> = [
+            "push_messages_claimed_total", "push_messages_acknowledged_total", "push_messages_merged_total",
+            "push_notifications_total", "push_apns_responses_total", "push_apns_retries_total",
+            "push_apns_request_duration_seconds_bucket", "push_queue_to_apns_seconds_bucket", "push_in_flight_notifications",
+            "push_apns_connections", "push_provider_token_renewals_total", "push_redis_reconnects_total",
+            "push_queue_length", "push_build_info",
+        ]
+        let used = Set(dashboard.matches(of: /push_[a-z_]+/).map { String($0.output) })
+        XCTAssertEqual(used.subtracting(exported), [], "the dashboard names a metric the worker does not export")
+    }
+}
