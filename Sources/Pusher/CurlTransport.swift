@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import Logging
 import PushCore
 import Synchronization
 
@@ -27,6 +28,7 @@ public final class CurlTransport: @unchecked Sendable {
     public let outstanding = Atomic<Int>(0)
     private let connections = ConnectionCounter()
     private let readiness: Readiness?
+    private let logger: Logger?
     private let metrics = PushMetrics.shared
 
     // Thread-confined state.
@@ -58,11 +60,12 @@ public final class CurlTransport: @unchecked Sendable {
         var due: UInt64 = 0
     }
 
-    public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil,
+    public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
                 sink: @escaping @Sendable ([Resolution]) -> Void) {
         CurlGlobal.initialize()
         self.settings = settings
         self.readiness = readiness
+        self.logger = logger
         self.provider = provider
         self.sink = sink
         multi = curl_multi_init()
@@ -276,10 +279,13 @@ public final class CurlTransport: @unchecked Sendable {
             if credentialRefusal != reason {
                 credentialRefusal = reason
                 readiness?.set(.credentialsRejected(app: settings.app, reason: reason))
+                logger?.error("APNs rejects this app's credentials: no retry can fix it; replace the key or certificate (readiness is false until a request succeeds)",
+                              metadata: ["app": "\(settings.app)", "reason": "\(reason)"])
             }
         } else if status == 200, credentialRefusal != nil {
             credentialRefusal = nil
             readiness?.clearCredentials(app: settings.app)
+            logger?.notice("APNs accepts this app's credentials again", metadata: ["app": "\(settings.app)"])
         }
     }
 

@@ -49,7 +49,7 @@ public final class Pusher: Sendable {
             }
             let indices = Array(transports.count..<transports.count + lanes)
             for _ in 0..<lanes {
-                transports.append(CurlTransport(settings: transport, provider: provider, readiness: readiness, sink: sink))
+                transports.append(CurlTransport(settings: transport, provider: provider, readiness: readiness, logger: logger, sink: sink))
             }
             appLanes.append((app.topic, indices))
             byCredential[app.credential] = indices

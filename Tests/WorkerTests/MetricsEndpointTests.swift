@@ -34,7 +34,8 @@ final class MetricsEndpointTests: XCTestCase {
             "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
             "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
             "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile,
-            "RETRY_MAX_ATTEMPTS": "2", "RETRY_BASE_DELAY_MS": "10", "RETRY_MAX_DELAY_MS": "50",
+            // Enough attempts that a connection the emulator drops (it happens, see issue 8) costs a retry, not a dead letter.
+            "RETRY_MAX_ATTEMPTS": "6", "RETRY_BASE_DELAY_MS": "10", "RETRY_MAX_DELAY_MS": "50",
             "REDIS_HEARTBEAT_TTL_MS": "1000", "COLLECTOR_WINDOW_MS": "20", "COLLECTOR_MAX_IN_FLIGHT": "100",
             "METRICS_LISTEN": "127.0.0.1:\(port)",
         ]
@@ -60,6 +61,15 @@ final class MetricsEndpointTests: XCTestCase {
         try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
         let before = await metrics()
         XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version]), 1, before)
+        // A second worker on the same port: a startup error naming the address, before it claims anything.
+        let clash = try WorkerProcess(environment: [
+            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
+            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
+            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile, "METRICS_LISTEN": "127.0.0.1:\(port)",
+        ], logFile: "\(directory!)/clash.log")
+        let clashStatus = await clash.waitForExit(timeout: 15)
+        XCTAssertEqual(clashStatus, 2)
+        XCTAssertTrue(clash.log.contains("metrics.listen 127.0.0.1:\(port): cannot listen"), clash.log)
 
         try await enqueue(0..<2000)
         // Scraped mid-flow: the claim counter has moved before the last message is acknowledged.
@@ -85,6 +95,8 @@ final class MetricsEndpointTests: XCTestCase {
             prometheusSample(await self.metrics(), "push_queue_length", ["list": "dlq"]) == 2
         }
         let text = await metrics()
+        let deadLetters = try await client.strings(keys.deadLetters)
+        XCTAssertEqual(deadLetters.count, 2, deadLetters.joined(separator: "\n"))
         XCTAssertEqual(prometheusSample(text, "push_messages_claimed_total"), 2003, text)
         XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "delivered"]), 2000, text)
         XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "feedback", "reason": "Unregistered"]), 1, text)
@@ -133,6 +145,7 @@ final class MetricsEndpointTests: XCTestCase {
             guard let answer = await self.readiness() else { return false }
             return answer.status == 503 && answer.body.contains("APNs rejected the credentials of com.example.chat: InvalidProviderToken")
         }
+        XCTAssertTrue(worker.log.contains("APNs rejects this app's credentials"), worker.log)
         try await enqueue(0..<1)
         try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
 
