@@ -20,10 +20,10 @@ RUN swift build -c release --static-swift-stdlib --product worker \
  && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/worker" "$(swift build -c release --show-bin-path)/apns-emulator" /out/
 
 FROM debian:bookworm-slim
-# hiredis, libcurl (with nghttp2 for HTTP/2), OpenSSL, the C++ runtime Swift's static stdlib still needs,
+# hiredis, libcurl (with nghttp2 for HTTP/2), OpenSSL, ICU (the word filter's variant data), the C++ runtime Swift's static stdlib still needs,
 # and the CA bundle that APNs' certificate chains to.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libhiredis0.14 libcurl4 libssl3 libstdc++6 ca-certificates \
+ && apt-get install -y --no-install-recommends libhiredis0.14 libcurl4 libssl3 libicu72 libstdc++6 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home push
 COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/

@@ -3,6 +3,7 @@
 # worker CPU per notification and Redis CPU per message). Usage:
 #   scripts/bench.sh [--messages N] [--tokens T] [--kind private|group] [--connections C] [--latency-ms L] [--workers W]
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
+#   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -14,6 +15,11 @@ if [ "${1:-}" = "--queue" ]; then
   trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
   sleep 0.5
   .build/release/queue-benchmark "$port" "${2:-100000}"
+  exit 0
+fi
+if [ "${1:-}" = "--filter" ]; then
+  swift build -c release --product filter-benchmark 2>&1 | tail -1
+  .build/release/filter-benchmark "${2:-200}"
   exit 0
 fi
 swift build -c release --product worker 2>&1 | tail -1

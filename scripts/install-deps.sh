@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the worker, its tests and its demo need, if they are missing.
 set -euo pipefail
-packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libssl-dev openssl pkg-config python3 curl)
+packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libssl-dev libicu-dev openssl pkg-config python3 curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

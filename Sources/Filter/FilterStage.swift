@@ -3,14 +3,16 @@ import PushCore
 /// Passes jobs on, except those the word filter drops: these are reported as filtered results, so the
 /// collector side acknowledges them and records them in the audit list. They are never sent.
 public struct FilterStage: Sendable {
-    public let filter: SensitiveWordFilter
+    public let live: LiveFilter
 
-    public init(filter: SensitiveWordFilter) { self.filter = filter }
+    public init(filter: LiveFilter) { self.live = filter }
 
     public func run(input: AsyncStream<[PushJob]>,
                     output: AsyncStream<[PushJob]>.Continuation,
                     results: @Sendable (PipelineResult) -> Void) async {
         for await jobs in input {
+            // One list per batch: a reload swaps lists between batches, never inside one.
+            let filter = live.current
             if filter.matcher.isEmpty {
                 output.yield(jobs)
                 continue

@@ -107,7 +107,11 @@ public struct APNsSettings: Sendable, Equatable {
 
 public struct FilterSettings: Sendable, Equatable {
     public var wordsFile = ""
+    /// Exceptions: text matched by an entry here is never dropped (`classic` when `*ass*` is listed).
+    public var allowFile = ""
     public var fields: [String] = []
+    /// How often the words and allow files are checked for changes (SIGHUP checks at once).
+    public var reloadIntervalMillis = 2000
     /// How many entries `push:filtered` keeps.
     public var auditCap = 10_000
     public init() {}

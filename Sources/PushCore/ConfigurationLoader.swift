@@ -11,7 +11,7 @@ public struct ConfigurationLoader: Sendable {
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
         "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.transport_threads", "apns.request_timeout_ms",
-        "filter.words_file", "filter.fields", "filter.audit_cap",
+        "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "shutdown.timeout_s",
     ]
@@ -146,6 +146,8 @@ public struct ConfigurationLoader: Sendable {
             config.apns.apps.append(try app(index, &reader))
         }
         config.filter.wordsFile = reader.string("filter.words_file", "")
+        config.filter.allowFile = reader.string("filter.allow_file", "")
+        config.filter.reloadIntervalMillis = try reader.int("filter.reload_interval_ms", config.filter.reloadIntervalMillis, min: 100)
         config.filter.fields = reader.string("filter.fields", "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         config.filter.auditCap = try reader.int("filter.audit_cap", config.filter.auditCap, min: 1)

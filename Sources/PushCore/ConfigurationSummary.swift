@@ -33,6 +33,7 @@ extension WorkerConfiguration: CustomStringConvertible {
         }
         lines += [
             "filter.words_file: \(filter.wordsFile.isEmpty ? "(off)" : filter.wordsFile)",
+            "filter.allow_file: \(filter.allowFile.isEmpty ? "(none)" : filter.allowFile)",
             "filter.fields: \(filter.fields.isEmpty ? "(none)" : filter.fields.joined(separator: ","))",
             "filter.audit_cap: \(filter.auditCap)",
             "retry: \(retry.maxAttempts) attempts, \(retry.baseDelayMillis)..\(retry.maxDelayMillis) ms",

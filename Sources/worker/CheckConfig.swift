@@ -54,7 +54,7 @@ struct CheckConfig: AsyncParsableCommand {
         do {
             let filter = try SensitiveWordFilter(settings: configuration.filter)
             if !configuration.filter.wordsFile.isEmpty {
-                report(true, "filter.words_file: \(filter.matcher.words.count) words")
+                report(true, "filter.words_file: \(filter.matcher.entries.count) words, filter.allow_file: \(filter.allowed.entries.count) exceptions")
             }
         } catch {
             report(false, "\(error)")

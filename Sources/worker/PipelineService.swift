@@ -20,7 +20,7 @@ struct PipelineService: Service, CustomStringConvertible {
     let configuration: WorkerConfiguration
     let workerID: String
     let logger: Logger
-    let filter: SensitiveWordFilter
+    let filter: LiveFilter
     let readiness: Readiness
 
     /// What ServiceLifecycle prints for this service at debug and trace level: never the configuration,
@@ -32,7 +32,7 @@ struct PipelineService: Service, CustomStringConvertible {
         self.readiness = readiness
         self.workerID = workerID
         self.logger = logger
-        self.filter = try SensitiveWordFilter(settings: configuration.filter)
+        self.filter = try LiveFilter(settings: configuration.filter)
         if configuration.apns.apps.isEmpty {
             throw StartupError(description: "apns.apps is empty: configure at least one app (topic with key_file or cert_file)")
         }
@@ -66,12 +66,14 @@ struct PipelineService: Service, CustomStringConvertible {
         let beating = shards.map { shard in Task { await shard.heartbeat.run() } }
         let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.heartbeat.queue))
         let sampling = Task { await sampler.run() }
+        let reloader = FilterReloader(filter: filter, intervalMillis: configuration.filter.reloadIntervalMillis, logger: logger)
+        let reloading = Task { await reloader.run() }
         readiness.clear(.starting)
 
         logger.info("worker started", metadata: [
             "worker": "\(workerID)", "queue": "\(shards.map(\.keys.queue).joined(separator: ","))",
             "endpoint": "\(configuration.apns.endpoint.baseURL)",
-            "apps": "\(configuration.apns.apps.count)", "filter_words": "\(filter.matcher.words.count)",
+            "apps": "\(configuration.apns.apps.count)", "filter_words": "\(filter.current.matcher.entries.count)",
         ])
         let deadline = configuration.shutdown.timeoutSeconds
         await withGracefulShutdownHandler {
@@ -119,6 +121,7 @@ struct PipelineService: Service, CustomStringConvertible {
         }
         beating.forEach { $0.cancel() }
         sampling.cancel()
+        reloading.cancel()
         let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
         var returned = 0
         for shard in shards { returned += await finish(shard.claimQueue) }

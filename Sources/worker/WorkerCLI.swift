@@ -57,6 +57,8 @@ struct Run: AsyncParsableCommand {
         }
         services.append(.init(service: pipeline))
         SecondSignal.exitImmediately(logger: logger)
+        // SIGHUP reloads the word lists (FilterReloader); it must never end the process, filter or not.
+        signal(SIGHUP, SIG_IGN)
         let group = ServiceGroup(configuration: ServiceGroupConfiguration(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

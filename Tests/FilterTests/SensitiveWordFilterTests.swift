@@ -30,8 +30,8 @@ final class SensitiveWordMatcherTests: XCTestCase {
     }
 
     func testOverlappingWordsNeedFailureLinks() {
-        let overlapping = SensitiveWordMatcher(words: ["abcd", "bce"])
-        XCTAssertEqual(overlapping.firstMatch(in: "xabce"), "bce")
+        let overlapping = SensitiveWordMatcher(words: ["*abcd*", "*bce*"])
+        XCTAssertEqual(overlapping.firstMatch(in: "xabce"), "*bce*")
         XCTAssertNil(overlapping.firstMatch(in: "xabcx"))
     }
 
@@ -70,8 +70,8 @@ final class SensitiveWordFilterTests: XCTestCase {
         XCTAssertThrowsError(try SensitiveWordFilter(settings: settings))
     }
 
-    func testStageDropsMatchesAndReportsThem() async {
-        let stage = FilterStage(filter: SensitiveWordFilter(words: ["spam"]))
+    func testStageDropsMatchesAndReportsThem() async throws {
+        let stage = FilterStage(filter: try LiveFilter(settings: wordsSettings(["spam"])))
         let (input, feed) = AsyncStream.makeStream(of: [PushJob].self)
         let (output, out) = AsyncStream.makeStream(of: [PushJob].self)
         let reported = ResultBox()
@@ -83,6 +83,18 @@ final class SensitiveWordFilterTests: XCTestCase {
         XCTAssertEqual(passed.count, 1)
         XCTAssertEqual(reported.count, 1)
     }
+}
+
+/// Settings whose words (and allow) files hold the given lines.
+func wordsSettings(_ words: [String], allow: [String] = []) throws -> FilterSettings {
+    var settings = FilterSettings()
+    settings.wordsFile = NSTemporaryDirectory() + "words-\(UUID().uuidString).txt"
+    try words.joined(separator: "\n").write(toFile: settings.wordsFile, atomically: true, encoding: .utf8)
+    if !allow.isEmpty {
+        settings.allowFile = NSTemporaryDirectory() + "allow-\(UUID().uuidString).txt"
+        try allow.joined(separator: "\n").write(toFile: settings.allowFile, atomically: true, encoding: .utf8)
+    }
+    return settings
 }
 
 final class ResultBox: @unchecked Sendable {

@@ -24,6 +24,8 @@ public final class PushMetrics: Sendable {
     private let connections = LabelledSeries<Gauge> { Gauge(label: "push_apns_connections", dimensions: $0) }
     private let streamsLimit = LabelledSeries<Gauge> { Gauge(label: "push_apns_streams_limit", dimensions: $0) }
     private let renewals = LabelledSeries<Counter> { Counter(label: "push_provider_token_renewals_total", dimensions: $0) }
+    private let filterReloads = LabelledSeries<Counter> { Counter(label: "push_filter_reloads_total", dimensions: $0) }
+    public let filterWords: Gauge
     private let queueLengths = LabelledSeries<Gauge> { Gauge(label: "push_queue_length", dimensions: $0) }
 
     /// Histogram names whose buckets the exporter sets to APNs latencies (1 ms to 30 s).
@@ -37,6 +39,12 @@ public final class PushMetrics: Sendable {
         queueToAPNs = Timer(label: "push_queue_to_apns_seconds")
         inFlightNotifications = Gauge(label: "push_in_flight_notifications")
         redisReconnects = Counter(label: "push_redis_reconnects_total")
+        filterWords = Gauge(label: "push_filter_words")
+    }
+
+    /// `result` is ok or failed (the previous lists stay in use).
+    public func filterReload(result: String) {
+        filterReloads.series([("result", result)]).increment()
     }
 
     /// Final outcomes per token: `outcome` is delivered, feedback, dead_letter or filtered.
