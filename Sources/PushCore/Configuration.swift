@@ -97,6 +97,9 @@ public struct APNsSettings: Sendable, Equatable {
     public var caFile = ""
     /// Connections per endpoint and credential.
     public var connections = 4
+    /// Connections per endpoint and credential at most: more than `connections` are opened when the
+    /// servers' stream limits are scarce.
+    public var maxConnections = 16
     /// libcurl multi handles (each on a thread of its own) per credential, sharing `connections`;
     /// 0 means one per CPU core, at most `connections`.
     public var transportThreads = 0
@@ -118,17 +121,21 @@ public struct FilterSettings: Sendable, Equatable {
 }
 
 public struct RetrySettings: Sendable, Equatable {
-    public var maxAttempts = 5
+    /// With the default delays, 20 attempts span 3 minutes 15 s to 6.4 minutes (about 5 on average): an APNs
+    /// outage, a burst of 503s or a refused credential of that length dead-letters nothing.
+    public var maxAttempts = 20
     public var baseDelayMillis = 200
     public var maxDelayMillis = 30_000
     public init() {}
 
-    /// Exponential backoff with full jitter: a uniform delay in [base, min(max, base * 2^(attempt-1))].
+    /// Exponential backoff with "equal jitter": a uniform delay in [ceiling / 2, ceiling], ceiling =
+    /// min(max, base * 2^(attempt-1)). Half of each delay is certain, so the total budget has a floor.
     public func delayMillis(afterAttempt attempt: Int) -> Int {
         let exponent = min(max(attempt - 1, 0), 20)
         let ceiling = min(maxDelayMillis, baseDelayMillis << exponent)
-        guard ceiling > baseDelayMillis else { return ceiling }
-        return Int.random(in: baseDelayMillis...ceiling)
+        let floor = max(baseDelayMillis, ceiling / 2)
+        guard ceiling > floor else { return ceiling }
+        return Int.random(in: floor...ceiling)
     }
 }
 

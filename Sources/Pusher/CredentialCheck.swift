@@ -1,4 +1,5 @@
 import PushCore
+import Synchronization
 
 /// Loads an app's credential exactly as the worker does, for `worker check-config`: a .p8 key is read
 /// and used to sign a JWT (which is thrown away, never shown); a certificate is opened with its password.
@@ -15,4 +16,11 @@ public enum CredentialCheck {
             return "certificate \(file) loaded"
         }
     }
+}
+
+/// Whether APNs currently refuses one credential (InvalidProviderToken, BadCertificate, ...), shared by the
+/// transport lanes of that credential: one lane's success clears what another lane's refusal set.
+public final class CredentialState: Sendable {
+    let refused = Atomic<Bool>(false)
+    public init() {}
 }

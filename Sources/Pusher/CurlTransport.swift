@@ -45,8 +45,13 @@ public final class CurlTransport: @unchecked Sendable {
     /// shared counters once per batch rather than once per request.
     private var answerCounts: [AnswerKey: Int] = [:]
     private var retryCounts: [String: Int] = [:]
-    /// The reason APNs last refused this credential, until a request with it succeeds.
-    private var credentialRefusal: String?
+    /// Whether APNs refuses the credential, shared by the lanes of one credential.
+    private let credential: CredentialState
+    /// Requests handed to libcurl at most, adapted to what the servers take (`adaptLimit`).
+    private var activeLimit: Int
+    private var limiter = ConcurrencyLimiter()
+    private var lastDeadlineScan: UInt64 = 0
+    static let deadlineScanNanos: UInt64 = 50_000_000
 
     struct AnswerKey: Hashable {
         var status: Int
@@ -61,11 +66,14 @@ public final class CurlTransport: @unchecked Sendable {
     }
 
     public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
-                sink: @escaping @Sendable ([Resolution]) -> Void) {
+                credential: CredentialState = CredentialState(), sink: @escaping @Sendable ([Resolution]) -> Void) {
         CurlGlobal.initialize()
         self.settings = settings
+        self.credential = credential
         self.readiness = readiness
         self.logger = logger
+        activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
+        limiter.limit = activeLimit
         self.provider = provider
         self.sink = sink
         multi = curl_multi_init()
@@ -131,6 +139,8 @@ public final class CurlTransport: @unchecked Sendable {
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
             collectCompletions()
+            let scanTime = DispatchTime.now().uptimeNanoseconds
+            if scanTime &- lastDeadlineScan >= Self.deadlineScanNanos { scanDeadlines(now: scanTime) }
             if !resolutions.isEmpty {
                 let batch = resolutions
                 resolutions.removeAll(keepingCapacity: true)
@@ -148,14 +158,15 @@ public final class CurlTransport: @unchecked Sendable {
                 let wait = soonest.due > now ? (soonest.due - now) / 1_000_000 : 0
                 timeout = Int32(min(UInt64(timeout), wait))
             }
-            if readyHead < ready.count && active < settings.maxActiveRequests { timeout = 0 }
+            if readyHead < ready.count && active < activeLimit { timeout = 0 }
+            timeout = min(timeout, Int32(Self.deadlineScanNanos / 1_000_000))
             curl_multi_poll(multi, nil, 0, timeout, nil)
         }
         shutdown()
     }
 
     private func startRequests() {
-        while active < settings.maxActiveRequests && readyHead < ready.count {
+        while active < activeLimit && readyHead < ready.count {
             let request = ready[readyHead]
             readyHead += 1
             start(request)
@@ -223,6 +234,7 @@ public final class CurlTransport: @unchecked Sendable {
                 // for a connection or a free stream is before PRETRANSFER).
                 let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
                 metrics.apnsRequestDuration.recordMicroseconds(max(0, wire))
+                limiter.observe(latencyMicros: Int64(wire))
                 if let enqueued = slot.job!.job.enqueuedAtMillis {
                     let now = nowMillis ?? WallClock.nowMillis()
                     nowMillis = now
@@ -239,6 +251,41 @@ public final class CurlTransport: @unchecked Sendable {
             idle.append(slot)
             apply(decision, to: request, status: lastStatus, generation: generation)
         }
+    }
+
+    /// Times requests from when libcurl sends them (PRETRANSFER), so time spent waiting for a connection
+    /// never counts, and lets the limiter adapt how many requests libcurl holds: nghttp2 queues requests
+    /// beyond the servers' stream limit after PRETRANSFER, so that wait is kept short by the limit instead.
+    private func scanDeadlines(now: UInt64) {
+        lastDeadlineScan = now
+        let timeout = UInt64(settings.requestTimeoutMillis) * 1_000_000
+        // A request that never reaches the wire (a connection that never comes) still ends, much later.
+        let stuck = max(timeout * 6, 60_000_000_000)
+        var onWire = 0
+        var expired: [RequestSlot] = []
+        for slot in slots where slot.job != nil {
+            let sinceStart = now &- slot.startedAt
+            let pretransfer = curlx_info_off(slot.easy, CURLINFO_PRETRANSFER_TIME_T)
+            if pretransfer > 0 {
+                onWire += 1
+                let wireNanos = UInt64(pretransfer) &* 1000
+                if sinceStart > wireNanos && sinceStart - wireNanos > timeout { expired.append(slot) }
+            } else if sinceStart > stuck {
+                expired.append(slot)
+            }
+        }
+        for slot in expired {
+            curl_multi_remove_handle(multi, slot.easy)
+            active -= 1
+            answerCounts[AnswerKey(status: 0, reason: "Timeout"), default: 0] += 1
+            let request = PendingRequest(job: slot.job!, token: slot.token, attempt: slot.attempt)
+            let generation = slot.generation
+            slot.release()
+            idle.append(slot)
+            apply(.retry(reason: "Timeout"), to: request, status: nil, generation: generation)
+        }
+        let demand = active >= activeLimit - activeLimit / 4 && readyHead < ready.count
+        activeLimit = limiter.update(now: now, demand: demand, maximum: settings.maxActiveRequests)
     }
 
     private func apply(_ decision: ResponseDecision, to request: PendingRequest, status: Int?, generation: Int) {
@@ -268,6 +315,12 @@ public final class CurlTransport: @unchecked Sendable {
         next.attempt += 1
         let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
         next.due = DispatchTime.now().uptimeNanoseconds + delay
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("APNs request retried", metadata: [
+                "reason": "\(reason)", "attempt": "\(next.attempt)", "delay_ms": "\(delay / 1_000_000)",
+                "token": "\(request.job.job.tokens[request.token].prefix(8))", "app": "\(settings.app)",
+            ])
+        }
         // Keep `delayed` sorted with the soonest last; retries are rare, so a linear insert is fine.
         let index = delayed.firstIndex { $0.due <= next.due } ?? delayed.count
         delayed.insert(next, at: index)
@@ -275,15 +328,13 @@ public final class CurlTransport: @unchecked Sendable {
 
     /// Readiness follows the credential: refused by APNs (no retry can fix it) until a request with it succeeds.
     private func noteCredential(_ decision: ResponseDecision, status: Int) {
-        if case .deadLetter(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
-            if credentialRefusal != reason {
-                credentialRefusal = reason
+        if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
+            if !credential.refused.exchange(true, ordering: .relaxed) {
                 readiness?.set(.credentialsRejected(app: settings.app, reason: reason))
                 logger?.error("APNs rejects this app's credentials: no retry can fix it; replace the key or certificate (readiness is false until a request succeeds)",
                               metadata: ["app": "\(settings.app)", "reason": "\(reason)"])
             }
-        } else if status == 200, credentialRefusal != nil {
-            credentialRefusal = nil
+        } else if status == 200, credential.refused.load(ordering: .relaxed), credential.refused.exchange(false, ordering: .relaxed) {
             readiness?.clearCredentials(app: settings.app)
             logger?.notice("APNs accepts this app's credentials again", metadata: ["app": "\(settings.app)"])
         }

@@ -32,7 +32,7 @@ public final class Pusher: Sendable {
             }
             var transport = TransportSettings(baseURL: settings.endpoint.baseURL)
             transport.caFile = settings.caFile
-            transport.connections = max(1, (settings.connections + lanes - 1) / lanes)
+            transport.connections = max(1, (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
             transport.requestTimeoutMillis = settings.requestTimeoutMillis
             transport.retry = retry
             transport.app = app.topic
@@ -48,8 +48,10 @@ public final class Pusher: Sendable {
                 transport.certificatePassword = password
             }
             let indices = Array(transports.count..<transports.count + lanes)
+            let credentialState = CredentialState()
             for _ in 0..<lanes {
-                transports.append(CurlTransport(settings: transport, provider: provider, readiness: readiness, logger: logger, sink: sink))
+                transports.append(CurlTransport(settings: transport, provider: provider, readiness: readiness, logger: logger,
+                                            credential: credentialState, sink: sink))
             }
             appLanes.append((app.topic, indices))
             byCredential[app.credential] = indices

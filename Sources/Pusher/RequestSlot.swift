@@ -1,4 +1,5 @@
 import CCurl
+import Dispatch
 import PushCore
 
 /// A reusable easy handle. Options that never change are set once; per request only the URL, the
@@ -14,6 +15,8 @@ final class RequestSlot {
     var token = 0
     var attempt = 1
     var generation = 0
+    /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, on the wire.
+    var startedAt: UInt64 = 0
 
     /// Longest response body kept; APNs error bodies are a few dozen bytes.
     static let bodyLimit = 4096
@@ -58,7 +61,9 @@ final class RequestSlot {
         _ = curlx_easy_long(easy, CURLOPT_POST, 1)
         _ = curlx_easy_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = curlx_easy_long(easy, CURLOPT_TCP_KEEPALIVE, 1)
-        _ = curlx_easy_long(easy, CURLOPT_TIMEOUT_MS, settings.requestTimeoutMillis)
+        // No CURLOPT_TIMEOUT: it would count the wait for a free stream. The transport times requests from
+        // PRETRANSFER (on the wire) itself; opening a connection has its own limit.
+        _ = curlx_easy_long(easy, CURLOPT_CONNECTTIMEOUT_MS, settings.requestTimeoutMillis)
         if !settings.caFile.isEmpty { _ = curlx_easy_ptr(easy, CURLOPT_CAINFO, settings.caFile) }
         if let certificate = settings.certificateFile {
             let isPKCS12 = certificate.lowercased().hasSuffix(".p12") || certificate.lowercased().hasSuffix(".pfx")
@@ -77,6 +82,7 @@ final class RequestSlot {
         self.token = token
         self.attempt = attempt
         self.generation = generation
+        startedAt = DispatchTime.now().uptimeNanoseconds
         body.removeAll(keepingCapacity: true)
         status = 0
         _ = curlx_easy_ptr(easy, CURLOPT_URL, url)

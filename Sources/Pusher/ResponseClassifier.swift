@@ -45,6 +45,10 @@ public enum ResponseClassifier {
         switch (status, reason) {
         case (403, "ExpiredProviderToken"):
             return .renewTokenAndRetry(reason: named)
+        case (403, let reason?) where credentialReasons.contains(reason):
+            // The credential, not the notification: retried with backoff (readiness fails, the log says so)
+            // rather than dead-lettering the app's whole backlog at full speed.
+            return .retry(reason: named)
         case (429, _), (500, _), (502, _), (503, _), (504, _):
             return .retry(reason: named)
         case (410, _):

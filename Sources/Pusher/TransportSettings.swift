@@ -5,11 +5,15 @@ public struct TransportSettings: Sendable {
     /// `https://host:port`, without a trailing slash.
     public var baseURL: String
     public var caFile: String = ""
-    /// Connections libcurl may open to the endpoint for this credential.
+    /// Connections libcurl may open to the endpoint for this credential (this lane's share of `apns.max_connections`).
     public var connections: Int = 4
-    /// Streams the transport keeps in flight at once across its connections; beyond the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS libcurl queues them, so this mainly bounds memory.
+    /// Requests handed to libcurl at once at most. Within it the transport adapts to what the servers take:
+    /// requests waiting inside libcurl for a free stream are kept to a fraction of those on the wire.
     public var maxActiveRequests: Int = 2000
+    /// Requests handed to libcurl at first, before the servers' answers have shown what they take.
+    public var initialActiveRequests: Int = 1
+    /// Counted from when the request goes on the wire: waiting for a connection or a free stream is not
+    /// counted (opening a connection has its own limit of the same length).
     public var requestTimeoutMillis: Int = 10_000
     public var retry = RetrySettings()
     /// Certificate auth: client certificate file (PEM with its key, or PKCS#12) and password.

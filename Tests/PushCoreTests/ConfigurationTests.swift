@@ -13,8 +13,19 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.collector.batch.system, 100)
         XCTAssertEqual(config.collector.maxInFlight, 20_000)
         XCTAssertEqual(config.apns.endpoint, .production)
-        XCTAssertEqual(config.retry.maxAttempts, 5)
+        XCTAssertEqual(config.retry.maxAttempts, 20)
+        XCTAssertEqual(config.apns.maxConnections, 16)
         XCTAssertEqual(config.shutdown.timeoutSeconds, 25)
+    }
+
+    /// SPEC section 5: a short outage dead-letters nothing; the default budget spans several minutes.
+    func testTheDefaultRetryBudgetSpansMinutes() {
+        let retry = RetrySettings()
+        for _ in 0..<20 {
+            let total = (1..<retry.maxAttempts).reduce(0) { $0 + retry.delayMillis(afterAttempt: $1) }
+            XCTAssertGreaterThanOrEqual(total, 195_000, "at least 3 minutes 15 s between the first and the last attempt")
+            XCTAssertLessThanOrEqual(total, 381_000, "and at most 6.4 minutes")
+        }
     }
 
     func testSpecExampleLoadsAndEnvironmentWins() throws {

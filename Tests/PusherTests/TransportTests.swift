@@ -49,7 +49,8 @@ final class TransportTests: XCTestCase {
             ("410e", .feedback(reason: "ExpiredToken", timestampMillis: 0)),
             ("400c", .failed(reason: "BadCollapseId", status: 400, attempts: 1)),
             ("4130", .failed(reason: "PayloadTooLarge", status: 413, attempts: 1)),
-            ("403b", .failed(reason: "InvalidProviderToken", status: 403, attempts: 1)),
+            // A refused credential is the app's problem, not the notification's: retried like an outage.
+            ("403b", .failed(reason: "InvalidProviderToken", status: 403, attempts: 3)),
             ("4290", .failed(reason: "TooManyRequests", status: 429, attempts: 3)),
             ("4291", .failed(reason: "TooManyProviderTokenUpdates", status: 429, attempts: 3)),
             ("5000", .failed(reason: "InternalServerError", status: 500, attempts: 3)),
@@ -82,7 +83,9 @@ final class TransportTests: XCTestCase {
         server = try await EmulatorStandIn(goawayAfter: 50)
         keyFile = server.keyFile
         let box = ResolutionBox()
-        let transport = CurlTransport(settings: settings(), provider: try provider(), sink: box.append)
+        // Each new connection allows one stream until its first answer (as APNs does); streams libcurl 7.88
+        // opens on it before then are refused and the connection's other streams fail with it: retried.
+        let transport = CurlTransport(settings: settings { $0.retry.maxAttempts = 10 }, provider: try provider(), sink: box.append)
         let started = ContinuousClock.now
         let tokens = (0..<600).map { token("a1", $0) }
         transport.submit(stride(from: 0, to: 600, by: 100).map { job(Array(tokens[$0..<$0 + 100]), seq: UInt64($0)) })
@@ -155,5 +158,40 @@ final class TransportTests: XCTestCase {
         let results = try await box.wait(for: 1)
         await transport.finish()
         XCTAssertEqual(results[0].outcome, .failed(reason: "Expired", status: nil, attempts: 1))
+    }
+
+    /// Apple drops a connection's stream limit to 1 after a rejection: requests then wait for a stream.
+    /// Waiting must not count against their deadline (SPEC section 5): slower, never a timeout or a duplicate.
+    func testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() async throws {
+        let starved = try await EmulatorStandIn {
+            $0.initialMaxConcurrentStreams = 1
+            $0.maxConcurrentStreams = 1
+            $0.latencyMillis = 20
+        }
+        defer { Task { await starved.stop() } }
+        var settings = TransportSettings(baseURL: starved.endpoint)
+        settings.caFile = starved.caFile
+        settings.connections = 1
+        settings.requestTimeoutMillis = 500  // far less than the 150 requests x 20 ms the last one waits
+        // Streams opened before the server's SETTINGS arrive are refused (as APNs does) and retried.
+        settings.retry.maxAttempts = 20
+        settings.retry.baseDelayMillis = 5
+        settings.retry.maxDelayMillis = 20
+        let box = ResolutionBox()
+        let provider = ProviderToken(signer: try JWTSigner(keyFile: starved.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+        let transport = CurlTransport(settings: settings, provider: provider, sink: box.append)
+        let tokens = (0..<150).map { token("a1", $0) }
+        transport.submit([job(tokens)])
+        let results = try await box.wait(for: tokens.count, timeout: 60)
+        await transport.finish()
+        XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [], "nothing times out")
+        var sends: [String: Int] = [:]
+        for (token, _) in starved.answered() { sends[token, default: 0] += 1 }
+        XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "nothing is sent twice: \(sends.filter { $0.value > 1 }.keys.sorted()); emulator \(starved.emulator.stats.json)")
+        XCTAssertEqual(sends.count, tokens.count)
+        // Slow start from one request: no stream is opened before the server's limit is known, so none is
+        // refused and libcurl never drops a connection for it (7.88 closes one on REFUSED_STREAM).
+        XCTAssertEqual(starved.emulator.stats.refusedStreams, 0, starved.emulator.stats.json)
+        XCTAssertEqual(starved.emulator.stats.connections, 1, starved.emulator.stats.json)
     }
 }

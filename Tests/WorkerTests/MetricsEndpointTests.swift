@@ -121,10 +121,8 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(status, 0)
     }
 
-    func testReadinessFollowsRedisCredentialsAndDrainingWhileLivenessStaysTrue() async throws {
-        let worker = try startWorker([
-            "RETRY_MAX_ATTEMPTS": "100", "RETRY_BASE_DELAY_MS": "300", "RETRY_MAX_DELAY_MS": "300", "SHUTDOWN_TIMEOUT_S": "4",
-        ])
+    func testReadinessFollowsRedisAndCredentialsWhileLivenessStaysTrue() async throws {
+        let worker = try startWorker(["RETRY_MAX_ATTEMPTS": "3"])
         try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
 
         redis.kill()
@@ -149,8 +147,18 @@ final class MetricsEndpointTests: XCTestCase {
         try await enqueue(0..<1)
         try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
 
-        // Draining: SIGTERM while a message is being retried (APNs answers 503), so the drain lasts until
-        // the shutdown deadline.
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 15)
+        XCTAssertEqual(status, 0)
+    }
+
+    func testReadinessSaysDrainingUntilTheProcessExits() async throws {
+        let worker = try startWorker([
+            "RETRY_MAX_ATTEMPTS": "100", "RETRY_BASE_DELAY_MS": "300", "RETRY_MAX_DELAY_MS": "300", "SHUTDOWN_TIMEOUT_S": "4",
+        ])
+        try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
+        // SIGTERM while a message is being retried (APNs answers 503), so the drain lasts until the
+        // shutdown deadline.
         try await client.lpush(keys.queue, [messageJSON(id: "busy", tokens: [token("5030", 1)])])
         try await eventually(timeout: .seconds(15)) { self.apns.answered().contains { $0.status == 503 } }
         worker.signal(SIGTERM)
