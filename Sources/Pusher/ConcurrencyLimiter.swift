@@ -1,14 +1,17 @@
 /// How many requests the transport hands libcurl at once, adapted to the servers' answers (a gradient
 /// limiter, as concurrency-limits libraries have it). Requests beyond the servers' stream limits wait
-/// inside nghttp2, already counted as sent; their latency then grows with the queue. So: while the
-/// recent latency stays near the best seen, the limit grows (doubling at first, like TCP's slow start);
-/// when it rises above that, the limit shrinks in proportion, keeping what waits inside libcurl to a
-/// few round trips. Requests beyond the limit wait in the transport's own queue, where no deadline runs.
-/// Confined to the transport thread.
+/// inside nghttp2, already counted as sent, so their deadline runs; their latency grows with that queue.
+/// While the recent average latency stays under the target, the limit grows (doubling at first, like
+/// TCP's slow start); above it, the limit shrinks in proportion. The target is the larger of twice the
+/// best latency seen (plus 10 ms of jitter) and a tenth of the request timeout: throughput is what
+/// matters for push, so latency may grow with load, but never toward the deadline. Requests beyond the
+/// limit wait in the transport's own queue, where no deadline runs. Confined to the transport thread.
 struct ConcurrencyLimiter {
     var limit = 16
     /// Never below this: one slow answer must not stall a connection.
     var minimum = 2
+    /// A tenth of the request timeout, in microseconds: latency below it is never cut back.
+    var latencyFloorMicros: Int64 = 1_000_000
     private var slowStart = true
     private var bestMicros: Int64 = .max
     private var windowBestMicros: Int64 = .max
@@ -41,7 +44,7 @@ struct ConcurrencyLimiter {
         let average = sumMicros / Int64(samples)
         sumMicros = 0
         samples = 0
-        let target = bestMicros.multipliedReportingOverflow(by: 2).partialValue &+ Self.toleranceMicros
+        let target = max(latencyFloorMicros, bestMicros.multipliedReportingOverflow(by: 2).partialValue &+ Self.toleranceMicros)
         if average > target {
             // Queueing: shrink in proportion, at most by half per update.
             slowStart = false

@@ -74,6 +74,7 @@ public final class CurlTransport: @unchecked Sendable {
         self.logger = logger
         activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
         limiter.limit = activeLimit
+        limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
         self.provider = provider
         self.sink = sink
         multi = curl_multi_init()
@@ -284,7 +285,8 @@ public final class CurlTransport: @unchecked Sendable {
             idle.append(slot)
             apply(.retry(reason: "Timeout"), to: request, status: nil, generation: generation)
         }
-        let demand = active >= activeLimit - activeLimit / 4 && readyHead < ready.count
+        // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
+        let demand = readyHead < ready.count
         activeLimit = limiter.update(now: now, demand: demand, maximum: settings.maxActiveRequests)
     }
 
