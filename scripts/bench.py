@@ -2,7 +2,7 @@
 """Pipeline benchmark: a local redis-server and the APNs emulator (HTTP/2+TLS, checking every JWT),
 N messages enqueued beforehand, then the release worker drains them. Prints notifications/s and the
 worker's CPU time per notification. Figures vary with the machine's load: compare runs made together."""
-import argparse, os, shutil, signal, socket, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -60,6 +60,7 @@ def main():
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--latency-ms", type=int, default=0, help="round trip the emulator adds")
     ap.add_argument("--emulator-threads", type=int, default=1)
+    ap.add_argument("--max-streams", type=int, default=0, help="the emulator's SETTINGS_MAX_CONCURRENT_STREAMS (Apple's collapse: 1)")
     ap.add_argument("--workers", type=int, default=1, help="worker processes sharing the one Redis")
     a = ap.parse_args()
     worker = os.path.join(root, ".build/release/worker")
@@ -75,6 +76,8 @@ def main():
         args = [emulator, "--port", str(aport), "--write-ca", f"{run}/ca.pem", "--provider-key", f"BENCH00001:BENCH00001:{run}/key.p8",
                 "--threads", str(a.emulator_threads)]
         if a.latency_ms: args += ["--latency-ms", str(a.latency_ms)]
+        if a.max_streams: args += ["--max-streams", str(a.max_streams)]
+        args += ["--record", f"{run}/delivered.jsonl"]
         procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL))
         time.sleep(0.5)
         r = Redis(rport)
@@ -105,7 +108,11 @@ def main():
         dlq = r.call("LLEN", "push:dlq")
         print(f"messages={a.messages} tokens/message={a.tokens} kind={a.kind} connections={a.connections} workers={a.workers}")
         print(f"notifications={total} elapsed_s={elapsed:.2f} rate_per_s={total / elapsed:,.0f}")
-        print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}")
+        time.sleep(0.3)  # the emulator's record file is written as answers go out
+        tokens = [json.loads(line)["token"] for line in open(f"{run}/delivered.jsonl")]
+        duplicates = len(tokens) - len(set(tokens))
+        print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq} "
+              f"sent_twice={duplicates} (notifications APNs accepted more than once)")
         print(f"redis_cpu_us_per_message={redis_us:.2f} (INFO cpu; the fleet ceiling of one Redis core is about "
               f"{1e6 / redis_us:,.0f} messages/s at this cost)")
         stats = []
