@@ -64,3 +64,17 @@ final class AnswerLog: Sendable {
     func append(_ token: String, _ status: Int) { entries.withLock { $0.append((token, status)) } }
     var all: [(token: String, status: Int)] { entries.withLock { $0 } }
 }
+
+extension EmulatorStandIn {
+    /// The environment that points a `worker` at `redis` and this emulator, with one app (com.example.chat)
+    /// signing with the emulator's key; `extra` adds or overrides keys.
+    public func workerEnvironment(redis: RedisServer, _ extra: [String: String] = [:]) -> [String: String] {
+        var environment = [
+            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": endpoint, "APNS_CA_FILE": caFile,
+            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": Self.teamID,
+            "APNS_APPS_0_KEY_ID": Self.keyID, "APNS_APPS_0_KEY_FILE": keyFile,
+        ]
+        environment.merge(extra) { $1 }
+        return environment
+    }
+}

@@ -17,13 +17,10 @@ final class FilterReloadTests: XCTestCase {
         let words = directory + "/words.txt"
         try "spam\n".write(toFile: words, atomically: true, encoding: .utf8)
         let port = freePort()
-        let worker = try WorkerProcess(environment: [
-            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
-            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile,
-            "FILTER_WORDS_FILE": words, "FILTER_RELOAD_INTERVAL_MS": "600000",  // only SIGHUP, until changed below
+        let worker = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, [
+            "FILTER_WORDS_FILE": words, "FILTER_RELOAD_INTERVAL_MS": "600000",  // only SIGHUP
             "COLLECTOR_WINDOW_MS": "20", "METRICS_LISTEN": "127.0.0.1:\(port)",
-        ], logFile: directory + "/worker.log")
+        ]), logFile: directory + "/worker.log")
         defer { worker.signal(SIGKILL) }
         try await eventually(timeout: .seconds(30)) { await httpGet("http://127.0.0.1:\(port)/readyz")?.status == 200 }
 
@@ -70,12 +67,9 @@ final class FilterReloadTests: XCTestCase {
         let directory = makeTemporaryDirectory("filter-watch")
         let words = directory + "/words.txt"
         try "spam\n".write(toFile: words, atomically: true, encoding: .utf8)
-        let worker = try WorkerProcess(environment: [
-            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
-            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile,
+        let worker = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, [
             "FILTER_WORDS_FILE": words, "FILTER_RELOAD_INTERVAL_MS": "200",
-        ], logFile: directory + "/worker.log")
+        ]), logFile: directory + "/worker.log")
         defer { worker.signal(SIGKILL) }
         try await eventually(timeout: .seconds(30)) { worker.log.contains("worker started") }
         try await Task.sleep(for: .milliseconds(500))

@@ -31,16 +31,13 @@ final class MetricsEndpointTests: XCTestCase {
 
     private func startWorker(_ extra: [String: String] = [:]) throws -> WorkerProcess {
         var env = [
-            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
-            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile,
             // Enough attempts that a connection the emulator drops (it happens, see issue 8) costs a retry, not a dead letter.
             "RETRY_MAX_ATTEMPTS": "6", "RETRY_BASE_DELAY_MS": "10", "RETRY_MAX_DELAY_MS": "50",
             "REDIS_HEARTBEAT_TTL_MS": "1000", "COLLECTOR_WINDOW_MS": "20", "COLLECTOR_MAX_IN_FLIGHT": "100",
             "METRICS_LISTEN": "127.0.0.1:\(port)",
         ]
         env.merge(extra) { $1 }
-        return try WorkerProcess(environment: env, logFile: "\(directory!)/worker.log")
+        return try WorkerProcess(environment: apns.workerEnvironment(redis: redis, env), logFile: "\(directory!)/worker.log")
     }
 
     private var base: String { "http://127.0.0.1:\(port)" }
@@ -62,11 +59,8 @@ final class MetricsEndpointTests: XCTestCase {
         let before = await metrics()
         XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version]), 1, before)
         // A second worker on the same port: a startup error naming the address, before it claims anything.
-        let clash = try WorkerProcess(environment: [
-            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-            "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
-            "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": apns.keyFile, "METRICS_LISTEN": "127.0.0.1:\(port)",
-        ], logFile: "\(directory!)/clash.log")
+        let clash = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, ["METRICS_LISTEN": "127.0.0.1:\(port)"]),
+                                      logFile: "\(directory!)/clash.log")
         let clashStatus = await clash.waitForExit(timeout: 15)
         XCTAssertEqual(clashStatus, 2)
         XCTAssertTrue(clash.log.contains("metrics.listen 127.0.0.1:\(port): cannot listen"), clash.log)
