@@ -1,11 +1,33 @@
 import CCurl
 import Foundation
+import Logging
+import PushCore
 import Synchronization
 
 /// Counts the sockets libcurl holds open for one transport (its HTTP/2 connections, plus any being
 /// connected), through libcurl's open/close socket callbacks: libcurl itself has no API for the number.
+/// Every open and close is logged at debug level and opens are counted
+/// (`push_apns_connections_opened_total`), so reconnect storms show.
 final class ConnectionCounter: Sendable {
     let open = Atomic<Int>(0)
+    let app: String
+    let logger: Logger?
+
+    init(app: String = "", logger: Logger? = nil) {
+        self.app = app
+        self.logger = logger
+    }
+
+    fileprivate func opened() {
+        let now = open.add(1, ordering: .relaxed).newValue
+        PushMetrics.shared.apnsConnectionOpened(app: app)
+        logger?.debug("APNs connection opening", metadata: ["app": "\(app)", "open": "\(now)"])
+    }
+
+    fileprivate func closed() {
+        let now = open.subtract(1, ordering: .relaxed).newValue
+        logger?.debug("APNs connection closed", metadata: ["app": "\(app)", "open": "\(now)"])
+    }
 
     /// Installs the callbacks on an easy handle; every connection it opens is counted until it closes.
     func attach(to easy: UnsafeMutableRawPointer) {
@@ -16,13 +38,13 @@ final class ConnectionCounter: Sendable {
             guard let address else { return CURL_SOCKET_BAD }
             let descriptor = socket(address.pointee.family, address.pointee.socktype, address.pointee.protocol)
             if descriptor >= 0, let context {
-                Unmanaged<ConnectionCounter>.fromOpaque(context).takeUnretainedValue().open.add(1, ordering: .relaxed)
+                Unmanaged<ConnectionCounter>.fromOpaque(context).takeUnretainedValue().opened()
             }
             return descriptor
         }
         _ = curlx_easy_closesocket_cb(easy) { context, descriptor in
             if let context {
-                Unmanaged<ConnectionCounter>.fromOpaque(context).takeUnretainedValue().open.subtract(1, ordering: .relaxed)
+                Unmanaged<ConnectionCounter>.fromOpaque(context).takeUnretainedValue().closed()
             }
             return close(descriptor)
         }

@@ -26,7 +26,7 @@ public final class CurlTransport: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
     public let outstanding = Atomic<Int>(0)
-    private let connections = ConnectionCounter()
+    private let connections: ConnectionCounter
     private let readiness: Readiness?
     private let logger: Logger?
     private let metrics = PushMetrics.shared
@@ -72,6 +72,7 @@ public final class CurlTransport: @unchecked Sendable {
         self.credential = credential
         self.readiness = readiness
         self.logger = logger
+        connections = ConnectionCounter(app: settings.app, logger: logger)
         activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
         limiter.limit = activeLimit
         limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100

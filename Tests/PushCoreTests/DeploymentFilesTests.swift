@@ -60,7 +60,7 @@ final class DeploymentFilesTests: XCTestCase {
             "push_messages_claimed_total", "push_messages_acknowledged_total", "push_messages_merged_total",
             "push_notifications_total", "push_apns_responses_total", "push_apns_retries_total",
             "push_apns_request_duration_seconds_bucket", "push_queue_to_apns_seconds_bucket", "push_in_flight_notifications",
-            "push_apns_connections", "push_provider_token_renewals_total", "push_redis_reconnects_total",
+            "push_apns_connections", "push_apns_connections_opened_total", "push_provider_token_renewals_total", "push_redis_reconnects_total",
             "push_queue_length", "push_build_info", "push_filter_reloads_total", "push_filter_words",
         ]
         let used = Set(dashboard.matches(of: /push_[a-z_]+/).map { String($0.output) })

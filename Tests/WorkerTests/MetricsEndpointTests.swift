@@ -105,6 +105,7 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "30.0"]), 2002, text)
         XCTAssertEqual(prometheusSample(text, "push_provider_token_renewals_total", ["app": "com.example.chat"]), 1, text)
         XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections", ["app": "com.example.chat"]) ?? 0, 1, text)
+        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections_opened_total", ["app": "com.example.chat"]) ?? 0, 1, text)
         XCTAssertEqual(prometheusSample(text, "push_in_flight_notifications"), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "queue"]), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "feedback"]), 1, text)
