@@ -47,7 +47,7 @@ public final class CurlTransport: @unchecked Sendable {
     private var retryCounts: [String: Int] = [:]
     /// Whether APNs refuses the credential, shared by the lanes of one credential.
     private let credential: CredentialState
-    /// Requests handed to libcurl at most, adapted to what the servers take (`adaptLimit`).
+    /// Requests handed to libcurl at most, adapted to what the servers take (`ConcurrencyLimiter`).
     private var activeLimit: Int
     private var limiter = ConcurrencyLimiter()
     private var lastDeadlineScan: UInt64 = 0
@@ -232,8 +232,8 @@ public final class CurlTransport: @unchecked Sendable {
             let decision = ResponseClassifier.classify(status: status == 0 ? nil : status, body: slot.body,
                                                        transportError: transportError)
             if answered {
-                // On the wire: from the request about to be sent to the transfer's end (time spent waiting
-                // for a connection or a free stream is before PRETRANSFER).
+                // From the request being sent to the transfer's end: waiting for a connection is before
+                // PRETRANSFER; waiting inside nghttp2 for a free stream is after it, and the limiter keeps it short.
                 let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
                 metrics.apnsRequestDuration.recordMicroseconds(max(0, wire))
                 limiter.observe(latencyMicros: Int64(wire))
@@ -334,7 +334,7 @@ public final class CurlTransport: @unchecked Sendable {
         if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
             if !credential.refused.exchange(true, ordering: .relaxed) {
                 readiness?.set(.credentialsRejected(app: settings.app, reason: reason))
-                logger?.error("APNs rejects this app's credentials: no retry can fix it; replace the key or certificate (readiness is false until a request succeeds)",
+                logger?.error("APNs rejects this app's credentials: replace the key or certificate; its notifications are retried with backoff meanwhile and readiness is false until a request succeeds",
                               metadata: ["app": "\(settings.app)", "reason": "\(reason)"])
             }
         } else if status == 200, credential.refused.load(ordering: .relaxed), credential.refused.exchange(false, ordering: .relaxed) {
