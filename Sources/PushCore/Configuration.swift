@@ -103,6 +103,9 @@ public struct APNsSettings: Sendable, Equatable {
     /// libcurl multi handles (each on a thread of its own) per credential, sharing `connections`;
     /// 0 means one per CPU core, at most `connections`.
     public var transportThreads = 0
+    /// How each transport thread drives libcurl: `poll` (curl_multi_perform and curl_multi_poll) or `epoll`
+    /// (curl_multi_socket_action with an epoll set).
+    public var eventLoop = "poll"
     public var requestTimeoutMillis = 10_000
     public var apps: [APNsApp] = []
     public init() {}

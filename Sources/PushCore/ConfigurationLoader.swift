@@ -10,7 +10,7 @@ public struct ConfigurationLoader: Sendable {
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
         "recovery.max_deliveries",
-        "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.transport_threads", "apns.request_timeout_ms",
+        "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "shutdown.timeout_s",
@@ -139,6 +139,10 @@ public struct ConfigurationLoader: Sendable {
         }
         config.apns.caFile = reader.string("apns.ca_file", "")
         config.apns.connections = try reader.int("apns.connections", config.apns.connections, min: 1)
+        config.apns.eventLoop = reader.string("apns.event_loop", config.apns.eventLoop)
+        guard ["poll", "epoll"].contains(config.apns.eventLoop) else {
+            throw ConfigurationError.invalid(key: "apns.event_loop", reason: "'\(Printable.clipped(config.apns.eventLoop, to: 40))' is not poll or epoll")
+        }
         config.apns.maxConnections = try reader.int("apns.max_connections", max(config.apns.maxConnections, config.apns.connections),
                                                     min: config.apns.connections)
         config.apns.transportThreads = try reader.int("apns.transport_threads", config.apns.transportThreads, min: 0)

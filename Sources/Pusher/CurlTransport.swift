@@ -30,6 +30,8 @@ public final class CurlTransport: @unchecked Sendable {
     private let readiness: Readiness?
     private let logger: Logger?
     private let metrics = PushMetrics.shared
+    /// Set when `settings.socketAction`: libcurl driven by socket_action and epoll instead of perform and poll.
+    private let driver: SocketActionDriver?
 
     // Thread-confined state.
     private var idle: [RequestSlot] = []
@@ -79,12 +81,18 @@ public final class CurlTransport: @unchecked Sendable {
         self.provider = provider
         self.sink = sink
         multi = curl_multi_init()
+        driver = settings.socketAction ? SocketActionDriver(multi: multi) : nil
         _ = curlx_multi_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = curlx_multi_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, settings.connections)
         _ = curlx_multi_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000)
         let thread = Thread { [self] in self.loop() }
         thread.name = "apns-transport"
         thread.start()
+    }
+
+    /// Ends the transport thread's wait: new work, a drain or an abort.
+    private func wake() {
+        if let driver { driver.wake() } else { curl_multi_wakeup(multi) }
     }
 
     /// Sockets open to APNs (HTTP/2 connections and connection attempts).
@@ -95,7 +103,7 @@ public final class CurlTransport: @unchecked Sendable {
         let tokens = jobs.reduce(0) { $0 + $1.tokens.count }
         outstanding.add(tokens, ordering: .relaxed)
         intake.withLock { $0.jobs.append(contentsOf: jobs) }
-        curl_multi_wakeup(multi)
+        wake()
     }
 
     /// Returns when every submitted token has a final outcome; the thread then ends.
@@ -109,7 +117,7 @@ public final class CurlTransport: @unchecked Sendable {
             if exited {
                 continuation.resume()  // aborted before the drain began
             } else {
-                curl_multi_wakeup(multi)
+                wake()
             }
         }
     }
@@ -117,7 +125,7 @@ public final class CurlTransport: @unchecked Sendable {
     /// Drops whatever is in flight (its messages stay claimed in Redis) and ends the thread.
     public func abort() {
         intake.withLock { $0.aborting = true }
-        curl_multi_wakeup(multi)
+        wake()
     }
 
     // MARK: the transport thread
@@ -139,7 +147,7 @@ public final class CurlTransport: @unchecked Sendable {
             startRequests()
 
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            if let driver { driver.runDueTimer() } else { curl_multi_perform(multi, &running) }
             collectCompletions()
             let scanTime = DispatchTime.now().uptimeNanoseconds
             if scanTime &- lastDeadlineScan >= Self.deadlineScanNanos { scanDeadlines(now: scanTime) }
@@ -162,7 +170,7 @@ public final class CurlTransport: @unchecked Sendable {
             }
             if readyHead < ready.count && active < activeLimit { timeout = 0 }
             timeout = min(timeout, Int32(Self.deadlineScanNanos / 1_000_000))
-            curl_multi_poll(multi, nil, 0, timeout, nil)
+            if let driver { driver.wait(timeoutMillis: timeout) } else { curl_multi_poll(multi, nil, 0, timeout, nil) }
         }
         shutdown()
     }

@@ -36,6 +36,7 @@ public final class Pusher: Sendable {
             transport.requestTimeoutMillis = settings.requestTimeoutMillis
             transport.retry = retry
             transport.app = app.topic
+            transport.socketAction = settings.eventLoop == "epoll"
             var provider: ProviderToken?
             switch app.credential {
             case .token(let teamID, let keyID, let keyFile):

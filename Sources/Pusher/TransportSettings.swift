@@ -15,6 +15,8 @@ public struct TransportSettings: Sendable {
     /// Counted from when the request goes on the wire: waiting for a connection or a free stream is not
     /// counted (opening a connection has its own limit of the same length).
     public var requestTimeoutMillis: Int = 10_000
+    /// Drive libcurl with curl_multi_socket_action and epoll instead of curl_multi_perform and curl_multi_poll.
+    public var socketAction = false
     public var retry = RetrySettings()
     /// Certificate auth: client certificate file (PEM with its key, or PKCS#12) and password.
     public var certificateFile: String?

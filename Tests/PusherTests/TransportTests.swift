@@ -5,9 +5,11 @@ import TestSupport
 import XCTest
 
 /// The libcurl transport against the APNs emulator (HTTP/2 over TLS), which answers by token prefix.
-final class TransportTests: XCTestCase {
+class TransportTests: XCTestCase {
     var server: EmulatorStandIn!
     var keyFile: String!
+    /// The loop that drives libcurl: perform and poll here, socket_action and epoll in the subclass.
+    var socketAction: Bool { false }
 
     override func setUp() async throws {
         server = try await EmulatorStandIn()
@@ -19,6 +21,7 @@ final class TransportTests: XCTestCase {
     private func settings(_ adjust: (inout TransportSettings) -> Void = { _ in }) -> TransportSettings {
         var settings = TransportSettings(baseURL: server.endpoint)
         settings.caFile = server.caFile
+        settings.socketAction = socketAction
         settings.retry.maxAttempts = 3
         settings.retry.baseDelayMillis = 5
         settings.retry.maxDelayMillis = 20
@@ -171,6 +174,7 @@ final class TransportTests: XCTestCase {
         defer { Task { await starved.stop() } }
         var settings = TransportSettings(baseURL: starved.endpoint)
         settings.caFile = starved.caFile
+        settings.socketAction = socketAction
         settings.connections = 1
         settings.requestTimeoutMillis = 500  // far less than the 150 requests x 20 ms the last one waits
         // Streams opened before the server's SETTINGS arrive are refused (as APNs does) and retried.
@@ -194,4 +198,17 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(starved.emulator.stats.refusedStreams, 0, starved.emulator.stats.json)
         XCTAssertEqual(starved.emulator.stats.connections, 1, starved.emulator.stats.json)
     }
+}
+
+/// Every transport test again, with libcurl driven by curl_multi_socket_action and epoll.
+final class SocketActionTransportTests: TransportTests {
+    override var socketAction: Bool { true }
+    // Listed again: test discovery on Linux does not see inherited test methods.
+    override func testEveryResponseClassOfTheSpec() async throws { try await super.testEveryResponseClassOfTheSpec() }
+    override func testManyStreamsAcrossGoawayAreAllDelivered() async throws { try await super.testManyStreamsAcrossGoawayAreAllDelivered() }
+    override func testMergedTokensReportToEveryOwner() async throws { try await super.testMergedTokensReportToEveryOwner() }
+    override func testRefusedConnectionsAreRetriedThenDeadLettered() async throws { try await super.testRefusedConnectionsAreRetriedThenDeadLettered() }
+    override func testAServerThatNeverAnswersTimesOut() async throws { try await super.testAServerThatNeverAnswersTimesOut() }
+    override func testAnExpiredNotificationIsNotSentAgain() async throws { try await super.testAnExpiredNotificationIsNotSentAgain() }
+    override func testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() async throws { try await super.testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() }
 }
