@@ -5,7 +5,7 @@
 ARG SWIFT_VERSION=6.3
 FROM swift:${SWIFT_VERSION}-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libhiredis-dev libcurl4-openssl-dev libssl-dev pkg-config \
+ && apt-get install -y --no-install-recommends libhiredis-dev libcurl4-openssl-dev libssl-dev libicu-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first, so a source change does not fetch them again.
