@@ -25,7 +25,8 @@ public final class EmulatorStandIn: @unchecked Sendable {
 
     public let directory: String
     public let keyFile: String
-    public let emulator: APNsEmulator
+    public private(set) var emulator: APNsEmulator
+    private var configuration: EmulatorConfiguration
     private let log = AnswerLog()
 
     /// - Parameters:
@@ -44,6 +45,23 @@ public final class EmulatorStandIn: @unchecked Sendable {
         let log = self.log
         configuration.onAnswer = { token, answer in log.append(token, answer.status) }
         adjust(&configuration)
+        if configuration.certificateFile == nil {
+            // Its identity on files, so that a restart on the same port is the same server to clients.
+            let identity = try SelfSignedCertificate.generate()
+            try identity.certificatePEM.write(toFile: directory + "/server.pem", atomically: true, encoding: .utf8)
+            try identity.privateKeyPEM.write(toFile: directory + "/server-key.pem", atomically: true, encoding: .utf8)
+            configuration.certificateFile = directory + "/server.pem"
+            configuration.privateKeyFile = directory + "/server-key.pem"
+        }
+        emulator = try APNsEmulator(configuration: configuration)
+        try await emulator.start()
+        configuration.port = emulator.port
+        self.configuration = configuration
+    }
+
+    /// Starts it again after `stop()`, on the same port with the same certificate and keys: APNs back after
+    /// an outage.
+    public func restart() async throws {
         emulator = try APNsEmulator(configuration: configuration)
         try await emulator.start()
     }

@@ -1,0 +1,51 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// SPEC section 5: APNs unreachable for a while dead-letters nothing; the worker stops claiming instead of
+/// turning the backlog into dead letters, and delivers everything once APNs is back.
+final class APNsOutageTests: XCTestCase {
+    func testAnOutageShorterThanTheRetryBudgetDeadLettersNothingAndPausesClaiming() async throws {
+        let redis = try RedisServer()
+        let apns = try await EmulatorStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        let keys = RedisKeys()
+        let directory = makeTemporaryDirectory("outage")
+        // A budget of at least 4 s (20 attempts from 50 ms doubling to 500 ms, each at least half its
+        // ceiling), against a 2.5 s outage.
+        let worker = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, [
+            "RETRY_MAX_ATTEMPTS": "20", "RETRY_BASE_DELAY_MS": "50", "RETRY_MAX_DELAY_MS": "500",
+            "COLLECTOR_MAX_IN_FLIGHT": "50", "COLLECTOR_WINDOW_MS": "20", "APNS_REQUEST_TIMEOUT_MS": "1000",
+            "WORKER_ID": "outage-worker",
+        ]), logFile: directory + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+
+        let total = 600
+        try await client.lpush(keys.queue, (0..<total).map { messageJSON(id: "o\($0)", tokens: [token("a1", $0)]) })
+        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 50 }
+        await apns.stop()
+        let queuedAtOutage = try await client.length(keys.queue)
+        try await Task.sleep(for: .milliseconds(2500))
+        // Claiming paused: at most the in-flight room was taken during the outage.
+        let queuedAfterOutage = try await client.length(keys.queue)
+        XCTAssertGreaterThan(queuedAfterOutage, 0, "the backlog waits in Redis")
+        XCTAssertGreaterThanOrEqual(queuedAfterOutage, queuedAtOutage - 50 - 1, "no more than the in-flight room claimed")
+        let deadDuringOutage = try await client.length(keys.deadLetters)
+        XCTAssertEqual(deadDuringOutage, 0)
+
+        try await apns.restart()
+        try await eventually(timeout: .seconds(60)) {
+            let queued = try await client.length(keys.queue)
+            let claimed = try await client.claimedCount(keys.processing(worker: "outage-worker"))
+            return queued == 0 && claimed == 0 && Set(apns.answered().filter { $0.status == 200 }.map(\.token)).count == total
+        }
+        let deadLetters = try await client.strings(keys.deadLetters)
+        XCTAssertEqual(deadLetters, [], "nothing dead-lettered by a short outage")
+        await client.close()
+        await apns.stop()
+        redis.kill()
+    }
+}
