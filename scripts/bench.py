@@ -64,6 +64,9 @@ def main():
     ap.add_argument("--check-duplicates", action="store_true",
                     help="the emulator records every accepted notification to count those sent twice (costs its CPU)")
     ap.add_argument("--workers", type=int, default=1, help="worker processes sharing the one Redis")
+    ap.add_argument("--rate", type=int, default=0,
+                    help="enqueue at this many messages/s while the worker runs (with enqueued_at) instead of beforehand; "
+                         "prints queue-to-APNs p50/p99 from the worker's /metrics")
     a = ap.parse_args()
     worker = os.path.join(root, ".build/release/worker")
     run = tempfile.mkdtemp(prefix="push-bench-")
@@ -87,9 +90,9 @@ def main():
         for i in range(a.messages):
             toks = ",".join('"%064x"' % (i * a.tokens + j + 1) for j in range(a.tokens))
             uuid = f',"uuid":"u{i}"' if a.kind != "private" else ""
-            msgs.append('{"id":"b%d","kind":"%s"%s,"topic":"com.example.chat","tokens":[%s],"payload":{"aps":{"alert":"hello %d"}}}'
-                        % (i, a.kind, uuid, toks, i))
-        r.fill(msgs)
+            msgs.append('{"id":"b%d","kind":"%s"%s,"topic":"com.example.chat","tokens":[%s],"payload":{"aps":{"alert":"hello %d"}}%s}'
+                        % (i, a.kind, uuid, toks, i, ',"enqueued_at":%d' if a.rate else ""))
+        if not a.rate: r.fill(msgs)
         total = a.messages * a.tokens
         env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{rport}/0", APNS_ENDPOINT=f"https://127.0.0.1:{aport}",
                    APNS_CA_FILE=f"{run}/ca.pem", APNS_CONNECTIONS=str(a.connections),
@@ -97,14 +100,43 @@ def main():
                    APNS_APPS_0_KEY_ID="BENCH00001", APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
         redis_cpu_before = redis_cpu(r)
         start = time.monotonic()
-        workers = [subprocess.Popen([worker, "run"], env=dict(env, WORKER_ID=f"bench-{n}"), stderr=open(f"{run}/worker{n}.log", "w"))
+        mport = free_port()
+        workers = [subprocess.Popen([worker, "run"], env=dict(env, WORKER_ID=f"bench-{n}",
+                                                              METRICS_LISTEN=f"127.0.0.1:{mport}" if n == 0 else ""),
+                                    stderr=open(f"{run}/worker{n}.log", "w"))
                    for n in range(a.workers)]
+        if a.rate:
+            # Paced: a batch every 10 ms, each message stamped with the time it is enqueued.
+            per_tick, sent, tick = max(1, a.rate // 100), 0, time.monotonic()
+            while sent < len(msgs):
+                now_ms = int(time.time() * 1000)
+                batch = [m % now_ms for m in msgs[sent:sent + per_tick]]
+                r.call("LPUSH", "push:queue", *batch)
+                sent += len(batch)
+                tick += 0.01
+                time.sleep(max(0, tick - time.monotonic()))
         while True:
             if r.call("LLEN", "push:queue") == 0 and not r.call("KEYS", "push:processing:*"): break
             time.sleep(0.02)
         elapsed = time.monotonic() - start
         redis_us = (redis_cpu(r) - redis_cpu_before) / a.messages * 1e6
         cpu = sum(cpu_seconds(w.pid) for w in workers)
+        latency = ""
+        if a.rate:
+            import urllib.request
+            text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+            buckets = []
+            for line in text.splitlines():
+                if line.startswith("push_queue_to_apns_seconds_bucket"):
+                    le = line.split('le="')[1].split('"')[0]
+                    buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
+            buckets.sort()
+            count = buckets[-1][1] if buckets else 0
+            def quantile(q):
+                for le, c in buckets:
+                    if count and c >= q * count: return f"<= {le * 1000:g} ms"
+                return "n/a"
+            latency = f"queue_to_apns p50 {quantile(0.5)}, p99 {quantile(0.99)} (histogram buckets, {count:.0f} notifications)"
         for w in workers: w.send_signal(signal.SIGTERM)
         for w in workers: w.wait(30)
         dlq = r.call("LLEN", "push:dlq")
@@ -126,6 +158,7 @@ def main():
                 stats.append((float(fields["usec"]), name, int(fields["calls"])))
         top = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:5])
         print(f"redis_top_commands: {top}")
+        if latency: print(latency)
         print(f"latency_ms={a.latency_ms} (includes worker start-up; the emulator and redis share the same {os.cpu_count()} cores)")
     finally:
         for p in procs: p.kill()

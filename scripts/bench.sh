@@ -2,7 +2,7 @@
 # Benchmarks. Without --queue: the whole pipeline against the local APNs emulator (prints notifications/s,
 # worker CPU per notification and Redis CPU per message). Usage:
 #   scripts/bench.sh [--messages N] [--tokens T] [--kind private|group] [--connections C] [--latency-ms L] [--workers W]
-#                    [--max-streams S] [--check-duplicates]
+#                    [--max-streams S] [--check-duplicates] [--rate R]   (R: enqueue paced, print queue-to-APNs p50/p99)
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
 #   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
 set -euo pipefail
