@@ -121,6 +121,10 @@ def main():
         elapsed = time.monotonic() - start
         redis_us = (redis_cpu(r) - redis_cpu_before) / a.messages * 1e6
         cpu = sum(cpu_seconds(w.pid) for w in workers)
+        def peak_rss_mb(pid):
+            with open(f"/proc/{pid}/status") as f:
+                return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+        peak = max(peak_rss_mb(w.pid) for w in workers)
         latency = ""
         if a.rate:
             import urllib.request
@@ -147,7 +151,8 @@ def main():
             time.sleep(0.3)  # the emulator's record file is written as answers go out
             tokens = [json.loads(line)["token"] for line in open(f"{run}/delivered.jsonl")]
             twice = f" sent_twice={len(tokens) - len(set(tokens))} (notifications APNs accepted more than once)"
-        print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}{twice}")
+        print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}{twice} "
+              f"worker_peak_rss_mb={peak:.0f}")
         print(f"redis_cpu_us_per_message={redis_us:.2f} (INFO cpu; the fleet ceiling of one Redis core is about "
               f"{1e6 / redis_us:,.0f} messages/s at this cost)")
         stats = []
