@@ -139,6 +139,8 @@ final class MetricsEndpointTests: XCTestCase {
             return answer.status == 503 && answer.body.contains("APNs rejected the credentials of com.example.chat: InvalidProviderToken")
         }
         XCTAssertTrue(worker.log.contains("APNs rejects this app's credentials"), worker.log)
+        // Its retries (RETRY_MAX_ATTEMPTS=3) end in a dead letter; a success after that makes it ready again.
+        try await eventually(timeout: .seconds(15)) { try await self.client.length(self.keys.deadLetters) == 1 }
         try await enqueue(0..<1)
         try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
 
