@@ -7,7 +7,8 @@
 /// matters for push, so latency may grow with load, but never toward the deadline. Requests beyond the
 /// limit wait in the transport's own queue, where no deadline runs. Confined to the transport thread.
 struct ConcurrencyLimiter {
-    var limit = 16
+    /// The transport sets the first limit (`TransportSettings.initialActiveRequests`).
+    var limit = 1
     /// Never below this: one slow answer must not stall a connection.
     var minimum = 2
     /// A tenth of the request timeout, in microseconds: latency below it is never cut back.

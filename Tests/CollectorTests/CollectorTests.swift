@@ -8,21 +8,7 @@ import TestSupport
 import XCTest
 
 /// Collector and Acknowledger against a real redis-server.
-final class CollectorTests: XCTestCase {
-    var redis: RedisServer!
-    var connection: RedisConnection!
-    let keys = RedisKeys()
-
-    override func setUp() async throws {
-        redis = try RedisServer()
-        connection = RedisConnection(url: redis.url, name: "test")
-    }
-
-    override func tearDown() async throws {
-        await connection.close()
-        redis.kill()
-    }
-
+final class CollectorTests: RedisTestCase {
     struct Harness {
         let collector: Collector
         let acknowledger: Acknowledger

@@ -6,21 +6,7 @@ import TestSupport
 import XCTest
 
 /// The queue protocol (SPEC section 3) against a real redis-server.
-final class WorkQueueTests: XCTestCase {
-    var redis: RedisServer!
-    var connection: RedisConnection!
-    let keys = RedisKeys()
-
-    override func setUp() async throws {
-        redis = try RedisServer()
-        connection = RedisConnection(url: redis.url, name: "test")
-    }
-
-    override func tearDown() async throws {
-        await connection.close()
-        redis.kill()
-    }
-
+final class WorkQueueTests: RedisTestCase {
     private func queue(_ worker: String) -> WorkQueue {
         WorkQueue(connection: RedisConnection(url: redis.url, name: worker), keys: keys, workerID: worker)
     }

@@ -6,21 +6,14 @@ import TestSupport
 import XCTest
 
 /// What the operator-tool tests share: a fresh redis-server, a client, and the `worker` binary run as a tool.
-class ToolTestCase: XCTestCase {
-    var redis: RedisServer!
-    var client: RedisConnection!
+class ToolTestCase: RedisTestCase {
     var directory: String!
-    let keys = RedisKeys()
+    /// The tests' own Redis client (the tools make theirs).
+    var client: RedisConnection { connection }
 
     override func setUp() async throws {
-        redis = try RedisServer()
-        client = RedisConnection(url: redis.url, name: "tools-client")
+        try await super.setUp()
         directory = makeTemporaryDirectory("tools")
-    }
-
-    override func tearDown() async throws {
-        await client.close()
-        redis.kill()
     }
 
     /// Starts `worker ARGUMENTS` against this test's Redis.
