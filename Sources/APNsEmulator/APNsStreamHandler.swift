@@ -34,7 +34,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
             let configuration = core.configuration
-            let limit = connection.streamLimitRaised ? configuration.maxConcurrentStreams : configuration.initialMaxConcurrentStreams
+            let limit = connection.streamLimitCollapsed ? 1
+                : connection.streamLimitRaised ? configuration.maxConcurrentStreams : configuration.initialMaxConcurrentStreams
             if connection.activeStreams >= limit {
                 // Streams beyond the advertised limit (the client may open some before it has seen our
                 // SETTINGS) are refused, as APNs does: the client must retry them.
@@ -85,6 +86,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
             core.recorder.record(token: String(head.uri.dropFirst("/3/device/".count)).lowercased(), request: request, apnsID: answer.apnsID)
         }
         raiseStreamLimitOnce(context: context)
+        collapseOrRestoreStreamLimit(after: answer.status, context: context)
 
         var headers = [("apns-id", answer.apnsID)]
         if answer.body != nil { headers.append(("content-type", "application/json")) }
@@ -123,6 +125,19 @@ final class APNsStreamHandler: ChannelInboundHandler {
         connection.streamLimitRaised = true
         let settings = HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([
             HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
+        ])))
+        context.channel.parent?.writeAndFlush(settings, promise: nil)
+    }
+
+    private func collapseOrRestoreStreamLimit(after status: Int, context: ChannelHandlerContext) {
+        guard core.configuration.collapseStreamsOnError, connection.streamLimitRaised else { return }
+        let collapse = status != 200
+        guard collapse != connection.streamLimitCollapsed else { return }
+        connection.streamLimitCollapsed = collapse
+        if collapse { core.stats.streamLimitCollapsed() }
+        let value = collapse ? 1 : core.configuration.maxConcurrentStreams
+        let settings = HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: value),
         ])))
         context.channel.parent?.writeAndFlush(settings, promise: nil)
     }

@@ -48,6 +48,9 @@ public struct EmulatorConfiguration: Sendable {
     public var initialMaxConcurrentStreams = 1
     /// ...and the value after its first valid request.
     public var maxConcurrentStreams = 1000
+    /// Apple's collapse (radar 27870881): after a rejected notification the connection's limit drops to 1
+    /// (a SETTINGS frame), and returns to `maxConcurrentStreams` after the next accepted one.
+    public var collapseStreamsOnError = false
     /// Send GOAWAY after this many streams on a connection.
     public var goawayAfterStreams: Int?
     /// Close a connection abruptly (no answer) on this many-th request.

@@ -9,6 +9,7 @@ public final class EmulatorStats: Sendable {
         var goAways = 0
         var peakStreams = 0
         var refused = 0
+        var collapses = 0
         var byStatus: [Int: Int] = [:]
         var byReason: [String: Int] = [:]
     }
@@ -36,6 +37,11 @@ public final class EmulatorStats: Sendable {
     /// Streams refused (REFUSED_STREAM) for exceeding SETTINGS_MAX_CONCURRENT_STREAMS.
     public var refusedStreams: Int { counts.withLock { $0.refused } }
 
+    func streamLimitCollapsed() { counts.withLock { $0.collapses += 1 } }
+
+    /// How often a connection's stream limit dropped to 1 after an error (`collapseStreamsOnError`).
+    public var streamLimitCollapses: Int { counts.withLock { $0.collapses } }
+
     func noteActiveStreams(_ active: Int) { counts.withLock { $0.peakStreams = max($0.peakStreams, active) } }
 
     /// The most streams one connection had open at once.
@@ -53,6 +59,7 @@ public final class EmulatorStats: Sendable {
         counts.withLock { counts in
             let object: [String: Any] = [
                 "requests": counts.requests, "connections": counts.connections, "goaways": counts.goAways, "peak_concurrent_streams": counts.peakStreams, "refused_streams": counts.refused,
+                "stream_limit_collapses": counts.collapses,
                 "by_status": Dictionary(uniqueKeysWithValues: counts.byStatus.map { (String($0.key), $0.value) }),
                 "by_reason": counts.byReason,
             ]

@@ -42,6 +42,8 @@ public final class ConnectionState: @unchecked Sendable {
     /// TLS verified a client certificate: certificate-based auth.
     let certificateAuthenticated: Bool
     var streamLimitRaised = false
+    /// The limit is 1 after an error answer until the next success (`collapseStreamsOnError`).
+    var streamLimitCollapsed = false
     var requests = 0
     /// Streams received and not yet answered, and the highest stream id seen: what a GOAWAY must cover.
     var activeStreams = 0

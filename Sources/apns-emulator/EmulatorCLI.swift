@@ -29,6 +29,8 @@ struct EmulatorCLI: AsyncParsableCommand {
     var topics: [String] = []
     @Option(name: .customLong("initial-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new connection (Apple: 1).") var initialStreams = 1
     @Option(name: .customLong("max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS after the first authenticated request.") var maxStreams = 1000
+    @Flag(name: .customLong("collapse-on-error"), help: "Drop a connection's stream limit to 1 after an error answer, restore it after a success (Apple's behaviour).")
+    var collapseOnError = false
     @Option(name: .customLong("goaway-after"), help: "Send GOAWAY after this many requests on a connection.") var goawayAfter: Int?
     @Option(name: .customLong("drop-after"), help: "Drop a connection without answering its N-th request.") var dropAfter: Int?
     @Option(name: .customLong("reset-limit"), help: "RST_STREAM frames per 30 s tolerated before closing a connection.") var resetLimit = 1_000_000
@@ -58,6 +60,7 @@ struct EmulatorCLI: AsyncParsableCommand {
         configuration.topics = topics
         configuration.initialMaxConcurrentStreams = initialStreams
         configuration.maxConcurrentStreams = maxStreams
+        configuration.collapseStreamsOnError = collapseOnError
         configuration.goawayAfterStreams = goawayAfter
         configuration.dropAfterRequests = dropAfter
         configuration.resetLimit = resetLimit

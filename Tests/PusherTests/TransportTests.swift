@@ -198,6 +198,38 @@ class TransportTests: XCTestCase {
         XCTAssertEqual(starved.emulator.stats.refusedStreams, 0, starved.emulator.stats.json)
         XCTAssertEqual(starved.emulator.stats.connections, 1, starved.emulator.stats.json)
     }
+
+    /// Apple's collapse (radar 27870881): after each rejected notification the connection may carry one stream,
+    /// until the next success. With 5% of answers failing (retryable 429/500/503) every notification still
+    /// arrives exactly once: streams refused during a collapse are retried, nothing is dead-lettered.
+    func testAStreamLimitCollapsingAfterErrorsLosesAndDuplicatesNothing() async throws {
+        let server = try await EmulatorStandIn {
+            $0.collapseStreamsOnError = true
+            $0.failureRate = 0.05
+            $0.latencyMillis = 5
+        }
+        defer { Task { await server.stop() } }
+        var settings = TransportSettings(baseURL: server.endpoint)
+        settings.caFile = server.caFile
+        settings.socketAction = socketAction
+        settings.connections = 2
+        settings.retry.maxAttempts = 30
+        settings.retry.baseDelayMillis = 5
+        settings.retry.maxDelayMillis = 20
+        let box = ResolutionBox()
+        let provider = ProviderToken(signer: try JWTSigner(keyFile: server.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+        let transport = CurlTransport(settings: settings, provider: provider, sink: box.append)
+        let tokens = (0..<600).map { token("a1", $0) }
+        transport.submit([job(tokens)])
+        let results = try await box.wait(for: tokens.count, timeout: 90)
+        await transport.finish()
+        XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [])
+        var sends: [String: Int] = [:]
+        for (token, status) in server.answered() where status == 200 { sends[token, default: 0] += 1 }
+        XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "accepted twice: \(sends.filter { $0.value > 1 }.keys.sorted()); \(server.emulator.stats.json)")
+        XCTAssertEqual(sends.count, tokens.count)
+        XCTAssertGreaterThan(server.emulator.stats.streamLimitCollapses, 5, server.emulator.stats.json)
+    }
 }
 
 /// Every transport test again, with libcurl driven by curl_multi_socket_action and epoll.
@@ -211,4 +243,5 @@ final class SocketActionTransportTests: TransportTests {
     override func testAServerThatNeverAnswersTimesOut() async throws { try await super.testAServerThatNeverAnswersTimesOut() }
     override func testAnExpiredNotificationIsNotSentAgain() async throws { try await super.testAnExpiredNotificationIsNotSentAgain() }
     override func testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() async throws { try await super.testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() }
+    override func testAStreamLimitCollapsingAfterErrorsLosesAndDuplicatesNothing() async throws { try await super.testAStreamLimitCollapsingAfterErrorsLosesAndDuplicatesNothing() }
 }
