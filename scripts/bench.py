@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
-"""Pipeline benchmark: a local redis-server and the APNs emulator (HTTP/2+TLS, checking every JWT),
-N messages enqueued beforehand, then the release worker drains them. Prints notifications/s and the
-worker's CPU time per notification. Figures vary with the machine's load: compare runs made together."""
-import argparse, json, os, shutil, signal, socket, subprocess, sys, tempfile, time
+"""Pipeline benchmark: a local redis-server and an HTTP/2+TLS endpoint (nginx answering 200 at once, or the APNs
+emulator checking every JWT, for latency and faults), N messages enqueued beforehand (or paced), then the release
+worker drains them. Prints notifications/s, worker CPU per notification, Redis CPU per message, peak RSS, dead
+letters; with --peers also h2load (the endpoint's limit), a Go sender on x/net/http2 and aioapns on the same
+endpoint in the same run; --suite runs issue 8's workloads (a) to (g) and prints a table and JSON.
+Figures vary with the machine's load: compare figures of one run."""
+import argparse, json, os, re, resource, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOPIC = "com.example.chat"
+TEAM = KEY_ID = "BENCH00001"
+
 
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+
 
 def resp(args):
     out = b"*%d\r\n" % len(args)
@@ -15,6 +22,7 @@ def resp(args):
         a = a.encode() if isinstance(a, str) else a
         out += b"$%d\r\n%s\r\n" % (len(a), a)
     return out
+
 
 class Redis:
     def __init__(self, port):
@@ -43,130 +51,347 @@ class Redis:
             self.s.sendall(resp(["LPUSH", "push:queue"] + messages[i:i + 1000])); chunks += 1
         for _ in range(chunks): self._line()
 
+
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f: fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
+
 
 def redis_cpu(r):
     info = r.call("INFO", "cpu")
     info = info.decode() if isinstance(info, bytes) else ""
     return sum(float(line.split(":")[1]) for line in info.splitlines() if line.startswith(("used_cpu_sys:", "used_cpu_user:")))
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--messages", type=int, default=100_000)
-    ap.add_argument("--tokens", type=int, default=1, help="tokens per message")
-    ap.add_argument("--kind", default="private")
-    ap.add_argument("--connections", type=int, default=4)
-    ap.add_argument("--latency-ms", type=int, default=0, help="round trip the emulator adds")
-    ap.add_argument("--emulator-threads", type=int, default=1)
-    ap.add_argument("--max-streams", type=int, default=0, help="the emulator's SETTINGS_MAX_CONCURRENT_STREAMS (Apple's collapse: 1)")
-    ap.add_argument("--check-duplicates", action="store_true",
-                    help="the emulator records every accepted notification to count those sent twice (costs its CPU)")
-    ap.add_argument("--workers", type=int, default=1, help="worker processes sharing the one Redis")
-    ap.add_argument("--rate", type=int, default=0,
-                    help="enqueue at this many messages/s while the worker runs (with enqueued_at) instead of beforehand; "
-                         "prints queue-to-APNs p50/p99 from the worker's /metrics")
-    a = ap.parse_args()
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+NGINX_CONF = """daemon off;
+worker_processes 1;
+{user}
+pid {run}/nginx.pid;
+error_log {run}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  client_body_temp_path {run}/nginx-body;
+  proxy_temp_path {run}/nginx-proxy;
+  fastcgi_temp_path {run}/nginx-fastcgi;
+  uwsgi_temp_path {run}/nginx-uwsgi;
+  scgi_temp_path {run}/nginx-scgi;
+  keepalive_requests 1000000000;
+  keepalive_timeout 600s;
+  http2_max_concurrent_streams 1000;
+  server {{
+    listen 127.0.0.1:{port} ssl http2;
+    ssl_certificate {run}/endpoint.pem;
+    ssl_certificate_key {run}/endpoint.key;
+    location /3/device/ {{
+      add_header apns-id $http_apns_id always;
+      return 200;
+    }}
+  }}
+}}
+"""
+
+
+class Endpoint:
+    """nginx (HTTP/2, TLS, 200 at once: the zero-latency peer) or the APNs emulator."""
+    def __init__(self, run, kind, a):
+        self.run, self.kind, self.port = run, kind, free_port()
+        self.ca = f"{run}/{kind}-ca.pem"
+        if kind == "nginx":
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                            "-keyout", f"{run}/endpoint.key", "-out", f"{run}/endpoint.pem", "-days", "2",
+                            "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                           check=True, capture_output=True)
+            shutil.copy(f"{run}/endpoint.pem", self.ca)
+            user = "user root;" if os.geteuid() == 0 else ""
+            with open(f"{run}/nginx.conf", "w") as f:
+                f.write(NGINX_CONF.format(run=run, port=self.port, user=user))
+            self.proc = subprocess.Popen(["nginx", "-p", run, "-c", f"{run}/nginx.conf", "-e", f"{run}/nginx-error.log"],
+                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        else:
+            args = [os.path.join(root, ".build/release/apns-emulator"), "--port", str(self.port), "--write-ca", self.ca,
+                    "--provider-key", f"{TEAM}:{KEY_ID}:{run}/key.p8", "--threads", str(a.emulator_threads)]
+            if a.latency_ms: args += ["--latency-ms", str(a.latency_ms)]
+            if a.max_streams: args += ["--max-streams", str(a.max_streams)]
+            if a.collapse_on_error: args += ["--collapse-on-error"]
+            if a.failure_rate: args += ["--failure-rate", str(a.failure_rate)]
+            if a.check_duplicates: args += ["--record", f"{run}/delivered.jsonl"]
+            self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close(); break
+            except OSError:
+                if time.monotonic() > deadline: raise SystemExit(f"{kind} did not start")
+                time.sleep(0.05)
+        time.sleep(0.2)
+        self.url = f"https://127.0.0.1:{self.port}"
+
+    def stop(self):
+        self.proc.terminate()
+        try: self.proc.wait(10)
+        except subprocess.TimeoutExpired: self.proc.kill()
+
+
+def messages(a):
+    out = []
+    group = max(1, a.uuid_group)
+    for i in range(a.messages):
+        toks = ",".join('"%064x"' % (i * a.tokens + j + 1) for j in range(a.tokens))
+        # Entries of one uuid carry the same content to different receivers: the Merger joins them.
+        uuid = f',"uuid":"u{i // group}"' if a.kind != "private" else ""
+        out.append('{"id":"b%d","kind":"%s"%s,"topic":"%s","tokens":[%s],"payload":{"aps":{"alert":"hello %d"}}%s}'
+                   % (i, a.kind, uuid, TOPIC, toks, i // group, ',"enqueued_at":%d' if a.rate else ""))
+    return out
+
+
+def latency_quantiles(mport):
+    text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+    buckets = []
+    for line in text.splitlines():
+        if line.startswith("push_queue_to_apns_seconds_bucket"):
+            le = line.split('le="')[1].split('"')[0]
+            buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
+    buckets.sort()
+    count = buckets[-1][1] if buckets else 0
+    def quantile(q):
+        for le, c in buckets:
+            if count and c >= q * count: return le * 1000
+        return None
+    return quantile(0.5), quantile(0.99), count
+
+
+def run_worker(a, run, endpoint, r):
+    """The pipeline: enqueue, start the worker(s), wait for the queue and the processing hashes to empty."""
+    msgs = messages(a)
+    if not a.rate: r.fill(msgs)
+    total = a.messages * a.tokens
+    env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{r.port}/0", APNS_ENDPOINT=endpoint.url,
+               APNS_CA_FILE=endpoint.ca, APNS_CONNECTIONS=str(a.connections),
+               APNS_APPS_0_TOPIC=TOPIC, APNS_APPS_0_TEAM_ID=TEAM, APNS_APPS_0_KEY_ID=KEY_ID,
+               APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
+    redis_cpu_before = redis_cpu(r)
     worker = os.path.join(root, ".build/release/worker")
+    mport = free_port()
+    start = time.monotonic()
+    workers = [subprocess.Popen([worker, "run"], env=dict(env, WORKER_ID=f"bench-{n}",
+                                                          METRICS_LISTEN=f"127.0.0.1:{mport}" if n == 0 else ""),
+                                stderr=open(f"{run}/worker{n}.log", "w"))
+               for n in range(a.workers)]
+    result = {}
+    if a.idle:
+        time.sleep(2)  # start-up is not idling
+        before = sum(cpu_seconds(w.pid) for w in workers)
+        time.sleep(a.idle)
+        result["idle_cpu_percent"] = (sum(cpu_seconds(w.pid) for w in workers) - before) / a.idle * 100
+    if a.rate:
+        # Paced: a batch every 10 ms, each message stamped with the time it is enqueued.
+        per_tick, sent, tick = max(1, a.rate // 100), 0, time.monotonic()
+        while sent < len(msgs):
+            now_ms = int(time.time() * 1000)
+            batch = [m % now_ms for m in msgs[sent:sent + per_tick]]
+            r.call("LPUSH", "push:queue", *batch)
+            sent += len(batch)
+            tick += 0.01
+            time.sleep(max(0, tick - time.monotonic()))
+    while total:
+        if r.call("LLEN", "push:queue") == 0 and not r.call("KEYS", "push:processing:*"): break
+        time.sleep(0.02)
+    elapsed = time.monotonic() - start
+    cpu = sum(cpu_seconds(w.pid) for w in workers)
+    result.update(notifications=total, seconds=round(elapsed, 2),
+                  worker_peak_rss_mb=round(max(peak_rss_mb(w.pid) for w in workers)))
+    if total:
+        result.update(rate_per_s=round(total / elapsed), cpu_us_per_notification=round(cpu / total * 1e6, 1),
+                      redis_cpu_us_per_message=round((redis_cpu(r) - redis_cpu_before) / a.messages * 1e6, 2))
+    if a.rate:
+        p50, p99, count = latency_quantiles(mport)
+        result.update(queue_to_apns_p50_ms_at_most=p50, queue_to_apns_p99_ms_at_most=p99)
+    for w in workers: w.send_signal(signal.SIGTERM)
+    for w in workers: w.wait(30)
+    result["dead_letters"] = r.call("LLEN", "push:dlq")
+    if a.check_duplicates:
+        time.sleep(0.3)  # the emulator's record file is written as answers go out
+        tokens = [json.loads(line)["token"] for line in open(f"{run}/delivered.jsonl")]
+        result["accepted"] = len(tokens)
+        result["sent_twice"] = len(tokens) - len(set(tokens))
+    return result
+
+
+def run_h2load(a, run, endpoint, n):
+    with open(f"{run}/body.json", "w") as f: f.write('{"aps":{"alert":"hello"}}')
+    before = children_cpu()
+    out = subprocess.run(["h2load", "-n", str(n), "-c", str(a.connections), "-m", "250", "-d", f"{run}/body.json",
+                          "-H", f"apns-topic: {TOPIC}", "-H", "apns-push-type: alert", "-H", "authorization: bearer x",
+                          f"{endpoint.url}/3/device/{'%064x' % 1}"], capture_output=True, text=True, timeout=600).stdout
+    cpu = children_cpu() - before
+    finished = re.search(r"finished in ([\d.]+)(ms|s),", out)
+    if not finished: raise SystemExit("h2load: " + out[-2000:])
+    seconds = float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1)
+    ok = int(re.search(r"(\d+) succeeded", out).group(1))
+    return {"sender": "h2load", "notifications": n, "ok": ok, "seconds": seconds, "rate_per_s": round(n / seconds),
+            "cpu_us_per_notification": round(cpu / n * 1e6, 1)}
+
+
+def run_peer(name, command, n):
+    before = children_cpu()
+    out = subprocess.run(command, capture_output=True, text=True, timeout=1800)
+    cpu = children_cpu() - before
+    if out.returncode != 0: raise SystemExit(f"{name} failed: {out.stderr[-2000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    result.update(rate_per_s=round(n / result["seconds"]), cpu_us_per_notification=round(cpu / n * 1e6, 1))
+    return result
+
+
+def run_peers(a, run, endpoint):
+    n = a.messages * a.tokens
+    key = f"{run}/key.p8"
+    results = [run_h2load(a, run, endpoint, n)]
+    go = os.path.join(root, ".build/peers/go-sender")
+    results.append(run_peer("go", [go, "-endpoint", endpoint.url, "-ca", endpoint.ca, "-key", key, "-team", TEAM,
+                                    "-key-id", KEY_ID, "-topic", TOPIC, "-n", str(n), "-concurrency", "1000"], n))
+    # Debian's python3 (where python3-aioapns is), whatever python3 is first on PATH.
+    # aioapns is an order of magnitude slower: a tenth of the notifications, at most 50,000, gives its rate.
+    m = min(n, max(10_000, n // 10), 50_000)
+    results.append(run_peer("aioapns", ["/usr/bin/python3", os.path.join(root, "Benchmarks/Peers/aioapns_sender.py"),
+                                         "--port", str(endpoint.port), "--ca", endpoint.ca, "--key", key,
+                                         "--key-id", KEY_ID, "--team", TEAM, "-n", str(m),
+                                         "--connections", str(a.connections)], m))
+    return results
+
+
+def bench(a):
     run = tempfile.mkdtemp(prefix="push-bench-")
-    procs = []
+    redis = endpoint = None
     try:
-        rport, aport = free_port(), free_port()
-        procs.append(subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--dir", run,
-                                       "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL))
+        rport = free_port()
+        redis = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--dir", run,
+                                  "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
         subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
                         "-out", f"{run}/key.p8"], check=True, capture_output=True)
-        emulator = os.path.join(root, ".build/release/apns-emulator")
-        args = [emulator, "--port", str(aport), "--write-ca", f"{run}/ca.pem", "--provider-key", f"BENCH00001:BENCH00001:{run}/key.p8",
-                "--threads", str(a.emulator_threads)]
-        if a.latency_ms: args += ["--latency-ms", str(a.latency_ms)]
-        if a.max_streams: args += ["--max-streams", str(a.max_streams)]
-        if a.check_duplicates: args += ["--record", f"{run}/delivered.jsonl"]
-        procs.append(subprocess.Popen(args, stdout=subprocess.DEVNULL))
-        time.sleep(0.5)
-        r = Redis(rport)
-        msgs, n = [], 0
-        for i in range(a.messages):
-            toks = ",".join('"%064x"' % (i * a.tokens + j + 1) for j in range(a.tokens))
-            uuid = f',"uuid":"u{i}"' if a.kind != "private" else ""
-            msgs.append('{"id":"b%d","kind":"%s"%s,"topic":"com.example.chat","tokens":[%s],"payload":{"aps":{"alert":"hello %d"}}%s}'
-                        % (i, a.kind, uuid, toks, i, ',"enqueued_at":%d' if a.rate else ""))
-        if not a.rate: r.fill(msgs)
-        total = a.messages * a.tokens
-        env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{rport}/0", APNS_ENDPOINT=f"https://127.0.0.1:{aport}",
-                   APNS_CA_FILE=f"{run}/ca.pem", APNS_CONNECTIONS=str(a.connections),
-                   APNS_APPS_0_TOPIC="com.example.chat", APNS_APPS_0_TEAM_ID="BENCH00001",
-                   APNS_APPS_0_KEY_ID="BENCH00001", APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
-        redis_cpu_before = redis_cpu(r)
-        start = time.monotonic()
-        mport = free_port()
-        workers = [subprocess.Popen([worker, "run"], env=dict(env, WORKER_ID=f"bench-{n}",
-                                                              METRICS_LISTEN=f"127.0.0.1:{mport}" if n == 0 else ""),
-                                    stderr=open(f"{run}/worker{n}.log", "w"))
-                   for n in range(a.workers)]
-        if a.rate:
-            # Paced: a batch every 10 ms, each message stamped with the time it is enqueued.
-            per_tick, sent, tick = max(1, a.rate // 100), 0, time.monotonic()
-            while sent < len(msgs):
-                now_ms = int(time.time() * 1000)
-                batch = [m % now_ms for m in msgs[sent:sent + per_tick]]
-                r.call("LPUSH", "push:queue", *batch)
-                sent += len(batch)
-                tick += 0.01
-                time.sleep(max(0, tick - time.monotonic()))
-        while True:
-            if r.call("LLEN", "push:queue") == 0 and not r.call("KEYS", "push:processing:*"): break
-            time.sleep(0.02)
-        elapsed = time.monotonic() - start
-        redis_us = (redis_cpu(r) - redis_cpu_before) / a.messages * 1e6
-        cpu = sum(cpu_seconds(w.pid) for w in workers)
-        def peak_rss_mb(pid):
-            with open(f"/proc/{pid}/status") as f:
-                return next(int(l.split()[1]) for l in f if l.startswith("VmHWM:")) / 1024
-        peak = max(peak_rss_mb(w.pid) for w in workers)
-        latency = ""
-        if a.rate:
-            import urllib.request
-            text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
-            buckets = []
-            for line in text.splitlines():
-                if line.startswith("push_queue_to_apns_seconds_bucket"):
-                    le = line.split('le="')[1].split('"')[0]
-                    buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
-            buckets.sort()
-            count = buckets[-1][1] if buckets else 0
-            def quantile(q):
-                for le, c in buckets:
-                    if count and c >= q * count: return f"<= {le * 1000:g} ms"
-                return "n/a"
-            latency = f"queue_to_apns p50 {quantile(0.5)}, p99 {quantile(0.99)} (histogram buckets, {count:.0f} notifications)"
-        for w in workers: w.send_signal(signal.SIGTERM)
-        for w in workers: w.wait(30)
-        dlq = r.call("LLEN", "push:dlq")
-        print(f"messages={a.messages} tokens/message={a.tokens} kind={a.kind} connections={a.connections} workers={a.workers}")
-        print(f"notifications={total} elapsed_s={elapsed:.2f} rate_per_s={total / elapsed:,.0f}")
-        twice = ""
-        if a.check_duplicates:
-            time.sleep(0.3)  # the emulator's record file is written as answers go out
-            tokens = [json.loads(line)["token"] for line in open(f"{run}/delivered.jsonl")]
-            twice = f" sent_twice={len(tokens) - len(set(tokens))} (notifications APNs accepted more than once)"
-        print(f"worker_cpu_s={cpu:.2f} cpu_us_per_notification={cpu / total * 1e6:.1f} dead_letters={dlq}{twice} "
-              f"worker_peak_rss_mb={peak:.0f}")
-        print(f"redis_cpu_us_per_message={redis_us:.2f} (INFO cpu; the fleet ceiling of one Redis core is about "
-              f"{1e6 / redis_us:,.0f} messages/s at this cost)")
+        endpoint = Endpoint(run, a.endpoint, a)
+        r = Redis(rport); r.port = rport
+        result = {"endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
+                  "latency_ms": a.latency_ms if a.endpoint == "emulator" else 0, "connections": a.connections,
+                  "workers": a.workers}
+        result.update(run_worker(a, run, endpoint, r))
         stats = []
         for line in r.call("INFO", "commandstats").decode().splitlines():
             if line.startswith("cmdstat_"):
                 name, rest = line[len("cmdstat_"):].split(":", 1)
                 fields = dict(kv.split("=") for kv in rest.split(","))
                 stats.append((float(fields["usec"]), name, int(fields["calls"])))
-        top = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:5])
-        print(f"redis_top_commands: {top}")
-        if latency: print(latency)
-        print(f"latency_ms={a.latency_ms} (includes worker start-up; the emulator and redis share the same {os.cpu_count()} cores)")
+        result["redis_top_commands"] = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:4])
+        if a.peers: result["peers"] = run_peers(a, run, endpoint)
+        return result
     finally:
-        for p in procs: p.kill()
+        if endpoint: endpoint.stop()
+        if redis: redis.kill()
         shutil.rmtree(run, ignore_errors=True)
+
+
+def report(result):
+    r = result
+    print(f"endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
+          f"latency_ms={r['latency_ms']} connections={r['connections']} workers={r['workers']}")
+    if r["notifications"]:
+        print(f"notifications={r['notifications']} elapsed_s={r['seconds']} rate_per_s={r['rate_per_s']:,} "
+              f"cpu_us_per_notification={r['cpu_us_per_notification']} dead_letters={r['dead_letters']} "
+              f"worker_peak_rss_mb={r['worker_peak_rss_mb']}"
+              + (f" accepted={r['accepted']} sent_twice={r['sent_twice']}" if "sent_twice" in r else ""))
+        print(f"redis_cpu_us_per_message={r['redis_cpu_us_per_message']} (a Redis core carries about "
+              f"{1e6 / max(r['redis_cpu_us_per_message'], 0.01):,.0f} messages/s at this cost); top: {r['redis_top_commands']}")
+    if "idle_cpu_percent" in r: print(f"idle_cpu_percent={r['idle_cpu_percent']:.2f} (of one core)")
+    if "queue_to_apns_p99_ms_at_most" in r:
+        print(f"queue_to_apns p50 <= {r['queue_to_apns_p50_ms_at_most']:g} ms, p99 <= {r['queue_to_apns_p99_ms_at_most']:g} ms (histogram bucket bounds)")
+    for p in r.get("peers", []):
+        ratio = r["rate_per_s"] / p["rate_per_s"]
+        print(f"  peer {p['sender']:8} {p['rate_per_s']:>8,}/s  {p['cpu_us_per_notification']:>6} us CPU/notification  "
+              f"ok {p['ok']}/{p['notifications']}  worker/peer {ratio:.2f}x")
+
+
+WORKLOADS = [
+    ("a", "200,000 one-token messages, nginx, with peers", ["--endpoint", "nginx", "--messages", "200000", "--peers"]),
+    ("b", "200 group messages of 1,000 tokens (10 entries of 100 per uuid), nginx",
+     ["--endpoint", "nginx", "--kind", "group", "--messages", "2000", "--tokens", "100", "--uuid-group", "10"]),
+    ("c", "(a) at 50 ms round trip, emulator", ["--endpoint", "emulator", "--messages", "200000", "--latency-ms", "50"]),
+    ("d", "2,000 messages/s for 60 s, nginx", ["--endpoint", "nginx", "--messages", "120000", "--rate", "2000"]),
+    ("e", "1,000,000 backlog, nginx", ["--endpoint", "nginx", "--messages", "1000000"]),
+    ("f", "60 s idle", ["--endpoint", "nginx", "--messages", "0", "--idle", "60"]),
+    ("g", "(a) with 1% errors and the stream limit collapsing to 1 after each, emulator, duplicates counted",
+     ["--endpoint", "emulator", "--messages", "200000", "--failure-rate", "0.01", "--collapse-on-error", "--check-duplicates"]),
+]
+
+
+def parser():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--endpoint", choices=["emulator", "nginx"], default="emulator")
+    ap.add_argument("--messages", type=int, default=100_000)
+    ap.add_argument("--tokens", type=int, default=1, help="tokens per message")
+    ap.add_argument("--kind", default="private")
+    ap.add_argument("--uuid-group", type=int, default=1, help="entries sharing one uuid and content (group kinds)")
+    ap.add_argument("--connections", type=int, default=4)
+    ap.add_argument("--latency-ms", type=int, default=0, help="round trip the emulator adds")
+    ap.add_argument("--emulator-threads", type=int, default=1)
+    ap.add_argument("--max-streams", type=int, default=0, help="the emulator's SETTINGS_MAX_CONCURRENT_STREAMS (Apple's collapse: 1)")
+    ap.add_argument("--collapse-on-error", action="store_true", help="the emulator drops a connection's stream limit to 1 after an error")
+    ap.add_argument("--failure-rate", type=float, default=0, help="share of answers the emulator fails with 429/500/503")
+    ap.add_argument("--check-duplicates", action="store_true",
+                    help="the emulator records every accepted notification to count those sent twice (costs its CPU)")
+    ap.add_argument("--workers", type=int, default=1, help="worker processes sharing the one Redis")
+    ap.add_argument("--rate", type=int, default=0,
+                    help="enqueue at this many messages/s while the worker runs (with enqueued_at) instead of beforehand; "
+                         "prints queue-to-APNs p50/p99 from the worker's /metrics")
+    ap.add_argument("--idle", type=int, default=0, help="seconds to measure the worker's CPU with nothing queued")
+    ap.add_argument("--peers", action="store_true", help="also run h2load, the Go sender and aioapns on the same endpoint")
+    ap.add_argument("--suite", action="store_true", help="run workloads (a) to (g); prints a table and JSON")
+    ap.add_argument("--only", default="abcdefg", help="with --suite: the workloads to run, e.g. ace")
+    ap.add_argument("--json", help="also write the results as JSON to this file")
+    return ap
+
+
+def main():
+    a = parser().parse_args()
+    if a.check_duplicates and a.endpoint != "emulator": raise SystemExit("--check-duplicates needs --endpoint emulator")
+    if not a.suite:
+        result = bench(a)
+        report(result)
+        print("JSON " + json.dumps(result))
+        if a.json: json.dump(result, open(a.json, "w"), indent=1)
+        return
+    results = []
+    for letter, title, args in WORKLOADS:
+        if letter not in a.only: continue
+        print(f"\n== ({letter}) {title}", flush=True)
+        result = bench(parser().parse_args(args + ["--connections", str(a.connections)]))
+        result["workload"] = letter
+        report(result)
+        results.append(result)
+    print("\n| workload | notifications/s | worker CPU µs/notification | Redis CPU µs/message | peak RSS MB | p50/p99 ms | dead letters | sent twice |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        latency = (f"{r['queue_to_apns_p50_ms_at_most']:g}/{r['queue_to_apns_p99_ms_at_most']:g}"
+                   if "queue_to_apns_p99_ms_at_most" in r else "")
+        if r["notifications"]:
+            print(f"| ({r['workload']}) | {r['rate_per_s']:,} | {r['cpu_us_per_notification']} | {r['redis_cpu_us_per_message']} | "
+                  f"{r['worker_peak_rss_mb']} | {latency} | {r['dead_letters']} | {r.get('sent_twice', '')} |")
+        else:
+            print(f"| ({r['workload']}) idle | | {r['idle_cpu_percent']:.2f}% of a core | | {r['worker_peak_rss_mb']} | | | |")
+        for p in r.get("peers", []):
+            print(f"| ({r['workload']}) {p['sender']} | {p['rate_per_s']:,} | {p['cpu_us_per_notification']} | | | | | |")
+    print(f"\nmachine: {os.cpu_count()} cores; Redis, the endpoint, the worker and the peers share them")
+    print("JSON " + json.dumps(results))
+    if a.json: json.dump(results, open(a.json, "w"), indent=1)
+
 
 main()

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Benchmarks. Without --queue: the whole pipeline against the local APNs emulator (prints notifications/s,
-# worker CPU per notification and Redis CPU per message). Usage:
-#   scripts/bench.sh [--messages N] [--tokens T] [--kind private|group] [--connections C] [--latency-ms L] [--workers W]
-#                    [--max-streams S] [--check-duplicates] [--rate R]   (R: enqueue paced, print queue-to-APNs p50/p99)
+# Benchmarks. Without --queue or --filter: the whole pipeline, Redis to an HTTP/2 endpoint (prints notifications/s,
+# worker CPU per notification, Redis CPU per message, peak RSS, dead letters, a JSON line). Usage:
+#   scripts/bench.sh --suite [--only abcdefg]   issue 8's workloads (a)-(g) with h2load, Go and aioapns on (a): table + JSON
+#   scripts/bench.sh [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]
+#                    [--connections C] [--latency-ms L] [--workers W] [--max-streams S] [--collapse-on-error]
+#                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--json FILE]
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
 #   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --bench
 if [ "${1:-}" = "--queue" ]; then
   swift build -c release --product queue-benchmark 2>&1 | tail -1
   dir=$(mktemp -d)
@@ -25,4 +27,8 @@ if [ "${1:-}" = "--filter" ]; then
 fi
 swift build -c release --product worker 2>&1 | tail -1
 swift build -c release --product apns-emulator 2>&1 | tail -1
+# The Go peer sender, built with Debian's Go and x/net (no module download).
+mkdir -p .build/peers
+GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$PWD/.build/peers/cache" \
+  go build -o .build/peers/go-sender ./Benchmarks/Peers/go-sender
 python3 scripts/bench.py "$@"

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the worker, its tests and its demo need, if they are missing.
+# --bench adds what scripts/bench.sh compares against: nginx (the zero-latency HTTP/2 endpoint), h2load,
+# Go with x/net/http2 (the Go peer sender) and python3-aioapns (the Python peer sender).
 set -euo pipefail
 packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libssl-dev libicu-dev openssl pkg-config python3 curl)
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(nginx-light nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -14,5 +19,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   # Debian starts the packaged services; the tests and the demo start their own on loopback ports.
   $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
+  $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
 fi
 command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain first" >&2; exit 1; }
