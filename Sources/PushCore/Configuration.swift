@@ -107,6 +107,9 @@ public struct APNsSettings: Sendable, Equatable {
     /// (curl_multi_socket_action with an epoll set).
     public var eventLoop = "poll"
     public var requestTimeoutMillis = 10_000
+    /// While APNs refuses an app's credential its sending is paused and probed with one request, after 1 s
+    /// and then twice as long each time, up to this.
+    public var credentialProbeMaxMillis = 60_000
     public var apps: [APNsApp] = []
     public init() {}
 }

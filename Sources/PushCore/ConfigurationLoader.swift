@@ -11,6 +11,7 @@ public struct ConfigurationLoader: Sendable {
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
         "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
+        "apns.credential_probe_max_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "shutdown.timeout_s",
@@ -147,6 +148,7 @@ public struct ConfigurationLoader: Sendable {
                                                     min: config.apns.connections)
         config.apns.transportThreads = try reader.int("apns.transport_threads", config.apns.transportThreads, min: 0)
         config.apns.requestTimeoutMillis = try reader.int("apns.request_timeout_ms", config.apns.requestTimeoutMillis, min: 1)
+        config.apns.credentialProbeMaxMillis = try reader.int("apns.credential_probe_max_ms", config.apns.credentialProbeMaxMillis, min: 1)
         let indices = Set(values.keys.compactMap(Self.appIndex)).sorted()
         for index in indices {
             config.apns.apps.append(try app(index, &reader))

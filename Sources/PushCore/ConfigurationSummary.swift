@@ -22,6 +22,7 @@ extension WorkerConfiguration: CustomStringConvertible {
             "apns.connections: \(apns.connections)",
             "apns.transport_threads: \(apns.transportThreads == 0 ? "(one per core)" : String(apns.transportThreads))",
             "apns.request_timeout_ms: \(apns.requestTimeoutMillis)",
+            "apns.credential_probe_max_ms: \(apns.credentialProbeMaxMillis)",
         ]
         for (index, app) in apns.apps.enumerated() {
             switch app.credential {

@@ -52,6 +52,8 @@ public final class CurlTransport: @unchecked Sendable {
     /// Requests handed to libcurl at most, adapted to what the servers take (`ConcurrencyLimiter`).
     private var activeLimit: Int
     private var limiter = ConcurrencyLimiter()
+    /// Requests held while APNs refuses the credential, then probed (`CredentialPause`).
+    private var pause: CredentialPause
     private var lastDeadlineScan: UInt64 = 0
     static let deadlineScanNanos: UInt64 = 50_000_000
 
@@ -76,6 +78,8 @@ public final class CurlTransport: @unchecked Sendable {
         self.logger = logger
         connections = ConnectionCounter(app: settings.app, logger: logger)
         activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
+        pause = CredentialPause(firstNanos: UInt64(max(1, settings.credentialProbeFirstMillis)) * 1_000_000,
+                                longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
         limiter.limit = activeLimit
         limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
         self.provider = provider
@@ -168,7 +172,13 @@ public final class CurlTransport: @unchecked Sendable {
                 let wait = soonest.due > now ? (soonest.due - now) / 1_000_000 : 0
                 timeout = Int32(min(UInt64(timeout), wait))
             }
-            if readyHead < ready.count && active < activeLimit { timeout = 0 }
+            if readyHead < ready.count && active < activeLimit {
+                if let wait = pause.waitNanos(now: now) {
+                    timeout = min(timeout, Int32(min(wait / 1_000_000 + 1, 100)))
+                } else if !pause.paused {
+                    timeout = 0
+                }
+            }
             timeout = min(timeout, Int32(Self.deadlineScanNanos / 1_000_000))
             if let driver { driver.wait(timeoutMillis: timeout) } else { curl_multi_poll(multi, nil, 0, timeout, nil) }
         }
@@ -176,10 +186,17 @@ public final class CurlTransport: @unchecked Sendable {
     }
 
     private func startRequests() {
-        while active < activeLimit && readyHead < ready.count {
+        var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
+        while active < activeLimit && readyHead < ready.count && allowance > 0 {
             let request = ready[readyHead]
             readyHead += 1
+            let before = active
             start(request)
+            // Only a request that went to libcurl is a probe (an expired one is resolved without a send).
+            if pause.paused && active > before {
+                pause.probeStarted()
+                allowance -= 1
+            }
         }
         if readyHead == ready.count {
             ready.removeAll(keepingCapacity: true)
@@ -259,7 +276,12 @@ public final class CurlTransport: @unchecked Sendable {
             let lastStatus = status == 0 ? nil : status
             slot.release()
             idle.append(slot)
-            apply(decision, to: request, status: lastStatus, generation: generation)
+            if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
+                hold(request, refusedFor: reason)
+            } else {
+                notePauseAnswer(status: lastStatus)
+                apply(decision, to: request, status: lastStatus, generation: generation)
+            }
         }
     }
 
@@ -292,6 +314,7 @@ public final class CurlTransport: @unchecked Sendable {
             let generation = slot.generation
             slot.release()
             idle.append(slot)
+            notePauseAnswer(status: nil)
             apply(.retry(reason: "Timeout"), to: request, status: nil, generation: generation)
         }
         // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
@@ -337,12 +360,35 @@ public final class CurlTransport: @unchecked Sendable {
         delayed.insert(next, at: index)
     }
 
+    /// A request refused for the app's credential waits (its attempt not spent) while the app is paused.
+    private func hold(_ request: PendingRequest, refusedFor reason: String) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let started = pause.refused(now: now)
+        if started { metrics.apnsAppPaused(app: settings.app, paused: true) }
+        retryCounts[reason, default: 0] += 1
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("APNs refused the credential: requests held", metadata: [
+                "reason": "\(reason)", "app": "\(settings.app)", "pause_started": "\(started)",
+                "next_probe_ms": "\(pause.resumeAt > now ? (pause.resumeAt - now) / 1_000_000 : 0)",
+            ])
+        }
+        ready.append(request)
+    }
+
+    private func notePauseAnswer(status: Int?) {
+        guard pause.paused else { return }
+        if pause.answered(status: status, now: DispatchTime.now().uptimeNanoseconds) {
+            metrics.apnsAppPaused(app: settings.app, paused: false)
+            logger?.notice("APNs authenticates this app's requests again: sending resumes", metadata: ["app": "\(settings.app)"])
+        }
+    }
+
     /// Readiness follows the credential: refused by APNs (no retry can fix it) until a request with it succeeds.
     private func noteCredential(_ decision: ResponseDecision, status: Int) {
         if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
             if !credential.refused.exchange(true, ordering: .relaxed) {
                 readiness?.set(.credentialsRejected(app: settings.app, reason: reason))
-                logger?.error("APNs rejects this app's credentials: replace the key or certificate; its notifications are retried with backoff meanwhile and readiness is false until a request succeeds",
+                logger?.error("APNs rejects this app's credentials: replace the key or certificate; sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
                               metadata: ["app": "\(settings.app)", "reason": "\(reason)"])
             }
         } else if status == 200, credential.refused.load(ordering: .relaxed), credential.refused.exchange(false, ordering: .relaxed) {

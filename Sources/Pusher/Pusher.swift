@@ -34,6 +34,8 @@ public final class Pusher: Sendable {
             transport.caFile = settings.caFile
             transport.connections = max(1, (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
             transport.requestTimeoutMillis = settings.requestTimeoutMillis
+            transport.credentialProbeLongestMillis = settings.credentialProbeMaxMillis
+            transport.credentialProbeFirstMillis = min(1000, settings.credentialProbeMaxMillis)
             transport.retry = retry
             transport.app = app.topic
             transport.socketAction = settings.eventLoop == "epoll"

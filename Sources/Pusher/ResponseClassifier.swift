@@ -46,8 +46,8 @@ public enum ResponseClassifier {
         case (403, "ExpiredProviderToken"):
             return .renewTokenAndRetry(reason: named)
         case (403, let reason?) where credentialReasons.contains(reason):
-            // The credential, not the notification: retried with backoff (readiness fails, the log says so)
-            // rather than dead-lettering the app's whole backlog at full speed.
+            // The credential, not the notification: the transport pauses the app and holds the request
+            // without spending its attempts (`CredentialPause`) rather than dead-lettering the whole backlog.
             return .retry(reason: named)
         case (429, _), (500, _), (502, _), (503, _), (504, _):
             return .retry(reason: named)

@@ -18,6 +18,10 @@ public struct TransportSettings: Sendable {
     /// Drive libcurl with curl_multi_socket_action and epoll instead of curl_multi_perform and curl_multi_poll.
     public var socketAction = false
     public var retry = RetrySettings()
+    /// While APNs refuses the credential the app is paused: a probe after the first interval, the interval
+    /// doubling up to the longest while probes are refused (`CredentialPause`).
+    public var credentialProbeFirstMillis = 1000
+    public var credentialProbeLongestMillis = 60_000
     /// Certificate auth: client certificate file (PEM with its key, or PKCS#12) and password.
     public var certificateFile: String?
     public var certificatePassword = Secret("")

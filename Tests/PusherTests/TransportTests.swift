@@ -52,8 +52,6 @@ class TransportTests: XCTestCase {
             ("410e", .feedback(reason: "ExpiredToken", timestampMillis: 0)),
             ("400c", .failed(reason: "BadCollapseId", status: 400, attempts: 1)),
             ("4130", .failed(reason: "PayloadTooLarge", status: 413, attempts: 1)),
-            // A refused credential is the app's problem, not the notification's: retried like an outage.
-            ("403b", .failed(reason: "InvalidProviderToken", status: 403, attempts: 3)),
             ("4290", .failed(reason: "TooManyRequests", status: 429, attempts: 3)),
             ("4291", .failed(reason: "TooManyProviderTokenUpdates", status: 429, attempts: 3)),
             ("5000", .failed(reason: "InternalServerError", status: 500, attempts: 3)),
@@ -199,6 +197,36 @@ class TransportTests: XCTestCase {
         XCTAssertEqual(starved.emulator.stats.connections, 1, starved.emulator.stats.json)
     }
 
+    /// A refused credential is the app's problem, not the notifications': the app is paused (its requests
+    /// held without spending attempts, one probe at a time), nothing is dead-lettered however long it lasts,
+    /// and everything is delivered once APNs accepts the key again.
+    func testARefusedCredentialPausesTheAppAndDeadLettersNothing() async throws {
+        await server.stop()
+        try await server.restart { $0.keys = [] }  // the key is unknown to APNs: revoked
+        let box = ResolutionBox()
+        let transport = CurlTransport(settings: settings {
+            $0.retry.maxAttempts = 2
+            $0.credentialProbeFirstMillis = 100
+            $0.credentialProbeLongestMillis = 200
+        }, provider: try provider(), sink: box.append)
+        let tokens = (0..<50).map { token("a1", $0) }
+        transport.submit([job(tokens)])
+        // Far longer than two attempts of 5-20 ms: nothing is final while the credential is refused.
+        try await Task.sleep(for: .milliseconds(1500))
+        XCTAssertEqual(box.all.map { "\($0.outcome)" }, [], "held, not dead-lettered")
+        let refused = server.answered().filter { $0.status == 403 }.count
+        XCTAssertGreaterThanOrEqual(refused, 4, "probes went out")
+        XCTAssertLessThan(refused, 50, "one probe at a time, not the whole backlog")
+
+        await server.stop()
+        let trusted = server.trustedKey
+        try await server.restart { $0.keys = [trusted] }
+        let results = try await box.wait(for: tokens.count, timeout: 30)
+        await transport.finish()
+        XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [])
+        XCTAssertEqual(Set(results.map(\.token)).count, tokens.count)
+    }
+
     /// Apple's collapse (radar 27870881): after each rejected notification the connection may carry one stream,
     /// until the next success. With 5% of answers failing (retryable 429/500/503) every notification still
     /// arrives exactly once: streams refused during a collapse are retried, nothing is dead-lettered.
@@ -243,5 +271,6 @@ final class SocketActionTransportTests: TransportTests {
     override func testAServerThatNeverAnswersTimesOut() async throws { try await super.testAServerThatNeverAnswersTimesOut() }
     override func testAnExpiredNotificationIsNotSentAgain() async throws { try await super.testAnExpiredNotificationIsNotSentAgain() }
     override func testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() async throws { try await super.testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() }
+    override func testARefusedCredentialPausesTheAppAndDeadLettersNothing() async throws { try await super.testARefusedCredentialPausesTheAppAndDeadLettersNothing() }
     override func testAStreamLimitCollapsingAfterErrorsLosesAndDuplicatesNothing() async throws { try await super.testAStreamLimitCollapsingAfterErrorsLosesAndDuplicatesNothing() }
 }

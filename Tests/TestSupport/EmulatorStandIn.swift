@@ -61,9 +61,16 @@ public final class EmulatorStandIn: @unchecked Sendable {
 
     /// Starts it again after `stop()`, on the same port with the same certificate and keys: APNs back after
     /// an outage.
-    public func restart() async throws {
+    /// `adjust` changes its configuration from then on (a key revoked or restored, say).
+    public func restart(adjust: (inout EmulatorConfiguration) -> Void = { _ in }) async throws {
+        adjust(&configuration)
         emulator = try APNsEmulator(configuration: configuration)
         try await emulator.start()
+    }
+
+    /// The signing key this stand-in trusts (the one in `keyFile`).
+    public var trustedKey: EmulatorConfiguration.ProviderKey {
+        .init(keyID: Self.keyID, teamID: Self.teamID, keyFile: keyFile)
     }
 
     public var endpoint: String { emulator.endpoint }

@@ -117,7 +117,7 @@ final class MetricsEndpointTests: XCTestCase {
     }
 
     func testReadinessFollowsRedisAndCredentialsWhileLivenessStaysTrue() async throws {
-        let worker = try startWorker(["RETRY_MAX_ATTEMPTS": "3"])
+        let worker = try startWorker(["RETRY_MAX_ATTEMPTS": "3", "APNS_CREDENTIAL_PROBE_MAX_MS": "300"])
         try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
 
         redis.kill()
@@ -132,17 +132,35 @@ final class MetricsEndpointTests: XCTestCase {
         let reconnects = prometheusSample(await metrics(), "push_redis_reconnects_total") ?? 0
         XCTAssertGreaterThanOrEqual(reconnects, 1, "the heartbeat's connection at least was made again")
 
-        // APNs refuses the credential: not ready, naming the app, until a request with it succeeds.
-        try await client.lpush(keys.queue, [messageJSON(id: "refused", tokens: [token("403b", 1)])])
+        // APNs refuses the credential (the key is revoked): not ready, naming the app, the app paused, its
+        // messages held (far beyond RETRY_MAX_ATTEMPTS=3) rather than dead-lettered...
+        await apns.stop()
+        try await apns.restart { $0.keys = [] }
+        try await enqueue(0..<5)
         try await eventually(timeout: .seconds(15)) {
             guard let answer = await self.readiness() else { return false }
             return answer.status == 503 && answer.body.contains("APNs rejected the credentials of com.example.chat: InvalidProviderToken")
         }
         XCTAssertTrue(worker.log.contains("APNs rejects this app's credentials"), worker.log)
-        // Its retries (RETRY_MAX_ATTEMPTS=3) end in a dead letter; a success after that makes it ready again.
-        try await eventually(timeout: .seconds(15)) { try await self.client.length(self.keys.deadLetters) == 1 }
-        try await enqueue(0..<1)
+        let pausedText = await metrics()
+        XCTAssertEqual(prometheusSample(pausedText, "push_apns_app_paused", ["app": "com.example.chat"]), 1, pausedText)
+        try await eventually(timeout: .seconds(15)) { self.apns.answered().filter { $0.status == 403 }.count >= 6 }
+        let deadWhilePaused = try await client.length(keys.deadLetters)
+        XCTAssertEqual(deadWhilePaused, 0, "nothing dead-lettered while the credential is refused")
+        // ...until APNs accepts the key again: delivered, ready, resumed.
+        await apns.stop()
+        let trusted = apns.trustedKey
+        try await apns.restart { $0.keys = [trusted] }
         try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
+        try await eventually(timeout: .seconds(15)) {
+            let queued = try await self.client.length(self.keys.queue)
+            return queued == 0 && Set(self.apns.answered().filter { $0.status == 200 }.map(\.token)).count >= 5
+        }
+        let resumedText = await metrics()
+        XCTAssertEqual(prometheusSample(resumedText, "push_apns_app_paused", ["app": "com.example.chat"]), 0, resumedText)
+        XCTAssertTrue(worker.log.contains("sending resumes"), worker.log)
+        let deadLetters = try await client.length(keys.deadLetters)
+        XCTAssertEqual(deadLetters, 0)
 
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 15)

@@ -23,6 +23,7 @@ public final class PushMetrics: Sendable {
     private let retries = LabelledSeries<Counter> { Counter(label: "push_apns_retries_total", dimensions: $0) }
     private let connections = LabelledSeries<Gauge> { Gauge(label: "push_apns_connections", dimensions: $0) }
     private let streamsLimit = LabelledSeries<Gauge> { Gauge(label: "push_apns_streams_limit", dimensions: $0) }
+    private let appsPaused = LabelledSeries<Gauge> { Gauge(label: "push_apns_app_paused", dimensions: $0) }
     private let connectionsOpened = LabelledSeries<Counter> { Counter(label: "push_apns_connections_opened_total", dimensions: $0) }
     private let renewals = LabelledSeries<Counter> { Counter(label: "push_provider_token_renewals_total", dimensions: $0) }
     private let filterReloads = LabelledSeries<Counter> { Counter(label: "push_filter_reloads_total", dimensions: $0) }
@@ -90,6 +91,11 @@ public final class PushMetrics: Sendable {
     /// Connections opened (reconnects included): a rate well above zero in steady state is a reconnect storm.
     public func apnsConnectionOpened(app: String) {
         connectionsOpened.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).increment()
+    }
+
+    /// 1 while APNs refuses the app's credential and its sending is paused (`CredentialPause`), else 0.
+    public func apnsAppPaused(app: String, paused: Bool) {
+        appsPaused.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(paused ? 1 : 0)
     }
 
     public func apnsStreamsLimit(app: String, streams: Int) {
