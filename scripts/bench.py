@@ -180,6 +180,7 @@ def run_worker(a, run, endpoint, r):
                APNS_CA_FILE=endpoint.ca, APNS_CONNECTIONS=str(a.connections),
                APNS_APPS_0_TOPIC=TOPIC, APNS_APPS_0_TEAM_ID=TEAM, APNS_APPS_0_KEY_ID=KEY_ID,
                APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
+    if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
     redis_cpu_before = redis_cpu(r)
     worker = os.path.join(root, ".build/release/worker")
     mport = free_port()
@@ -270,6 +271,14 @@ def run_peers(a, run, endpoint):
     return results
 
 
+def libcurl_version(directory):
+    """The version of the libcurl.so.4 the worker loads (the system's unless --libcurl-dir)."""
+    code = "import ctypes; l = ctypes.CDLL('libcurl.so.4'); l.curl_version.restype = ctypes.c_char_p; print(l.curl_version().decode().split()[0])"
+    env = dict(os.environ, LD_LIBRARY_PATH=directory) if directory else None
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    return out.stdout.strip() or "unknown"
+
+
 def bench(a):
     run = tempfile.mkdtemp(prefix="push-bench-")
     redis = endpoint = None
@@ -281,7 +290,7 @@ def bench(a):
                         "-out", f"{run}/key.p8"], check=True, capture_output=True)
         endpoint = Endpoint(run, a.endpoint, a)
         r = Redis(rport); r.port = rport
-        result = {"endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
+        result = {"libcurl": libcurl_version(a.libcurl_dir), "endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
                   "latency_ms": a.latency_ms if a.endpoint == "emulator" else 0, "connections": a.connections,
                   "workers": a.workers}
         result.update(run_worker(a, run, endpoint, r))
@@ -302,7 +311,7 @@ def bench(a):
 
 def report(result):
     r = result
-    print(f"endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
+    print(f"libcurl={r['libcurl']} endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
           f"latency_ms={r['latency_ms']} connections={r['connections']} workers={r['workers']}")
     if r["notifications"]:
         print(f"notifications={r['notifications']} elapsed_s={r['seconds']} rate_per_s={r['rate_per_s']:,} "
@@ -356,6 +365,8 @@ def parser():
     ap.add_argument("--peers", action="store_true", help="also run h2load, the Go sender and aioapns on the same endpoint")
     ap.add_argument("--suite", action="store_true", help="run workloads (a) to (g); prints a table and JSON")
     ap.add_argument("--only", default="abcdefg", help="with --suite: the workloads to run, e.g. ace")
+    ap.add_argument("--libcurl-dir", help="run the worker with the libcurl.so.4 in this directory (e.g. 8.14 unpacked "
+                                          "from bookworm-backports' libcurl4 package) instead of the system's")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     return ap
 
@@ -373,7 +384,8 @@ def main():
     for letter, title, args in WORKLOADS:
         if letter not in a.only: continue
         print(f"\n== ({letter}) {title}", flush=True)
-        result = bench(parser().parse_args(args + ["--connections", str(a.connections)]))
+        extra = ["--connections", str(a.connections)] + (["--libcurl-dir", a.libcurl_dir] if a.libcurl_dir else [])
+        result = bench(parser().parse_args(args + extra))
         result["workload"] = letter
         report(result)
         results.append(result)
