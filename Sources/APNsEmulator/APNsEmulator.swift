@@ -68,6 +68,10 @@ public final class APNsEmulator: Sendable {
         // swift-nio-http2's rapid-reset guard would close the connection after 200 in 30 s. Tolerated by default.
         connectionConfiguration.maximumRecentlyResetStreams = max(32, configuration.resetLimit / 10)
         connectionConfiguration.maximumConnectionGlitches = configuration.resetLimit
+        // Each collapse and restore of the stream limit (`collapseStreamsOnError`) is a SETTINGS frame the client
+        // acknowledges; swift-nio-http2 closes a connection after 200 control frames in 30 s, which would turn the
+        // server's own SETTINGS into dropped connections. A server that sends them must accept the ACKs.
+        connectionConfiguration.controlFrameRateLimit.maximumCount = max(200, configuration.resetLimit)
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.streamResetFrameRateLimit.maximumCount = configuration.resetLimit
         streamConfiguration.streamErrorRateLimit.maximumCount = configuration.resetLimit

@@ -364,7 +364,9 @@ public final class CurlTransport: @unchecked Sendable {
     private func hold(_ request: PendingRequest, refusedFor reason: String) {
         let now = DispatchTime.now().uptimeNanoseconds
         let started = pause.refused(now: now)
-        if started { metrics.apnsAppPaused(app: settings.app, paused: true) }
+        if started, credential.pausedLanes.add(1, ordering: .relaxed).newValue == 1 {
+            metrics.apnsAppPaused(app: settings.app, paused: true)
+        }
         retryCounts[reason, default: 0] += 1
         if let logger, logger.logLevel <= .debug {
             logger.debug("APNs refused the credential: requests held", metadata: [
@@ -378,7 +380,9 @@ public final class CurlTransport: @unchecked Sendable {
     private func notePauseAnswer(status: Int?) {
         guard pause.paused else { return }
         if pause.answered(status: status, now: DispatchTime.now().uptimeNanoseconds) {
-            metrics.apnsAppPaused(app: settings.app, paused: false)
+            if credential.pausedLanes.subtract(1, ordering: .relaxed).newValue == 0 {
+                metrics.apnsAppPaused(app: settings.app, paused: false)
+            }
             logger?.notice("APNs authenticates this app's requests again: sending resumes", metadata: ["app": "\(settings.app)"])
         }
     }
