@@ -93,7 +93,18 @@ http {{
     listen 127.0.0.1:{port} ssl http2;
     ssl_certificate {run}/endpoint.pem;
     ssl_certificate_key {run}/endpoint.key;
+    # Answered after the whole request has arrived, as APNs does: `mirror_request_body` makes nginx read the
+    # body first; the static handler then finds no file and error_page turns that into the 200. (A bare
+    # `return 200` answers on the HEADERS frame, before the body, which no APNs server does, and libcurl
+    # 7.88 then leaves about one request in 500,000 unanswered until its timeout.)
     location /3/device/ {{
+      mirror /_body;
+      mirror_request_body on;
+      log_not_found off;
+      error_page 404 405 =200 @answer;
+    }}
+    location = /_body {{ internal; return 204; }}
+    location @answer {{
       add_header apns-id $http_apns_id always;
       return 200;
     }}
@@ -171,6 +182,20 @@ def latency_quantiles(mport):
     return quantile(0.5), quantile(0.99), count
 
 
+def retries_by_reason(mport):
+    """push_apns_retries_total of the first worker, by reason: every retry the run needed."""
+    try:
+        text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+    except OSError:
+        return {}
+    found = {}
+    for line in text.splitlines():
+        if line.startswith("push_apns_retries_total{"):
+            reason = line.split('reason="')[1].split('"')[0]
+            found[reason] = int(float(line.rsplit(" ", 1)[1]))
+    return found
+
+
 def run_worker(a, run, endpoint, r):
     """The pipeline: enqueue, start the worker(s), wait for the queue and the processing hashes to empty."""
     msgs = messages(a)
@@ -215,6 +240,7 @@ def run_worker(a, run, endpoint, r):
     if total:
         result.update(rate_per_s=round(total / elapsed), cpu_us_per_notification=round(cpu / total * 1e6, 1),
                       redis_cpu_us_per_message=round((redis_cpu(r) - redis_cpu_before) / a.messages * 1e6, 2))
+    result["retries"] = retries_by_reason(mport)
     if a.rate:
         p50, p99, count = latency_quantiles(mport)
         result.update(queue_to_apns_p50_ms_at_most=p50, queue_to_apns_p99_ms_at_most=p99)
@@ -306,6 +332,10 @@ def bench(a):
     finally:
         if endpoint: endpoint.stop()
         if redis: redis.kill()
+        if a.keep_logs:
+            os.makedirs(a.keep_logs, exist_ok=True)
+            for name in os.listdir(run):
+                if name.endswith(".log"): shutil.copy(os.path.join(run, name), a.keep_logs)
         shutil.rmtree(run, ignore_errors=True)
 
 
@@ -316,7 +346,7 @@ def report(result):
     if r["notifications"]:
         print(f"notifications={r['notifications']} elapsed_s={r['seconds']} rate_per_s={r['rate_per_s']:,} "
               f"cpu_us_per_notification={r['cpu_us_per_notification']} dead_letters={r['dead_letters']} "
-              f"worker_peak_rss_mb={r['worker_peak_rss_mb']}"
+              f"worker_peak_rss_mb={r['worker_peak_rss_mb']} retries={r.get('retries') or 0}"
               + (f" accepted={r['accepted']} sent_twice={r['sent_twice']}" if "sent_twice" in r else ""))
         print(f"redis_cpu_us_per_message={r['redis_cpu_us_per_message']} (a Redis core carries about "
               f"{1e6 / max(r['redis_cpu_us_per_message'], 0.01):,.0f} messages/s at this cost); top: {r['redis_top_commands']}")
@@ -367,6 +397,7 @@ def parser():
     ap.add_argument("--only", default="abcdefg", help="with --suite: the workloads to run, e.g. ace")
     ap.add_argument("--libcurl-dir", help="run the worker with the libcurl.so.4 in this directory (e.g. 8.14 unpacked "
                                           "from bookworm-backports' libcurl4 package) instead of the system's")
+    ap.add_argument("--keep-logs", help="copy the worker's (and nginx's) logs to this directory (LOG_LEVEL=debug for details)")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     return ap
 
