@@ -40,6 +40,33 @@ class TransportTests: XCTestCase {
         ProviderToken(signer: try JWTSigner(keyFile: keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
     }
 
+    /// Sends `tokens` through a transport of their own to `server`, retrying patiently, and returns every outcome.
+    private func deliverAll(_ tokens: [String], to server: EmulatorStandIn, connections: Int, attempts: Int,
+                            requestTimeoutMillis: Int = 10_000, timeout: TimeInterval) async throws -> [Resolution] {
+        var settings = TransportSettings(baseURL: server.endpoint)
+        settings.caFile = server.caFile
+        settings.socketAction = socketAction
+        settings.connections = connections
+        settings.requestTimeoutMillis = requestTimeoutMillis
+        settings.retry.maxAttempts = attempts
+        settings.retry.baseDelayMillis = 5
+        settings.retry.maxDelayMillis = 20
+        let box = ResolutionBox()
+        let provider = ProviderToken(signer: try JWTSigner(keyFile: server.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+        let transport = CurlTransport(settings: settings, provider: provider, sink: box.append)
+        transport.submit([job(tokens)])
+        let results = try await box.wait(for: tokens.count, timeout: timeout)
+        await transport.finish()
+        return results
+    }
+
+    /// How many times the server accepted (200) each token.
+    private func acceptances(by server: EmulatorStandIn) -> [String: Int] {
+        var sends: [String: Int] = [:]
+        for (token, status) in server.answered() where status == 200 { sends[token, default: 0] += 1 }
+        return sends
+    }
+
     func testEveryResponseClassOfTheSpec() async throws {
         let box = ResolutionBox()
         let tokenProvider = try provider()
@@ -170,25 +197,12 @@ class TransportTests: XCTestCase {
             $0.latencyMillis = 20
         }
         defer { Task { await starved.stop() } }
-        var settings = TransportSettings(baseURL: starved.endpoint)
-        settings.caFile = starved.caFile
-        settings.socketAction = socketAction
-        settings.connections = 1
-        settings.requestTimeoutMillis = 500  // far less than the 150 requests x 20 ms the last one waits
-        // Streams opened before the server's SETTINGS arrive are refused (as APNs does) and retried.
-        settings.retry.maxAttempts = 20
-        settings.retry.baseDelayMillis = 5
-        settings.retry.maxDelayMillis = 20
-        let box = ResolutionBox()
-        let provider = ProviderToken(signer: try JWTSigner(keyFile: starved.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
-        let transport = CurlTransport(settings: settings, provider: provider, sink: box.append)
+        // Streams opened before the server's SETTINGS arrive are refused (as APNs does) and retried; the 500 ms
+        // request timeout is far less than the 150 requests x 20 ms the last one waits.
         let tokens = (0..<150).map { token("a1", $0) }
-        transport.submit([job(tokens)])
-        let results = try await box.wait(for: tokens.count, timeout: 60)
-        await transport.finish()
+        let results = try await deliverAll(tokens, to: starved, connections: 1, attempts: 20, requestTimeoutMillis: 500, timeout: 60)
         XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [], "nothing times out")
-        var sends: [String: Int] = [:]
-        for (token, _) in starved.answered() { sends[token, default: 0] += 1 }
+        let sends = acceptances(by: starved)
         XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "nothing is sent twice: \(sends.filter { $0.value > 1 }.keys.sorted()); emulator \(starved.emulator.stats.json)")
         XCTAssertEqual(sends.count, tokens.count)
         // Slow start from one request: no stream is opened before the server's limit is known, so none is
@@ -237,23 +251,10 @@ class TransportTests: XCTestCase {
             $0.latencyMillis = 5
         }
         defer { Task { await server.stop() } }
-        var settings = TransportSettings(baseURL: server.endpoint)
-        settings.caFile = server.caFile
-        settings.socketAction = socketAction
-        settings.connections = 2
-        settings.retry.maxAttempts = 30
-        settings.retry.baseDelayMillis = 5
-        settings.retry.maxDelayMillis = 20
-        let box = ResolutionBox()
-        let provider = ProviderToken(signer: try JWTSigner(keyFile: server.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
-        let transport = CurlTransport(settings: settings, provider: provider, sink: box.append)
         let tokens = (0..<600).map { token("a1", $0) }
-        transport.submit([job(tokens)])
-        let results = try await box.wait(for: tokens.count, timeout: 90)
-        await transport.finish()
+        let results = try await deliverAll(tokens, to: server, connections: 2, attempts: 30, timeout: 90)
         XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [])
-        var sends: [String: Int] = [:]
-        for (token, status) in server.answered() where status == 200 { sends[token, default: 0] += 1 }
+        let sends = acceptances(by: server)
         XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "accepted twice: \(sends.filter { $0.value > 1 }.keys.sorted()); \(server.emulator.stats.json)")
         XCTAssertEqual(sends.count, tokens.count)
         XCTAssertGreaterThan(server.emulator.stats.streamLimitCollapses, 5, server.emulator.stats.json)
