@@ -209,6 +209,7 @@ def run_worker(a, run, endpoint, r):
                APNS_APPS_0_TOPIC=TOPIC, APNS_APPS_0_TEAM_ID=TEAM, APNS_APPS_0_KEY_ID=KEY_ID,
                APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
     if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
+    if a.preload: env["LD_PRELOAD"] = a.preload  # e.g. another malloc, for the worker only
     redis_cpu_before = redis_cpu(r)
     worker = os.path.join(root, ".build/release/worker")
     mport = free_port()
@@ -400,6 +401,8 @@ def parser():
     ap.add_argument("--only", default="abcdefg", help="with --suite: the workloads to run, e.g. ace")
     ap.add_argument("--libcurl-dir", help="run the worker with the libcurl.so.4 in this directory (e.g. 8.14 unpacked "
                                           "from bookworm-backports' libcurl4 package) instead of the system's")
+    ap.add_argument("--preload", help="run the worker with this shared library preloaded (LD_PRELOAD), e.g. "
+                                      "jemalloc's, tcmalloc's or mimalloc's libraries to compare allocators")
     ap.add_argument("--keep-logs", help="copy the worker's (and nginx's) logs to this directory (LOG_LEVEL=debug for details)")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     return ap
@@ -419,6 +422,7 @@ def main():
         if letter not in a.only: continue
         print(f"\n== ({letter}) {title}", flush=True)
         extra = ["--connections", str(a.connections)] + (["--libcurl-dir", a.libcurl_dir] if a.libcurl_dir else [])
+        extra += ["--preload", a.preload] if a.preload else []
         result = bench(parser().parse_args(args + extra))
         result["workload"] = letter
         report(result)

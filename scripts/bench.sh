@@ -6,6 +6,7 @@
 #                    [--connections C] [--latency-ms L] [--workers W] [--max-streams S] [--collapse-on-error]
 #                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--json FILE]
 #                    [--libcurl-dir DIR]   (the worker with another libcurl.so.4, e.g. bookworm-backports' 8.14)
+#                    [--preload LIB]       (the worker with LIB preloaded, e.g. another malloc)
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
 #   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
 set -euo pipefail
