@@ -26,6 +26,8 @@ public final class CurlTransport: @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
     public let outstanding = Atomic<Int>(0)
+    /// Requests libcurl sent again on its own, unasked (counted as retries with reason `ResentByLibcurl`).
+    public let resentByLibcurl = Atomic<Int>(0)
     private let connections: ConnectionCounter
     private let readiness: Readiness?
     private let logger: Logger?
@@ -269,6 +271,7 @@ public final class CurlTransport: @unchecked Sendable {
                     if waited >= 0 { metrics.queueToAPNs.recordMilliseconds(waited) }
                 }
             }
+            if slot.sends > 1 { noteResends(slot.sends - 1, answered: answered, code: code) }
             answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
             noteCredential(decision, status: status)
             let request = PendingRequest(job: slot.job!, token: slot.token, attempt: slot.attempt)
@@ -358,6 +361,19 @@ public final class CurlTransport: @unchecked Sendable {
         // Keep `delayed` sorted with the soonest last; retries are rare, so a linear insert is fine.
         let index = delayed.firstIndex { $0.due <= next.due } ?? delayed.count
         delayed.insert(next, at: index)
+    }
+
+    /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or when a reused connection proves dead;
+    /// a server that had in fact received the first send may then deliver it twice. Made visible here.
+    private func noteResends(_ count: Int, answered: Bool, code: CURLcode) {
+        retryCounts["ResentByLibcurl", default: 0] += count
+        resentByLibcurl.add(count, ordering: .relaxed)
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("libcurl sent a request again on its own (a refused stream or a reused connection that had died)", metadata: [
+                "app": "\(settings.app)", "times": "\(count)",
+                "result": "\(answered ? "answered" : Self.describe(code))",
+            ])
+        }
     }
 
     /// A request refused for the app's credential waits (its attempt not spent) while the app is paused.

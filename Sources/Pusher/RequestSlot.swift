@@ -17,6 +17,9 @@ final class RequestSlot {
     var generation = 0
     /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, on the wire.
     var startedAt: UInt64 = 0
+    /// How many times libcurl sent this transfer's request. More than once means libcurl sent it again on
+    /// its own (7.88 does, up to 5 times, after REFUSED_STREAM or on a reused connection that turned out dead).
+    var sends = 0
 
     /// Longest response body kept; APNs error bodies are a few dozen bytes.
     static let bodyLimit = 4096
@@ -36,6 +39,12 @@ final class RequestSlot {
                 }
             }
             return length
+        })
+        // Called each time libcurl is about to send the request: the only trace its own re-sends leave.
+        _ = curlx_easy_ptr(easy, CURLOPT_PREREQDATA, me)
+        _ = curlx_easy_prereq_cb(easy, { context, _, _, _, _ in
+            Unmanaged<RequestSlot>.fromOpaque(context!).takeUnretainedValue().sends += 1
+            return 0  // CURL_PREREQFUNC_OK
         })
         _ = curlx_easy_ptr(easy, CURLOPT_HEADERDATA, me)
         _ = curlx_easy_header_cb(easy, { data, size, count, context in
@@ -85,6 +94,7 @@ final class RequestSlot {
         startedAt = DispatchTime.now().uptimeNanoseconds
         body.removeAll(keepingCapacity: true)
         status = 0
+        sends = 0
         _ = curlx_easy_ptr(easy, CURLOPT_URL, url)
         _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers)
         _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)

@@ -124,6 +124,9 @@ class TransportTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(8), "no stream waited for the request timeout")
         XCTAssertGreaterThanOrEqual(server.emulator.stats.goAways, 1)
         XCTAssertGreaterThan(server.emulator.stats.connections, server.emulator.stats.goAways, "after each GOAWAY a new connection")
+        // Streams beyond a GOAWAY's last stream id, and streams refused on a fresh connection, are sent again
+        // by libcurl itself: those sends are counted (retries, reason ResentByLibcurl) rather than unseen.
+        XCTAssertGreaterThan(transport.resentByLibcurl.load(ordering: .relaxed), 0, server.emulator.stats.json)
     }
 
     func testMergedTokensReportToEveryOwner() async throws {
