@@ -169,8 +169,13 @@ def messages(a):
     return out
 
 
+def metrics_text(mport):
+    """The first worker's /metrics page."""
+    return urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+
+
 def latency_quantiles(mport):
-    text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+    text = metrics_text(mport)
     buckets = []
     for line in text.splitlines():
         if line.startswith("push_queue_to_apns_seconds_bucket"):
@@ -188,7 +193,7 @@ def latency_quantiles(mport):
 def retries_by_reason(mport):
     """push_apns_retries_total of the first worker, by reason: every retry the run needed."""
     try:
-        text = urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
+        text = metrics_text(mport)
     except OSError:
         return {}
     found = {}

@@ -363,13 +363,14 @@ public final class CurlTransport: @unchecked Sendable {
         delayed.insert(next, at: index)
     }
 
-    /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or when a reused connection proves dead;
+    /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or a GOAWAY that did not cover its stream,
+    /// or when a reused connection proves dead;
     /// a server that had in fact received the first send may then deliver it twice. Made visible here.
     private func noteResends(_ count: Int, answered: Bool, code: CURLcode) {
         retryCounts["ResentByLibcurl", default: 0] += count
         resentByLibcurl.add(count, ordering: .relaxed)
         if let logger, logger.logLevel <= .debug {
-            logger.debug("libcurl sent a request again on its own (a refused stream or a reused connection that had died)", metadata: [
+            logger.debug("libcurl sent a request again on its own (a refused stream, a GOAWAY or a reused connection that had died)", metadata: [
                 "app": "\(settings.app)", "times": "\(count)",
                 "result": "\(answered ? "answered" : Self.describe(code))",
             ])

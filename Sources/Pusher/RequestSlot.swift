@@ -18,7 +18,8 @@ final class RequestSlot {
     /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, on the wire.
     var startedAt: UInt64 = 0
     /// How many times libcurl sent this transfer's request. More than once means libcurl sent it again on
-    /// its own (7.88 does, up to 5 times, after REFUSED_STREAM or on a reused connection that turned out dead).
+    /// its own (7.88 does, up to 5 times, after REFUSED_STREAM, after a GOAWAY or on a reused connection that
+    /// turned out dead).
     var sends = 0
 
     /// Longest response body kept; APNs error bodies are a few dozen bytes.

@@ -18,7 +18,9 @@ class TransportTests: XCTestCase {
 
     override func tearDown() async throws { await server.stop() }
 
-    private func settings(_ adjust: (inout TransportSettings) -> Void = { _ in }) -> TransportSettings {
+    /// Settings for `server` (the test's own unless another is given).
+    private func settings(for server: EmulatorStandIn? = nil, _ adjust: (inout TransportSettings) -> Void = { _ in }) -> TransportSettings {
+        let server = server ?? self.server!
         var settings = TransportSettings(baseURL: server.endpoint)
         settings.caFile = server.caFile
         settings.socketAction = socketAction
@@ -36,34 +38,30 @@ class TransportTests: XCTestCase {
                                             payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8), tokens: tokens, enqueuedAtMillis: nil))
     }
 
-    private func provider() throws -> ProviderToken {
-        ProviderToken(signer: try JWTSigner(keyFile: keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
+    private func provider(keyFile: String? = nil) throws -> ProviderToken {
+        ProviderToken(signer: try JWTSigner(keyFile: keyFile ?? self.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
     }
 
     /// Sends `tokens` through a transport of their own to `server`, retrying patiently, and returns every outcome.
     private func deliverAll(_ tokens: [String], to server: EmulatorStandIn, connections: Int, attempts: Int,
                             requestTimeoutMillis: Int = 10_000, timeout: TimeInterval) async throws -> [Resolution] {
-        var settings = TransportSettings(baseURL: server.endpoint)
-        settings.caFile = server.caFile
-        settings.socketAction = socketAction
-        settings.connections = connections
-        settings.requestTimeoutMillis = requestTimeoutMillis
-        settings.retry.maxAttempts = attempts
-        settings.retry.baseDelayMillis = 5
-        settings.retry.maxDelayMillis = 20
+        let settings = settings(for: server) {
+            $0.connections = connections
+            $0.requestTimeoutMillis = requestTimeoutMillis
+            $0.retry.maxAttempts = attempts
+        }
         let box = ResolutionBox()
-        let provider = ProviderToken(signer: try JWTSigner(keyFile: server.keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"))
-        let transport = CurlTransport(settings: settings, provider: provider, sink: box.append)
+        let transport = CurlTransport(settings: settings, provider: try provider(keyFile: server.keyFile), sink: box.append)
         transport.submit([job(tokens)])
         let results = try await box.wait(for: tokens.count, timeout: timeout)
         await transport.finish()
         return results
     }
 
-    /// How many times the server accepted (200) each token.
-    private func acceptances(by server: EmulatorStandIn) -> [String: Int] {
+    /// How many times the server answered each token: every answer, or only acceptances (200).
+    private func answers(by server: EmulatorStandIn, acceptedOnly: Bool) -> [String: Int] {
         var sends: [String: Int] = [:]
-        for (token, status) in server.answered() where status == 200 { sends[token, default: 0] += 1 }
+        for (token, status) in server.answered() where !acceptedOnly || status == 200 { sends[token, default: 0] += 1 }
         return sends
     }
 
@@ -205,7 +203,7 @@ class TransportTests: XCTestCase {
         let tokens = (0..<150).map { token("a1", $0) }
         let results = try await deliverAll(tokens, to: starved, connections: 1, attempts: 20, requestTimeoutMillis: 500, timeout: 60)
         XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [], "nothing times out")
-        let sends = acceptances(by: starved)
+        let sends = answers(by: starved, acceptedOnly: false)
         XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "nothing is sent twice: \(sends.filter { $0.value > 1 }.keys.sorted()); emulator \(starved.emulator.stats.json)")
         XCTAssertEqual(sends.count, tokens.count)
         // Slow start from one request: no stream is opened before the server's limit is known, so none is
@@ -257,7 +255,7 @@ class TransportTests: XCTestCase {
         let tokens = (0..<600).map { token("a1", $0) }
         let results = try await deliverAll(tokens, to: server, connections: 2, attempts: 30, timeout: 90)
         XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [])
-        let sends = acceptances(by: server)
+        let sends = answers(by: server, acceptedOnly: true)
         XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "accepted twice: \(sends.filter { $0.value > 1 }.keys.sorted()); \(server.emulator.stats.json)")
         XCTAssertEqual(sends.count, tokens.count)
         XCTAssertGreaterThan(server.emulator.stats.streamLimitCollapses, 5, server.emulator.stats.json)
