@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "RedisClient", dependencies: ["PushCore", "CHiredis", "COpenSSL"]),
         // The queue protocol of SPEC section 3 (keys, scripts, claim, acknowledge, recover, quarantine):
         // shared by the worker and the operator tools.
-        .target(name: "QueueProtocol", dependencies: ["PushCore", "RedisClient"]),
+        .target(name: "QueueProtocol", dependencies: ["PushCore", "RedisClient", "COpenSSL"]),
         .target(name: "Collector", dependencies: [
             "PushCore", "QueueProtocol", "RedisClient",
             .product(name: "Logging", package: "swift-log"),

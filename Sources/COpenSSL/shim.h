@@ -10,3 +10,4 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 #include <openssl/ssl.h>
+#include <openssl/sha.h>

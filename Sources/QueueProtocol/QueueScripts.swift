@@ -78,34 +78,45 @@ enum QueueScripts {
     /// count: the common case, deleted with one HDEL per 512); then their sequences; then per other
     /// message: sequence, '1' if it has a death count, record count, records (each prefixed 'D' dead
     /// letter, 'F' feedback or 'A' filtered audit). Returns how many were acknowledged.
+    /// A hash whose last field is deleted is deleted with it, and on a cluster node that is migrating the
+    /// slot, touching a deleted key again fails the script half-way ("non local key"). So the script counts
+    /// what the processing and deliveries hashes hold and never touches one once it is empty, and deletes
+    /// death counts in one step at the end.
     static let acknowledge = Script(name: "acknowledge", source: """
     local cap = tonumber(ARGV[1])
     local plain = tonumber(ARGV[2])
+    local held = redis.call('HLEN', KEYS[1])
     local acked = 0
     local j = 3
-    while j < 3 + plain do
+    while j < 3 + plain and held > 0 do
       local k = math.min(2 + plain, j + 511)
-      acked = acked + redis.call('HDEL', KEYS[1], unpack(ARGV, j, k))
+      local n = redis.call('HDEL', KEYS[1], unpack(ARGV, j, k))
+      acked = acked + n
+      held = held - n
       j = k + 1
     end
     local lists = {D = {}, F = {}, A = {}}
     local keys = {D = KEYS[2], F = KEYS[3], A = KEYS[4]}
+    local digests = {}
     local i = 3 + plain
     while i <= #ARGV do
       local seq = ARGV[i]
       local counted = ARGV[i + 1] == '1'
       local n = tonumber(ARGV[i + 2])
       i = i + 3
-      if counted then
-        local element = redis.call('HGET', KEYS[1], seq)
-        if element then redis.call('HDEL', KEYS[5], redis.sha1hex(element)) end
-      end
-      if redis.call('HDEL', KEYS[1], seq) == 1 then
-        acked = acked + 1
-        for r = i, i + n - 1 do
-          local record = ARGV[r]
-          local list = lists[string.sub(record, 1, 1)]
-          if list then list[#list + 1] = string.sub(record, 2) end
+      if held > 0 then
+        if counted then
+          local element = redis.call('HGET', KEYS[1], seq)
+          if element then digests[#digests + 1] = redis.sha1hex(element) end
+        end
+        if redis.call('HDEL', KEYS[1], seq) == 1 then
+          held = held - 1
+          acked = acked + 1
+          for r = i, i + n - 1 do
+            local record = ARGV[r]
+            local list = lists[string.sub(record, 1, 1)]
+            if list then list[#list + 1] = string.sub(record, 2) end
+          end
         end
       end
       i = i + n
@@ -119,7 +130,30 @@ enum QueueScripts {
       end
     end
     if #lists.A > 0 then redis.call('LTRIM', KEYS[4], 0, cap - 1) end
+    local counts = 0
+    if #digests > 0 then counts = redis.call('HLEN', KEYS[5]) end
+    local d = 1
+    while d <= #digests and counts > 0 do
+      local e = math.min(#digests, d + 511)
+      counts = counts - redis.call('HDEL', KEYS[5], unpack(digests, d, e))
+      d = e + 1
+    end
     return acked
+    """)
+
+    /// Reads claimed elements back by sequence (after a claim whose reply was lost), with whether each has
+    /// a death count, as the claim itself reports it. KEYS: processing, deliveries. ARGV: sequences.
+    /// Returns {element or false, counted (0/1)} per sequence.
+    static let claimed = Script(name: "claimed", source: """
+    local checkCounts = redis.call('HLEN', KEYS[2]) > 0
+    local out = {}
+    for i = 1, #ARGV do
+      local element = redis.call('HGET', KEYS[1], ARGV[i])
+      local counted = 0
+      if element and checkCounts and redis.call('HEXISTS', KEYS[2], redis.sha1hex(element)) == 1 then counted = 1 end
+      out[i] = {element or false, counted}
+    end
+    return out
     """)
 
     /// Returns up to ARGV[4] of a worker's claims to the queue's consuming end, newest chunk first so that
@@ -151,6 +185,7 @@ enum QueueScripts {
       table.sort(order, function(a, b) return a[1] > b[1] end)
       local take = math.min(chunk, #order)
       local maxDeliveries = tonumber(ARGV[3])
+      local cleared = {}
       for i = 1, take do
         local field = order[i][2]
         local element = redis.call('HGET', KEYS[1], field)
@@ -160,7 +195,7 @@ enum QueueScripts {
           local digest = redis.sha1hex(element)
           if redis.call('HINCRBY', KEYS[4], digest, 1) >= maxDeliveries then
             poison = true
-            redis.call('HDEL', KEYS[4], digest)
+            cleared[#cleared + 1] = digest
           end
         end
         if poison then
@@ -175,6 +210,9 @@ enum QueueScripts {
         end
       end
       remaining = #order - take
+      -- Death counts of poisoned elements go last, in one step: emptying the hash deletes it, and a
+      -- deleted key must not be touched again while the slot migrates (see acknowledge).
+      if #cleared > 0 then redis.call('HDEL', KEYS[4], unpack(cleared)) end
     end
     local j = 1
     while j <= #push do
@@ -187,9 +225,16 @@ enum QueueScripts {
     """)
 }
 
-/// A Lua script run with EVALSHA: the source crosses the network once per connection (SCRIPT LOAD), and
-/// again only if Redis lost its script cache (a restart), which EVALSHA reports as NOSCRIPT.
+/// A Lua script run with EVALSHA: the source crosses the network once per node (EVAL after NOSCRIPT).
 struct Script: Sendable {
     let name: String
     let source: String
+    /// The SHA-1 of the source in hex, as Redis names the script in its cache.
+    let digest: String
+
+    init(name: String, source: String) {
+        self.name = name
+        self.source = source
+        digest = SHA1.hex(Array(source.utf8))
+    }
 }

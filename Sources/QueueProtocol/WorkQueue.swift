@@ -142,12 +142,21 @@ public struct WorkQueue: Sendable {
         return (reply.array ?? []).compactMap { $0.string.flatMap(UInt64.init) }
     }
 
-    /// The claimed elements with these sequences (those still claimed).
+    /// The claimed elements with these sequences (those still claimed), each `counted` as a claim would
+    /// report it, so that acknowledging it clears its death count.
     public func claimedElements(_ seqs: [UInt64]) async throws -> [ClaimedElement] {
-        guard !seqs.isEmpty else { return [] }
-        let reply = try await connection.execute(["HMGET", processing] + seqs.map(String.init))
-        let values = reply.array ?? []
-        return zip(seqs, values).compactMap { seq, value in value.bytes.map { ClaimedElement(seq: seq, raw: $0) } }
+        var elements: [ClaimedElement] = []
+        for start in stride(from: 0, to: seqs.count, by: 1000) {
+            let chunk = Array(seqs[start..<min(seqs.count, start + 1000)])
+            let reply = try await scripts.run(QueueScripts.claimed, keys: [processing, keys.deliveries],
+                                              arguments: chunk.map { Array(String($0).utf8) })
+            guard let rows = reply.array, rows.count == chunk.count else { throw RedisError.unexpectedReply("claimed: \(reply)") }
+            for (seq, row) in zip(chunk, rows) {
+                guard let pair = row.array, pair.count == 2, let raw = pair[0].bytes else { continue }
+                elements.append(ClaimedElement(seq: seq, raw: raw, counted: pair[1].integer == 1))
+            }
+        }
+        return elements
     }
 
     /// Returns this worker's claims to the queue at a graceful stop: not a death, nothing is counted.

@@ -195,11 +195,30 @@ final class WorkQueueTests: RedisTestCase {
     }
 
     func testScriptsAreLoadedOnceAndReloadedAfterRedisLosesThem() async throws {
-        try await connection.lpush(keys.queue, ["a", "b"])
+        try await connection.lpush(keys.queue, ["a", "b", "c"])
         let worker = queue("w1")
         _ = try await claim(worker, 1)
+        _ = try await claim(worker, 1)
+        try await assertEqual(try await connection.calls(of: "eval"), 1, "the script text is sent once, not with every call")
         try await connection.execute(["SCRIPT", "FLUSH"])
-        try await assertEqual(try await claim(worker, 1), ["b"], "NOSCRIPT is answered by loading the script again")
-        try await assertEqual(try await connection.calls(of: "eval"), 0, "the script text is not sent with every call")
+        try await assertEqual(try await claim(worker, 1), ["c"], "NOSCRIPT is answered by sending the script itself")
+        try await assertEqual(try await claim(worker, 1), [])
+        try await assertEqual(try await connection.calls(of: "eval"), 2, "once more, after Redis had lost it")
+    }
+
+    /// Claims taken up again after a lost claim reply keep their death count, so acknowledging them clears
+    /// it (otherwise later copies of the same bytes would be claimed alone, or quarantined too early).
+    func testClaimsReadBackFromTheProcessingHashKeepTheirDeathCount() async throws {
+        try await connection.lpush(keys.queue, ["survivor", "fresh"])
+        let digest = try await connection.execute(["EVAL", "return redis.sha1hex(ARGV[1])", "0", "survivor"]).string ?? ""
+        try await connection.execute(["HSET", keys.deliveries, digest, "1"])
+        let worker = queue("w1")
+        let claimed = try await worker.claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: true)
+        XCTAssertEqual(claimed.elements.map(\.counted), [true, false])
+        let readBack = try await worker.claimedElements(claimed.elements.map(\.seq))
+        XCTAssertEqual(readBack, claimed.elements, "the same elements, counted as the claim counted them")
+        try await worker.acknowledge(readBack.map { CompletedMessage(seq: $0.seq, counted: $0.counted, records: [], notifications: 1) },
+                                     filteredCap: 10)
+        try await assertEqual(try await connection.execute(["HLEN", keys.deliveries]).integer, 0)
     }
 }

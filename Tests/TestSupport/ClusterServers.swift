@@ -72,20 +72,57 @@ public final class RedisClusterServers: @unchecked Sendable {
     /// while its keys are split between two nodes. Returns the new owner's index.
     @discardableResult
     public func migrate(slot: Int, pause: Duration) async throws -> Int {
+        let move = try await beginMigration(slot: slot)
+        while try await migrateOneKey(move) {
+            try await Task.sleep(for: pause)
+        }
+        try await finishMigration(move)
+        return move.target
+    }
+
+    /// A slot half-way between two nodes: its source answers ASK for keys it no longer holds.
+    public struct SlotMove: Sendable {
+        public var slot: Int
+        public var source: Int
+        public var target: Int
+        public var ids: [String]
+    }
+
+    /// Marks `slot` as migrating from its owner to the next node (nothing moved yet).
+    public func beginMigration(slot: Int) async throws -> SlotMove {
         let (source, ids) = try await owner(of: slot)
         let target = (source + 1) % nodes.count
         try await admin[target].execute(["CLUSTER", "SETSLOT", String(slot), "IMPORTING", ids[source]])
         try await admin[source].execute(["CLUSTER", "SETSLOT", String(slot), "MIGRATING", ids[target]])
-        while true {
-            let keys = (try await admin[source].execute(["CLUSTER", "GETKEYSINSLOT", String(slot), "1"]).array ?? []).compactMap(\.string)
-            guard let key = keys.first else { break }
-            try await admin[source].execute(["MIGRATE", "127.0.0.1", String(nodes[target].port), "", "0", "5000", "KEYS", key])
-            try await Task.sleep(for: pause)
+        return SlotMove(slot: slot, source: source, target: target, ids: ids)
+    }
+
+    /// Moves one key of the slot (the named one, or any left); false when none was left to move.
+    @discardableResult
+    public func migrateOneKey(_ move: SlotMove, key named: String? = nil) async throws -> Bool {
+        let key: String
+        if let named {
+            key = named
+        } else {
+            let keys = (try await admin[move.source].execute(["CLUSTER", "GETKEYSINSLOT", String(move.slot), "1"]).array ?? []).compactMap(\.string)
+            guard let first = keys.first else { return false }
+            key = first
         }
+        let reply = try await admin[move.source].execute(["MIGRATE", "127.0.0.1", String(nodes[move.target].port), "", "0", "5000", "KEYS", key])
+        if case .error(let text) = reply { throw TestSetupError("MIGRATE \(key): \(text)") }
+        return true
+    }
+
+    /// Assigns the slot to its target on every node (the end of a move).
+    public func finishMigration(_ move: SlotMove) async throws {
         for connection in admin {
-            try await connection.execute(["CLUSTER", "SETSLOT", String(slot), "NODE", ids[target]])
+            try await connection.execute(["CLUSTER", "SETSLOT", String(move.slot), "NODE", move.ids[move.target]])
         }
-        return target
+    }
+
+    /// Runs a command on one node as it is, without following redirections (errors come back as replies).
+    public func onNode(_ index: Int, _ command: [String]) async throws -> RedisReply {
+        try await admin[index].pipeline([command.map { Array($0.utf8) }])[0]
     }
 
     public func stop() async {
