@@ -17,12 +17,3 @@ public enum CredentialCheck {
         }
     }
 }
-
-/// Whether APNs currently refuses one credential (InvalidProviderToken, BadCertificate, ...), shared by the
-/// transport lanes of that credential: one lane's success clears what another lane's refusal set.
-public final class CredentialState: Sendable {
-    let refused = Atomic<Bool>(false)
-    /// Lanes of the credential currently paused (`CredentialPause`): the app's gauge is 1 while any is.
-    let pausedLanes = Atomic<Int>(0)
-    public init() {}
-}

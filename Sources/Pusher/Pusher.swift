@@ -5,7 +5,7 @@ import PushCore
 /// The last stage: sends each job's tokens to APNs through one transport per credential (apps that
 /// share a .p8 key share its transport and its JWT), and reports every token's final outcome to `sink`.
 public final class Pusher: Sendable {
-    private let transports: [CurlTransport]
+    private let transports: [APNsTransport]
     /// Each credential's app label and its lanes, for the connection gauge.
     private let appLanes: [(app: String, lanes: [Int])]
     /// Topic -> the transports (lanes) of its credential.
@@ -16,12 +16,12 @@ public final class Pusher: Sendable {
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
     public init(settings: APNsSettings, retry: RetrySettings, logger: Logger, readiness: Readiness? = nil,
                 sink: @escaping @Sendable ([Resolution]) -> Void) throws {
-        // One libcurl multi handle drives about one core (its cost is per request), so each credential gets
-        // several lanes, each a thread with its own multi handle and its share of the connections.
+        // One lane drives about one core at most, so each credential gets several lanes, each a thread with
+        // its own HTTP/2 client and its share of the connections.
         let lanes = settings.transportThreads > 0
             ? settings.transportThreads
             : max(1, min(settings.connections, ProcessInfo.processInfo.activeProcessorCount))
-        var transports: [CurlTransport] = []
+        var transports: [APNsTransport] = []
         var byCredential: [AppCredential: [Int]] = [:]
         var routes: [String: [Int]] = [:]
         var appLanes: [(app: String, lanes: [Int])] = []
@@ -32,7 +32,8 @@ public final class Pusher: Sendable {
             }
             var transport = TransportSettings(baseURL: settings.endpoint.baseURL)
             transport.caFile = settings.caFile
-            transport.connections = max(1, (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
+            transport.initialConnections = max(1, (settings.connections + lanes - 1) / lanes)
+            transport.connections = max(transport.initialConnections, (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
             transport.requestTimeoutMillis = settings.requestTimeoutMillis
             transport.credentialProbeLongestMillis = settings.credentialProbeMaxMillis
             transport.credentialProbeFirstMillis = min(1000, settings.credentialProbeMaxMillis)
@@ -52,9 +53,10 @@ public final class Pusher: Sendable {
             }
             let indices = Array(transports.count..<transports.count + lanes)
             let credentialState = CredentialState()
-            for _ in 0..<lanes {
-                transports.append(CurlTransport(settings: transport, provider: provider, readiness: readiness, logger: logger,
-                                            credential: credentialState, sink: sink))
+            for lane in 0..<lanes {
+                transport.lane = lane
+                transports.append(try APNsTransport(settings: transport, provider: provider, readiness: readiness, logger: logger,
+                                                    credential: credentialState, sink: sink))
             }
             appLanes.append((app.topic, indices))
             byCredential[app.credential] = indices

@@ -51,7 +51,7 @@ class TransportTests: XCTestCase {
             $0.retry.maxAttempts = attempts
         }
         let box = ResolutionBox()
-        let transport = CurlTransport(settings: settings, provider: try provider(keyFile: server.keyFile), sink: box.append)
+        let transport = try APNsTransport(settings: settings, provider: try provider(keyFile: server.keyFile), sink: box.append)
         transport.submit([job(tokens)])
         let results = try await box.wait(for: tokens.count, timeout: timeout)
         await transport.finish()
@@ -68,7 +68,7 @@ class TransportTests: XCTestCase {
     func testEveryResponseClassOfTheSpec() async throws {
         let box = ResolutionBox()
         let tokenProvider = try provider()
-        let transport = CurlTransport(settings: settings(), provider: tokenProvider, sink: box.append)
+        let transport = try APNsTransport(settings: settings(), provider: tokenProvider, sink: box.append)
         let cases: [(prefix: String, expected: TokenOutcome)] = [
             ("a1", .delivered),
             ("410a", .feedback(reason: "Unregistered", timestampMillis: 1_700_000_000_000)),
@@ -102,6 +102,19 @@ class TransportTests: XCTestCase {
         XCTAssertEqual(try tokenProvider.current().generation, 1)
     }
 
+    /// A drained transport has freed its HTTP/2 client; a late submit or abort (the shutdown deadline
+    /// firing after the drain) must not touch it (AddressSanitizer reports a use-after-free otherwise).
+    func testSubmitAndAbortAfterTheDrainAreHarmless() async throws {
+        let box = ResolutionBox()
+        let transport = try APNsTransport(settings: settings(), provider: try provider(), sink: box.append)
+        transport.submit([job([token("a1", 1)])])
+        _ = try await box.wait(for: 1)
+        await transport.finish()
+        transport.abort()
+        transport.submit([])
+        await transport.finish()
+    }
+
     func testManyStreamsAcrossGoawayAreAllDelivered() async throws {
         // The emulator sends GOAWAY after 50 requests per connection: streams must move to new connections,
         // none may hang until the 10 s request timeout.
@@ -111,7 +124,7 @@ class TransportTests: XCTestCase {
         let box = ResolutionBox()
         // Each new connection allows one stream until its first answer (as APNs does); streams libcurl 7.88
         // opens on it before then are refused and the connection's other streams fail with it: retried.
-        let transport = CurlTransport(settings: settings { $0.retry.maxAttempts = 10 }, provider: try provider(), sink: box.append)
+        let transport = try APNsTransport(settings: settings { $0.retry.maxAttempts = 10 }, provider: try provider(), sink: box.append)
         let started = ContinuousClock.now
         let tokens = (0..<600).map { token("a1", $0) }
         transport.submit(stride(from: 0, to: 600, by: 100).map { job(Array(tokens[$0..<$0 + 100]), seq: UInt64($0)) })
@@ -129,7 +142,7 @@ class TransportTests: XCTestCase {
 
     func testMergedTokensReportToEveryOwner() async throws {
         let box = ResolutionBox()
-        let transport = CurlTransport(settings: settings(), provider: try provider(), sink: box.append)
+        let transport = try APNsTransport(settings: settings(), provider: try provider(), sink: box.append)
         var merged = job([token("a1", 1), token("a1", 2)], seq: 10)
         merged.sources.append(11)
         merged.sourceIDs.append("m11")
@@ -144,7 +157,7 @@ class TransportTests: XCTestCase {
         let box = ResolutionBox()
         var settings = settings()
         settings.baseURL = "https://127.0.0.1:\(freePort())"
-        let transport = CurlTransport(settings: settings, provider: try provider(), sink: box.append)
+        let transport = try APNsTransport(settings: settings, provider: try provider(), sink: box.append)
         transport.submit([job([token("a1", 1)])])
         let results = try await box.wait(for: 1)
         await transport.finish()
@@ -170,7 +183,7 @@ class TransportTests: XCTestCase {
         settings.baseURL = "https://127.0.0.1:\(port)"
         settings.requestTimeoutMillis = 300
         settings.retry.maxAttempts = 2
-        let transport = CurlTransport(settings: settings, provider: try provider(), sink: box.append)
+        let transport = try APNsTransport(settings: settings, provider: try provider(), sink: box.append)
         transport.submit([job([token("a1", 1)])])
         let results = try await box.wait(for: 1)
         await transport.finish()
@@ -179,7 +192,7 @@ class TransportTests: XCTestCase {
 
     func testAnExpiredNotificationIsNotSentAgain() async throws {
         let box = ResolutionBox()
-        let transport = CurlTransport(settings: settings { $0.retry.baseDelayMillis = 2100; $0.retry.maxDelayMillis = 2100 },
+        let transport = try APNsTransport(settings: settings { $0.retry.baseDelayMillis = 2100; $0.retry.maxDelayMillis = 2100 },
                                       provider: try provider(), sink: box.append)
         var expiring = job([token("5030", 1)])
         expiring.headers.expiration = Int64(Date().timeIntervalSince1970) + 1
@@ -219,7 +232,7 @@ class TransportTests: XCTestCase {
         await server.stop()
         try await server.restart { $0.keys = [] }  // the key is unknown to APNs: revoked
         let box = ResolutionBox()
-        let transport = CurlTransport(settings: settings {
+        let transport = try APNsTransport(settings: settings {
             $0.retry.maxAttempts = 2
             $0.credentialProbeFirstMillis = 100
             $0.credentialProbeLongestMillis = 200
@@ -267,6 +280,7 @@ final class SocketActionTransportTests: TransportTests {
     override var socketAction: Bool { true }
     // Listed again: test discovery on Linux does not see inherited test methods.
     override func testEveryResponseClassOfTheSpec() async throws { try await super.testEveryResponseClassOfTheSpec() }
+    override func testSubmitAndAbortAfterTheDrainAreHarmless() async throws { try await super.testSubmitAndAbortAfterTheDrainAreHarmless() }
     override func testManyStreamsAcrossGoawayAreAllDelivered() async throws { try await super.testManyStreamsAcrossGoawayAreAllDelivered() }
     override func testMergedTokensReportToEveryOwner() async throws { try await super.testMergedTokensReportToEveryOwner() }
     override func testRefusedConnectionsAreRetriedThenDeadLettered() async throws { try await super.testRefusedConnectionsAreRetriedThenDeadLettered() }

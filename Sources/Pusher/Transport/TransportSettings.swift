@@ -1,21 +1,34 @@
 import PushCore
 
-/// How one transport reaches APNs for one credential.
+/// Which HTTP/2 client a transport drives (`apns.transport`).
+public enum TransportKind: String, Sendable, CaseIterable {
+    /// libcurl's multi interface (the design card's client); it cannot see the servers' SETTINGS.
+    case libcurl
+}
+
+/// How one transport lane reaches APNs for one credential.
 public struct TransportSettings: Sendable {
     /// `https://host:port`, without a trailing slash.
     public var baseURL: String
     public var caFile: String = ""
-    /// Connections libcurl may open to the endpoint for this credential (this lane's share of `apns.max_connections`).
+    public var driver: TransportKind = .libcurl
+    /// Connections opened at start (this lane's share of `apns.connections`)...
+    public var initialConnections: Int = 1
+    /// ...and at most, when the servers' stream limits are scarce (this lane's share of `apns.max_connections`).
     public var connections: Int = 4
-    /// Requests handed to libcurl at once at most. Within it the transport adapts to what the servers take:
-    /// requests waiting inside libcurl for a free stream are kept to a fraction of those on the wire.
+    /// Requests in flight at once at most. With libcurl the transport adapts within it to what the servers
+    /// take (requests waiting inside libcurl for a free stream are kept to a fraction of those on the wire);
+    /// with nghttp2 the servers' SETTINGS_MAX_CONCURRENT_STREAMS bound it exactly.
     public var maxActiveRequests: Int = 2000
     /// Requests handed to libcurl at first, before the servers' answers have shown what they take.
     public var initialActiveRequests: Int = 1
     /// Counted from when the request goes on the wire: waiting for a connection or a free stream is not
     /// counted (opening a connection has its own limit of the same length).
     public var requestTimeoutMillis: Int = 10_000
-    /// Drive libcurl with curl_multi_socket_action and epoll instead of curl_multi_perform and curl_multi_poll.
+    /// PING a connection that has received nothing for this long; no answer within the request timeout:
+    /// the connection is replaced (nghttp2).
+    public var pingIntervalMillis: Int = 30_000
+    /// libcurl only: drive it with curl_multi_socket_action and epoll instead of perform and poll.
     public var socketAction = false
     public var retry = RetrySettings()
     /// While APNs refuses the credential the app is paused: a probe after the first interval, the interval
@@ -27,6 +40,8 @@ public struct TransportSettings: Sendable {
     public var certificatePassword = Secret("")
     /// The app this credential serves (its first topic), for metric labels, readiness and logs.
     public var app = ""
+    /// This lane's number among its credential's lanes (the stream-limit gauge sums them).
+    public var lane = 0
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }

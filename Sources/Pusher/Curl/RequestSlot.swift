@@ -11,10 +11,11 @@ final class RequestSlot {
     /// CURLINFO_RESPONSE_CODE cannot be trusted for a failed transfer on a reused handle: it may still
     /// hold the previous transfer's 200.
     var status = 0
+    /// The scheduler's id of the request in flight; nil while the slot is idle.
+    var id: Int?
+    /// Kept while in flight: libcurl points at the job's payload and at the header list.
     var job: JobContext?
-    var token = 0
-    var attempt = 1
-    var generation = 0
+    var headers: CurlHeaderList?
     /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, on the wire.
     var startedAt: UInt64 = 0
     /// How many times libcurl sent this transfer's request. More than once means libcurl sent it again on
@@ -86,22 +87,24 @@ final class RequestSlot {
 
     deinit { curl_easy_cleanup(easy) }
 
-    func prepare(job: JobContext, token: Int, attempt: Int, generation: Int, url: String,
-                 headers: UnsafeMutablePointer<curl_slist>?) {
+    func prepare(id: Int, job: JobContext, url: String, headers: CurlHeaderList) {
+        self.id = id
         self.job = job
-        self.token = token
-        self.attempt = attempt
-        self.generation = generation
+        self.headers = headers
         startedAt = DispatchTime.now().uptimeNanoseconds
         body.removeAll(keepingCapacity: true)
         status = 0
         sends = 0
         _ = curlx_easy_ptr(easy, CURLOPT_URL, url)
-        _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers)
+        _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers.list)
         _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)
         _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(job.job.payload.count))
     }
 
-    /// Drops the job reference so its buffers can be freed when its last request ends.
-    func release() { job = nil }
+    /// Drops the references so the job's buffers can be freed when its last request ends.
+    func release() {
+        id = nil
+        job = nil
+        headers = nil
+    }
 }

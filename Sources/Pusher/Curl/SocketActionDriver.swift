@@ -44,7 +44,11 @@ final class SocketActionDriver {
 
     private func watch(_ socket: Int32, _ what: Int32) {
         let known = registered.contains(socket)
-        _ = curlx_epoll_set(epoll, socket, what, known ? 1 : 0)
+        // libcurl may reuse a socket number our set still lists (or not): if epoll disagrees with the set
+        // (EEXIST on add, ENOENT on modify), try the other way, so no socket goes unwatched.
+        if curlx_epoll_set(epoll, socket, what, known ? 1 : 0) != 0 && what != CURL_POLL_REMOVE {
+            _ = curlx_epoll_set(epoll, socket, what, known ? 0 : 1)
+        }
         if what == CURL_POLL_REMOVE { registered.remove(socket) } else { registered.insert(socket) }
     }
 

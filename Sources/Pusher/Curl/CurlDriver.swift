@@ -1,0 +1,163 @@
+import CCurl
+import Dispatch
+import Logging
+import PushCore
+import Synchronization
+
+/// `apns.transport: libcurl`: one libcurl multi handle, HTTP/2 with multiplexing over a small pool of
+/// connections, easy handles reused. libcurl hides the servers' SETTINGS, so the scheduler bounds and
+/// adapts how many requests it holds (`ConcurrencyLimiter`), and requests beyond the servers' stream limits
+/// wait inside libcurl. Confined to the transport thread, except `wake`.
+final class CurlDriver: TransportDriver {
+    private let multi: UnsafeMutableRawPointer
+    private let settings: TransportSettings
+    private let connections: ConnectionCounter
+    /// Set when `settings.socketAction`: libcurl driven by socket_action and epoll instead of perform and poll.
+    private let socketDriver: SocketActionDriver?
+    /// `wake` may come from any thread, also after `close` freed the multi handle: it checks under this lock.
+    private let closed = Mutex(false)
+    private var idle: [RequestSlot] = []
+    /// Slots by request id while in flight.
+    private var busy: [Int: RequestSlot] = [:]
+    /// Requests libcurl refused to take (curl_multi_add_handle failed): reported by the next `process`.
+    private var rejected: [DriverCompletion] = []
+
+    init(settings: TransportSettings, logger: Logger?) {
+        CurlGlobal.initialize()
+        self.settings = settings
+        connections = ConnectionCounter(app: settings.app, logger: logger)
+        multi = curl_multi_init()
+        socketDriver = settings.socketAction ? SocketActionDriver(multi: multi) : nil
+        _ = curlx_multi_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = curlx_multi_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, settings.connections)
+        _ = curlx_multi_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000)
+    }
+
+    var needsConcurrencyLimiter: Bool { true }
+    var openConnections: Int { connections.open.load(ordering: .relaxed) }
+    var streamsLimit: Int? { nil }
+
+    func room(limit: Int) -> Int { max(0, limit) }
+
+    func noteWaitingWork(_ waiting: Bool) {}
+
+    func start(_ request: DriverRequest) {
+        let slot = idle.popLast() ?? RequestSlot(settings: settings, connections: connections)
+        let headers = request.job.headers(generation: request.generation) {
+            CurlHeaderList(request.job.headerFields(bearer: request.bearer))
+        }
+        slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)/3/device/\(request.job.job.tokens[request.token])",
+                     headers: headers)
+        let code = curl_multi_add_handle(multi, slot.easy)
+        guard code == CURLM_OK else {
+            slot.release()
+            idle.append(slot)
+            let reason = "TransportError: curl_multi_add_handle: \(String(cString: curl_multi_strerror(code)))"
+            rejected.append(DriverCompletion(id: request.id, result: .failed(reason: reason, sent: false)))
+            return
+        }
+        busy[request.id] = slot
+    }
+
+    func cancel(id: Int) {
+        guard let slot = busy.removeValue(forKey: id) else { return }
+        curl_multi_remove_handle(multi, slot.easy)
+        slot.release()
+        idle.append(slot)
+    }
+
+    /// From PRETRANSFER: waiting for a connection comes before it, waiting inside nghttp2 for a free stream
+    /// after it (the limiter keeps that short).
+    func onWireSince(id: Int) -> UInt64? {
+        guard let slot = busy[id] else { return nil }
+        let pretransfer = curlx_info_off(slot.easy, CURLINFO_PRETRANSFER_TIME_T)
+        return pretransfer > 0 ? slot.startedAt &+ UInt64(pretransfer) &* 1000 : nil
+    }
+
+    func process(into completions: inout [DriverCompletion]) {
+        if !rejected.isEmpty {
+            completions += rejected
+            rejected.removeAll(keepingCapacity: true)
+        }
+        var running: Int32 = 0
+        if let socketDriver { socketDriver.runDueTimer() } else { curl_multi_perform(multi, &running) }
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            let slot = Unmanaged<RequestSlot>.fromOpaque(curlx_private(easy)!).takeUnretainedValue()
+            curl_multi_remove_handle(multi, easy)
+            guard let id = slot.id else { continue }
+            busy[id] = nil
+            // RFC 9113 section 8.1: a server may answer before the request's END_STREAM and then reset the
+            // stream with NO_ERROR; clients must not discard that response. libcurl reports it as a stream
+            // error, so a status received by this transfer is honoured in that case.
+            let answered = slot.status > 0 && (code == CURLE_OK || code == CURLE_HTTP2_STREAM)
+            let result: DriverCompletion.Result
+            if answered {
+                let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
+                result = .answered(status: slot.status, body: slot.body, wireMicros: Int64(wire))
+            } else {
+                result = .failed(reason: Self.describe(code), sent: curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T) > 0)
+            }
+            completions.append(DriverCompletion(id: id, result: result, resends: max(0, slot.sends - 1)))
+            slot.release()
+            idle.append(slot)
+        }
+    }
+
+    func wait(timeoutMillis: Int32) {
+        if let socketDriver {
+            socketDriver.wait(timeoutMillis: timeoutMillis)
+        } else {
+            curl_multi_poll(multi, nil, 0, timeoutMillis, nil)
+        }
+    }
+
+    func wake() {
+        closed.withLock { closed in
+            guard !closed else { return }
+            if let socketDriver { socketDriver.wake() } else { curl_multi_wakeup(multi) }
+        }
+    }
+
+    func close() -> [Int] {
+        let dropped = Array(busy.keys)
+        for slot in busy.values { curl_multi_remove_handle(multi, slot.easy) }
+        busy.removeAll()
+        closed.withLock { closed in
+            closed = true
+            curl_multi_cleanup(multi)
+        }
+        return dropped
+    }
+
+    static func describe(_ code: CURLcode) -> String {
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return "Timeout"
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST: return "ConnectionError: \(String(cString: curl_easy_strerror(code)))"
+        default: return "TransportError: \(String(cString: curl_easy_strerror(code)))"
+        }
+    }
+}
+
+/// A request header list in libcurl's form, built once per job and provider token; freed when the last
+/// request that points at it has ended.
+final class CurlHeaderList {
+    let list: UnsafeMutablePointer<curl_slist>?
+
+    init(_ fields: [(name: String, value: String)]) {
+        var list: UnsafeMutablePointer<curl_slist>?
+        for field in fields { list = curl_slist_append(list, "\(field.name): \(field.value)") }
+        // libcurl would add `accept: */*`; APNs needs none.
+        list = curl_slist_append(list, "accept:")
+        self.list = list
+    }
+
+    deinit { if let list { curl_slist_free_all(list) } }
+}
+
+enum CurlGlobal {
+    private static let once: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
+    static func initialize() { _ = once }
+}

@@ -1,0 +1,469 @@
+import Dispatch
+import Foundation
+import Logging
+import PushCore
+import Synchronization
+
+/// One lane of an app's credential: a thread of its own that applies SPEC section 4 to every request and
+/// answer, over an HTTP/2 driver (`apns.transport`: our own nghttp2 sessions, or libcurl multi). The
+/// scheduler keeps the policy: ready and delayed queues, retries, expiry, the credential pause, readiness,
+/// deadlines counted from when a request is on the wire, metric batching. It hands final outcomes to
+/// `sink` in batches, so no per-token work crosses into Swift concurrency.
+public final class APNsTransport: @unchecked Sendable {
+    // Shared with submitters: guarded by `intake`. Everything else below is confined to the thread.
+    private struct Intake: ~Copyable {
+        var jobs: [PushJob] = []
+        var finishing = false
+        var aborting = false
+        /// The thread has ended: nothing will resume a drain waiter any more.
+        var exited = false
+        var drained: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let intake = Mutex(Intake())
+    private let settings: TransportSettings
+    private let provider: ProviderToken?
+    private let sink: @Sendable ([Resolution]) -> Void
+    private let driver: any TransportDriver
+    /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
+    public let outstanding = Atomic<Int>(0)
+    /// Requests the HTTP client sent again on its own, unasked (libcurl; reason `ResentByLibcurl`).
+    public let resentByLibcurl = Atomic<Int>(0)
+    /// Requests sent again because the server never processed them (refused streams, GOAWAY).
+    public let resentUnprocessed = Atomic<Int>(0)
+    private let readiness: Readiness?
+    private let logger: Logger?
+    private let metrics = PushMetrics.shared
+    /// Whether APNs refuses the credential, shared by the lanes of one credential.
+    private let credential: CredentialState
+
+    // Thread-confined state.
+    private var inFlight: [InFlight?] = []
+    private var freeIDs: [Int] = []
+    private var active = 0
+    private var ready: [PendingRequest] = []
+    private var readyHead = 0
+    private var delayed = DelayedQueue<PendingRequest>()
+    private var completions: [DriverCompletion] = []
+    private var resolutions: [Resolution] = []
+    private var resolvedTokens = 0
+    /// Answers and retries since the last flush to the metrics, counted here so the thread touches the
+    /// shared counters once per batch rather than once per request.
+    private var answerCounts: [AnswerKey: Int] = [:]
+    private var retryCounts: [String: Int] = [:]
+    /// Requests in flight at most: the limiter's adaptive limit where the driver cannot see the servers'
+    /// stream limits (libcurl), otherwise `maxActiveRequests` (the driver's room follows the servers).
+    private var activeLimit: Int
+    private var limiter = ConcurrencyLimiter()
+    /// Requests held while APNs refuses the credential, then probed (`CredentialPause`).
+    private var pause: CredentialPause
+    private var lastDeadlineScan: UInt64 = 0
+    private var lastStreamsLimit: Int?
+    static let deadlineScanNanos: UInt64 = 50_000_000
+
+    struct AnswerKey: Hashable {
+        var status: Int
+        var reason: String
+    }
+
+    struct PendingRequest {
+        var job: JobContext
+        var token: Int
+        var attempt: Int
+    }
+
+    struct InFlight {
+        var request: PendingRequest
+        var generation: Int
+        var startedAt: UInt64
+    }
+
+    public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
+                credential: CredentialState = CredentialState(), sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+        self.settings = settings
+        self.credential = credential
+        self.readiness = readiness
+        self.logger = logger
+        self.provider = provider
+        self.sink = sink
+        switch settings.driver {
+        case .libcurl:
+            driver = CurlDriver(settings: settings, logger: logger)
+        }
+        activeLimit = driver.needsConcurrencyLimiter
+            ? max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
+            : max(1, settings.maxActiveRequests)
+        pause = CredentialPause(firstNanos: UInt64(max(1, settings.credentialProbeFirstMillis)) * 1_000_000,
+                                longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
+        limiter.limit = activeLimit
+        limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
+        let thread = Thread { [self] in self.loop() }
+        thread.name = "apns-transport"
+        thread.start()
+    }
+
+    /// Open HTTP/2 connections to APNs.
+    public var openConnections: Int { driverStats.withLock { $0.connections } }
+    /// The servers' SETTINGS_MAX_CONCURRENT_STREAMS summed over this lane's connections (nil: unknown).
+    public var streamsLimit: Int? { driverStats.withLock { $0.streams } }
+    private let driverStats = Mutex<(connections: Int, streams: Int?)>((0, nil))
+
+    /// Hands jobs to the transport; returns at once.
+    public func submit(_ jobs: [PushJob]) {
+        let tokens = jobs.reduce(0) { $0 + $1.tokens.count }
+        outstanding.add(tokens, ordering: .relaxed)
+        intake.withLock { $0.jobs.append(contentsOf: jobs) }
+        driver.wake()
+    }
+
+    /// Returns when every submitted token has a final outcome; the thread then ends.
+    public func finish() async {
+        await withCheckedContinuation { continuation in
+            let exited = intake.withLock { state -> Bool in
+                state.finishing = true
+                if !state.exited { state.drained.append(continuation) }
+                return state.exited
+            }
+            if exited {
+                continuation.resume()  // aborted before the drain began
+            } else {
+                driver.wake()
+            }
+        }
+    }
+
+    /// Drops whatever is in flight (its messages stay claimed in Redis) and ends the thread.
+    public func abort() {
+        intake.withLock { $0.aborting = true }
+        driver.wake()
+    }
+
+    // MARK: the transport thread
+
+    private func loop() {
+        while true {
+            let (jobs, finishing, aborting) = intake.withLock { state in
+                let jobs = state.jobs
+                state.jobs.removeAll(keepingCapacity: true)
+                return (jobs, state.finishing, state.aborting)
+            }
+            if aborting { break }
+            for job in jobs {
+                let context = JobContext(job: job)
+                for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1)) }
+            }
+            let now = DispatchTime.now().uptimeNanoseconds
+            while let due = delayed.popDue(now: now) { ready.append(due) }
+            let room = startRequests()
+
+            completions.removeAll(keepingCapacity: true)
+            driver.process(into: &completions)
+            for completion in completions { complete(completion) }
+            let scanTime = DispatchTime.now().uptimeNanoseconds
+            if scanTime &- lastDeadlineScan >= Self.deadlineScanNanos { scanDeadlines(now: scanTime) }
+            if !resolutions.isEmpty {
+                let batch = resolutions
+                resolutions.removeAll(keepingCapacity: true)
+                outstanding.subtract(resolvedTokens, ordering: .relaxed)
+                resolvedTokens = 0
+                sink(batch)
+            }
+            if !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
+            if finishing && active == 0 && readyHead >= ready.count && delayed.isEmpty
+                && intake.withLock({ $0.jobs.isEmpty }) {
+                break
+            }
+            let waiting = readyHead < ready.count
+            driver.noteWaitingWork(waiting && room == 0 && !pause.paused)
+            driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
+        }
+        shutdown()
+    }
+
+    /// How long the thread may sleep: until the next retry is due, the pause lets a probe out, or the next
+    /// deadline scan; not at all when requests are ready and may start.
+    private func waitMillis(now: UInt64, waiting: Bool) -> Int32 {
+        var timeout: UInt64 = Self.deadlineScanNanos / 1_000_000
+        if let soonest = delayed.soonest {
+            timeout = min(timeout, soonest > now ? (soonest - now + 999_999) / 1_000_000 : 0)
+        }
+        if waiting && active < activeLimit {
+            if let wait = pause.waitNanos(now: now) {
+                timeout = min(timeout, wait / 1_000_000 + 1)
+            } else if !pause.paused && driver.room(limit: activeLimit - active) > 0 {
+                timeout = 0
+            }
+        }
+        return Int32(timeout)
+    }
+
+    /// Starts ready requests while the driver has room; returns the room left.
+    private func startRequests() -> Int {
+        var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
+        var room = driver.room(limit: activeLimit - active)
+        while room > 0 && readyHead < ready.count && allowance > 0 {
+            let request = ready[readyHead]
+            readyHead += 1
+            guard start(request) else {
+                if pause.paused { allowance = 0 }  // the credential cannot sign: held, and the pause decides
+                continue
+            }
+            room -= 1
+            if pause.paused {
+                pause.probeStarted()
+                allowance -= 1
+            }
+        }
+        if readyHead == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyHead = 0
+        } else if readyHead > 4096 {
+            ready.removeFirst(readyHead)
+            readyHead = 0
+        }
+        return room
+    }
+
+    /// Hands one request to the driver; false if it was resolved or held instead.
+    private func start(_ request: PendingRequest) -> Bool {
+        if request.job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
+            resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
+            return false
+        }
+        var bearer: String?
+        var generation = 0
+        if let provider {
+            do {
+                let token = try provider.current()
+                bearer = token.bearer
+                generation = token.generation
+            } catch {
+                // A key that cannot sign is the app's problem like a refused one: pause, dead-letter nothing.
+                if pause.paused { pause.probeStarted() }
+                refuseCredential(request, reason: "ProviderTokenUnavailable", detail: "\(error)")
+                return false
+            }
+        }
+        let id: Int
+        if let free = freeIDs.popLast() {
+            id = free
+        } else {
+            id = inFlight.count
+            inFlight.append(nil)
+        }
+        inFlight[id] = InFlight(request: request, generation: generation, startedAt: DispatchTime.now().uptimeNanoseconds)
+        active += 1
+        driver.start(DriverRequest(id: id, job: request.job, token: request.token, bearer: bearer, generation: generation))
+        return true
+    }
+
+    /// Takes a request out of the in-flight table.
+    private func finished(_ id: Int) -> InFlight? {
+        guard id >= 0, id < inFlight.count, let entry = inFlight[id] else { return nil }
+        inFlight[id] = nil
+        freeIDs.append(id)
+        active -= 1
+        return entry
+    }
+
+    private func complete(_ completion: DriverCompletion) {
+        guard let entry = finished(completion.id) else { return }
+        if completion.resends > 0 { noteResends(completion.resends, result: completion.result) }
+        let request = entry.request
+        switch completion.result {
+        case .answered(let status, let body, let wireMicros):
+            let decision = ResponseClassifier.classify(status: status, body: body)
+            metrics.apnsRequestDuration.recordMicroseconds(max(0, wireMicros))
+            if driver.needsConcurrencyLimiter { limiter.observe(latencyMicros: wireMicros) }
+            if let enqueued = request.job.job.enqueuedAtMillis {
+                let waited = WallClock.nowMillis() - enqueued
+                if waited >= 0 { metrics.queueToAPNs.recordMilliseconds(waited) }
+            }
+            answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
+            if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
+                refuseCredential(request, reason: reason, detail: nil)
+            } else {
+                noteAccepted(status: status)
+                notePauseAnswer(status: status)
+                apply(decision, to: request, status: status, generation: entry.generation)
+            }
+        case .unprocessed(let reason):
+            // Never processed by the server: again at once, no attempt spent, no duplicate possible.
+            retryCounts[Self.label(reason), default: 0] += 1
+            resentUnprocessed.add(1, ordering: .relaxed)
+            notePauseAnswer(status: nil)
+            if let logger, logger.logLevel <= .debug {
+                logger.debug("APNs request not processed by the server: sent again", metadata: [
+                    "reason": "\(reason)", "attempt": "\(request.attempt)", "app": "\(settings.app)",
+                    "token": "\(request.job.job.tokens[request.token].prefix(8))",
+                ])
+            }
+            ready.append(request)
+        case .failed(let reason, let sent):
+            answerCounts[AnswerKey(status: 0, reason: Self.label(reason)), default: 0] += 1
+            notePauseAnswer(status: nil)
+            // Sent on a connection that died before the answer: APNs may have it (counted as ambiguous).
+            apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation,
+                  label: sent ? "ConnectionLost" : nil)
+        }
+    }
+
+    /// Requests on the wire longer than the request timeout are given up and retried; one that never
+    /// reached the wire (a connection that never comes) ends too, much later.
+    private func scanDeadlines(now: UInt64) {
+        lastDeadlineScan = now
+        let timeout = UInt64(settings.requestTimeoutMillis) * 1_000_000
+        let stuck = max(timeout * 6, 60_000_000_000)
+        var expired: [Int] = []
+        for id in inFlight.indices {
+            guard let entry = inFlight[id] else { continue }
+            if let wire = driver.onWireSince(id: id) {
+                if now > wire && now - wire > timeout { expired.append(id) }
+            } else if now &- entry.startedAt > stuck {
+                expired.append(id)
+            }
+        }
+        for id in expired {
+            driver.cancel(id: id)
+            guard let entry = finished(id) else { continue }
+            answerCounts[AnswerKey(status: 0, reason: "Timeout"), default: 0] += 1
+            notePauseAnswer(status: nil)
+            apply(.retry(reason: "Timeout"), to: entry.request, status: nil, generation: entry.generation)
+        }
+        if driver.needsConcurrencyLimiter {
+            // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
+            activeLimit = limiter.update(now: now, demand: readyHead < ready.count, maximum: settings.maxActiveRequests)
+        }
+        let connections = driver.openConnections
+        let streams = driver.streamsLimit
+        driverStats.withLock { $0 = (connections, streams) }
+        if streams != lastStreamsLimit {
+            lastStreamsLimit = streams
+            credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: streams ?? 0)
+        }
+    }
+
+    private func apply(_ decision: ResponseDecision, to request: PendingRequest, status: Int?, generation: Int,
+                       label: String? = nil) {
+        switch decision {
+        case .delivered:
+            resolve(request, .delivered)
+        case .feedback(let reason, let timestamp):
+            resolve(request, .feedback(reason: reason, timestampMillis: timestamp))
+        case .deadLetter(let reason):
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
+        case .retry(let reason):
+            retry(request, reason: reason, status: status, label: label)
+        case .renewTokenAndRetry(let reason):
+            // Renewal respects the 20-minute rule inside ProviderToken; if refused, this is a plain retry.
+            _ = try? provider?.expired(generation: generation)
+            retry(request, reason: reason, status: status, label: label)
+        }
+    }
+
+    private func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?) {
+        guard request.attempt < settings.retry.maxAttempts else {
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
+            return
+        }
+        retryCounts[label ?? Self.label(reason), default: 0] += 1
+        var next = request
+        next.attempt += 1
+        let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("APNs request retried", metadata: [
+                "reason": "\(reason)", "attempt": "\(next.attempt)", "delay_ms": "\(delay / 1_000_000)",
+                "token": "\(request.job.job.tokens[request.token].prefix(8))", "app": "\(settings.app)",
+            ])
+        }
+        delayed.insert(next, due: DispatchTime.now().uptimeNanoseconds + delay)
+    }
+
+    /// A metric label from a reason: the part before any colon (`TransportError: …` → `TransportError`),
+    /// so labels stay a small known set whatever text a client library adds.
+    static func label(_ reason: String) -> String {
+        guard let colon = reason.firstIndex(of: ":") else { return reason }
+        return String(reason[..<colon])
+    }
+
+    /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or a GOAWAY that did not cover its
+    /// stream, or when a reused connection proves dead; a server that had in fact received the first send
+    /// may then deliver it twice. Made visible here.
+    private func noteResends(_ count: Int, result: DriverCompletion.Result) {
+        retryCounts["ResentByLibcurl", default: 0] += count
+        resentByLibcurl.add(count, ordering: .relaxed)
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("libcurl sent a request again on its own (a refused stream, a GOAWAY or a reused connection that had died)", metadata: [
+                "app": "\(settings.app)", "times": "\(count)", "result": "\(result)",
+            ])
+        }
+    }
+
+    /// A request refused for the app's credential waits (its attempt not spent) while the app is paused.
+    private func refuseCredential(_ request: PendingRequest, reason: String, detail: String?) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let started = pause.refused(now: now)
+        if started { credential.lanePaused(app: settings.app) }
+        if credential.refuse(app: settings.app, reason: reason, readiness: readiness) {
+            logger?.error("APNs rejects this app's credentials: replace the key or certificate; sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
+                          metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")"])
+        }
+        retryCounts[reason, default: 0] += 1
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("APNs refused the credential: requests held", metadata: [
+                "reason": "\(reason)", "app": "\(settings.app)", "pause_started": "\(started)",
+                "next_probe_ms": "\(pause.resumeAt > now ? (pause.resumeAt - now) / 1_000_000 : 0)",
+            ])
+        }
+        ready.append(request)
+    }
+
+    private func notePauseAnswer(status: Int?) {
+        guard pause.paused else { return }
+        if pause.answered(status: status, now: DispatchTime.now().uptimeNanoseconds) {
+            credential.laneResumed(app: settings.app)
+            logger?.notice("APNs authenticates this app's requests again: sending resumes", metadata: ["app": "\(settings.app)"])
+        }
+    }
+
+    /// Readiness follows the credential: refused until a request with it is accepted.
+    private func noteAccepted(status: Int) {
+        guard status == 200 else { return }
+        if credential.accept(app: settings.app, readiness: readiness) {
+            logger?.notice("APNs accepts this app's credentials again", metadata: ["app": "\(settings.app)"])
+        }
+    }
+
+    private func flushMetrics() {
+        for (key, count) in answerCounts { metrics.apnsResponses(status: key.status, reason: key.reason, count: count) }
+        for (reason, count) in retryCounts { metrics.apnsRetries(reason: reason, count: count) }
+        answerCounts.removeAll(keepingCapacity: true)
+        retryCounts.removeAll(keepingCapacity: true)
+    }
+
+    private func resolve(_ request: PendingRequest, _ outcome: TokenOutcome) {
+        let job = request.job.job
+        let token = job.tokens[request.token]
+        let owners = job.owners(ofToken: request.token)
+        resolvedTokens += 1
+        for seq in owners { resolutions.append(Resolution(seq: seq, token: token, outcome: outcome)) }
+    }
+
+    private func shutdown() {
+        let (drained, aborting) = intake.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
+            let list = state.drained
+            state.drained = []
+            state.exited = true
+            return (list, state.aborting)
+        }
+        flushMetrics()
+        // Aborting drops what is in flight: its messages stay claimed and return to the queue.
+        let dropped = driver.close()
+        if aborting, !dropped.isEmpty {
+            logger?.debug("transport aborted with requests in flight", metadata: ["app": "\(settings.app)", "requests": "\(dropped.count)"])
+        }
+        driverStats.withLock { $0 = (0, nil) }
+        credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: 0)
+        drained.forEach { $0.resume() }
+    }
+}

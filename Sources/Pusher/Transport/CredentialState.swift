@@ -1,0 +1,60 @@
+import PushCore
+import Synchronization
+
+/// What the transport lanes of one credential share: whether APNs refuses it (InvalidProviderToken,
+/// BadCertificate, a key that cannot sign), how many lanes are paused for it, and each lane's stream limit.
+/// A refusal and readiness change in one step under one lock, so one lane's refusal and another lane's
+/// success cannot interleave and leave readiness false for a credential APNs accepts.
+public final class CredentialState: Sendable {
+    private struct State {
+        var refused = false
+        var pausedLanes = 0
+        var streams: [Int: Int] = [:]
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Marks the credential refused; true if it was not already (the caller logs once).
+    func refuse(app: String, reason: String, readiness: Readiness?) -> Bool {
+        state.withLock { state in
+            guard !state.refused else { return false }
+            state.refused = true
+            readiness?.set(.credentialsRejected(app: app, reason: reason))
+            return true
+        }
+    }
+
+    /// A request was accepted: the credential works; true if it had been refused.
+    func accept(app: String, readiness: Readiness?) -> Bool {
+        state.withLock { state in
+            guard state.refused else { return false }
+            state.refused = false
+            readiness?.clearCredentials(app: app)
+            return true
+        }
+    }
+
+    /// A lane paused or resumed (`CredentialPause`): the app's gauge is 1 while any lane is paused.
+    func lanePaused(app: String) {
+        state.withLock { state in
+            state.pausedLanes += 1
+            if state.pausedLanes == 1 { PushMetrics.shared.apnsAppPaused(app: app, paused: true) }
+        }
+    }
+
+    func laneResumed(app: String) {
+        state.withLock { state in
+            state.pausedLanes = max(0, state.pausedLanes - 1)
+            if state.pausedLanes == 0 { PushMetrics.shared.apnsAppPaused(app: app, paused: false) }
+        }
+    }
+
+    /// One lane's servers' stream limits changed: the app's `push_apns_streams_limit` is the sum.
+    func streamsLimitChanged(app: String, lane: Int, streams: Int) {
+        state.withLock { state in
+            state.streams[lane] = streams
+            PushMetrics.shared.apnsStreamsLimit(app: app, streams: state.streams.values.reduce(0, +))
+        }
+    }
+}

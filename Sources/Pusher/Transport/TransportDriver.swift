@@ -1,0 +1,62 @@
+/// What the transport's scheduler (`APNsTransport`) needs from an HTTP/2 client: start a request, cancel
+/// one, hand back what happened, wait. The scheduler keeps every policy (queues, retries, expiry, the
+/// credential pause, deadlines, metrics); a driver only moves bytes. Two drivers: `NGHTTP2Driver` (our
+/// own sessions, libnghttp2 and OpenSSL) and `CurlDriver` (libcurl multi). A driver is used from the
+/// transport's thread only, except `wake`, which any thread may call, also after `close`.
+protocol TransportDriver: AnyObject {
+    /// How many more requests may start now. `limit` is how many the scheduler would still allow.
+    func room(limit: Int) -> Int
+    /// Starts `request` on a connection; its completion comes later from `process` (also for a failure).
+    func start(_ request: DriverRequest)
+    /// Gives up on a request (its deadline passed): no completion is reported for it.
+    func cancel(id: Int)
+    /// When the request went on the wire (uptime nanoseconds), nil while it waits for a connection.
+    func onWireSince(id: Int) -> UInt64?
+    /// Does whatever is ready without waiting, and appends what completed.
+    func process(into completions: inout [DriverCompletion])
+    /// Waits until something happens, `wake` is called, or `timeoutMillis` pass.
+    func wait(timeoutMillis: Int32)
+    /// Ends `wait` early: safe from any thread at any time.
+    func wake()
+    /// Closes every connection; returns the requests still in flight (no completion follows for them).
+    func close() -> [Int]
+    /// Work is waiting for room: a driver may open another connection (within its limits).
+    func noteWaitingWork(_ waiting: Bool)
+
+    /// Open connections (for `push_apns_connections`).
+    var openConnections: Int { get }
+    /// The servers' current SETTINGS_MAX_CONCURRENT_STREAMS summed over open connections; nil if unknown.
+    var streamsLimit: Int? { get }
+    /// Whether the scheduler must bound and adapt requests in flight itself (libcurl hides the servers'
+    /// stream limits), or the driver's `room` already follows the servers exactly.
+    var needsConcurrencyLimiter: Bool { get }
+}
+
+/// One notification to one device token, as a driver sends it.
+struct DriverRequest {
+    /// The scheduler's handle for it: unique among requests in flight.
+    let id: Int
+    let job: JobContext
+    let token: Int
+    /// `authorization: bearer …` for token auth (nil with a client certificate), and its generation.
+    let bearer: String?
+    let generation: Int
+}
+
+/// How a request ended, as far as the driver can tell.
+struct DriverCompletion {
+    enum Result {
+        /// An HTTP answer, and how long the request was on the wire.
+        case answered(status: Int, body: [UInt8], wireMicros: Int64)
+        /// The server never processed it (REFUSED_STREAM, a stream above a GOAWAY's last stream id, a
+        /// request never sent because its connection closed first): safe to send again at once.
+        case unprocessed(reason: String)
+        /// No answer. `sent`: it had gone out, so APNs may have delivered it (ambiguous).
+        case failed(reason: String, sent: Bool)
+    }
+
+    let id: Int
+    let result: Result
+    /// Times the HTTP client sent the request again on its own (libcurl 7.88 does; counted and logged).
+    var resends = 0
+}
