@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        // libnghttp2 1.52 (Debian 12): the HTTP/2 framing and HPACK under HTTP2Client, driven through mem_send/mem_recv.
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
         // ICU's variant data for the word filter (traditional/simplified Chinese, UTS #39 confusables), behind
         // plain C types: Foundation's own ICU headers would clash with Debian's in a Swift module.
         .target(name: "CICU", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
@@ -50,8 +52,14 @@ let package = Package(
         ]),
         .target(name: "Merger", dependencies: ["PushCore"]),
         .target(name: "Filter", dependencies: ["PushCore", "CICU"]),
+        // Our own HTTP/2 sessions (SPEC section 4): one thread's event loop (epoll, OpenSSL, nghttp2), many
+        // small POSTs at low CPU per request, streams exact to the servers' SETTINGS, refused and lost told apart.
+        .target(name: "HTTP2Client", dependencies: [
+            "CNghttp2", "COpenSSL",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "Pusher", dependencies: [
-            "PushCore", "CCurl", "COpenSSL",
+            "PushCore", "CCurl", "COpenSSL", "HTTP2Client",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -110,6 +118,8 @@ let package = Package(
         .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),
         .testTarget(name: "WorkerTests", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "PushCore"]),
+        // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
+        .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "Pusher", "PushCore", "TestSupport"]),
     ]
 )

@@ -91,7 +91,7 @@ http {{
   # nginx's default. Its request-body path slows down 2.5x above about 200 streams per connection (h2load:
   # 72,000/s at 100 streams per connection, 29,000/s at 250), so clients spread over more connections, as
   # they must on APNs when a connection's limit drops.
-  http2_max_concurrent_streams 128;
+  http2_max_concurrent_streams {streams};
   server {{
     listen 127.0.0.1:{port} ssl http2;
     ssl_certificate {run}/endpoint.pem;
@@ -129,7 +129,7 @@ class Endpoint:
             shutil.copy(f"{run}/endpoint.pem", self.ca)
             user = "user root;" if os.geteuid() == 0 else ""
             with open(f"{run}/nginx.conf", "w") as f:
-                f.write(NGINX_CONF.format(run=run, port=self.port, user=user))
+                f.write(NGINX_CONF.format(run=run, port=self.port, user=user, streams=a.nginx_streams))
             self.proc = subprocess.Popen(["nginx", "-p", run, "-c", f"{run}/nginx.conf", "-e", f"{run}/nginx-error.log"],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         else:
@@ -139,6 +139,7 @@ class Endpoint:
             if a.max_streams: args += ["--max-streams", str(a.max_streams)]
             if a.collapse_on_error: args += ["--collapse-on-error"]
             if a.failure_rate: args += ["--failure-rate", str(a.failure_rate)]
+            if a.goaway_after: args += ["--goaway-after", str(a.goaway_after)]
             if a.check_duplicates: args += ["--record", f"{run}/delivered.jsonl"]
             self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
@@ -212,7 +213,8 @@ def run_worker(a, run, endpoint, r):
     env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{r.port}/0", APNS_ENDPOINT=endpoint.url,
                APNS_CA_FILE=endpoint.ca, APNS_CONNECTIONS=str(a.connections),
                APNS_APPS_0_TOPIC=TOPIC, APNS_APPS_0_TEAM_ID=TEAM, APNS_APPS_0_KEY_ID=KEY_ID,
-               APNS_APPS_0_KEY_FILE=f"{run}/key.p8")
+               APNS_APPS_0_KEY_FILE=f"{run}/key.p8", APNS_TRANSPORT=a.transport)
+    if a.retries: env["RETRY_MAX_ATTEMPTS"] = str(a.retries)
     if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
     if a.preload: env["LD_PRELOAD"] = a.preload  # e.g. another malloc, for the worker only
     redis_cpu_before = redis_cpu(r)
@@ -325,7 +327,7 @@ def bench(a):
                         "-out", f"{run}/key.p8"], check=True, capture_output=True)
         endpoint = Endpoint(run, a.endpoint, a)
         r = Redis(rport); r.port = rport
-        result = {"libcurl": libcurl_version(a.libcurl_dir), "endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
+        result = {"transport": a.transport, "libcurl": libcurl_version(a.libcurl_dir), "endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
                   "latency_ms": a.latency_ms if a.endpoint == "emulator" else 0, "connections": a.connections,
                   "workers": a.workers}
         result.update(run_worker(a, run, endpoint, r))
@@ -350,7 +352,7 @@ def bench(a):
 
 def report(result):
     r = result
-    print(f"libcurl={r['libcurl']} endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
+    print(f"transport={r['transport']} libcurl={r['libcurl']} endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
           f"latency_ms={r['latency_ms']} connections={r['connections']} workers={r['workers']}")
     if r["notifications"]:
         print(f"notifications={r['notifications']} elapsed_s={r['seconds']} rate_per_s={r['rate_per_s']:,} "
@@ -378,12 +380,21 @@ WORKLOADS = [
     ("f", "60 s idle", ["--endpoint", "nginx", "--messages", "0", "--idle", "60"]),
     ("g", "(a) with 1% errors and the stream limit collapsing to 1 after each, emulator, duplicates counted",
      ["--endpoint", "emulator", "--messages", "200000", "--failure-rate", "0.01", "--collapse-on-error", "--check-duplicates"]),
+    ("h", "GOAWAY after every 300 answers, emulator at 10 ms, 20,000 messages, 3 attempts, duplicates counted",
+     ["--endpoint", "emulator", "--messages", "20000", "--latency-ms", "10", "--goaway-after", "300", "--retries", "3",
+      "--check-duplicates"]),
+    ("i", "(a) on nginx with http2_max_concurrent_streams 1000", ["--endpoint", "nginx", "--messages", "200000", "--nginx-streams", "1000"]),
 ]
 
 
 def parser():
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint", choices=["emulator", "nginx"], default="emulator")
+    ap.add_argument("--transport", choices=["nghttp2", "libcurl"], default="nghttp2", help="apns.transport of the worker")
+    ap.add_argument("--goaway-after", type=int, default=0, help="the emulator sends GOAWAY after this many requests per connection")
+    ap.add_argument("--nginx-streams", type=int, default=128, help="nginx's http2_max_concurrent_streams")
+    ap.add_argument("--retries", type=int, default=0, help="retry.max_attempts of the worker (0: its default)")
+    ap.add_argument("--transports", default="nghttp2,libcurl", help="with --suite: the transports to run each workload with")
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--tokens", type=int, default=1, help="tokens per message")
     ap.add_argument("--kind", default="private")
@@ -425,13 +436,16 @@ def main():
     results = []
     for letter, title, args in WORKLOADS:
         if letter not in a.only: continue
-        print(f"\n== ({letter}) {title}", flush=True)
-        extra = ["--connections", str(a.connections)] + (["--libcurl-dir", a.libcurl_dir] if a.libcurl_dir else [])
-        extra += ["--preload", a.preload] if a.preload else []
-        result = bench(parser().parse_args(args + extra))
-        result["workload"] = letter
-        report(result)
-        results.append(result)
+        for transport in a.transports.split(","):
+            print(f"\n== ({letter}) {title}, transport {transport}", flush=True)
+            extra = ["--connections", str(a.connections), "--transport", transport]
+            extra += ["--libcurl-dir", a.libcurl_dir] if a.libcurl_dir else []
+            extra += ["--preload", a.preload] if a.preload else []
+            workload_args = args if transport == a.transports.split(",")[0] else [x for x in args if x != "--peers"]
+            result = bench(parser().parse_args(workload_args + extra))
+            result["workload"] = f"{letter} {transport}"
+            report(result)
+            results.append(result)
     print("\n| workload | notifications/s | worker CPU µs/notification | Redis CPU µs/message | peak RSS MB | p50/p99 ms | dead letters | sent twice |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:

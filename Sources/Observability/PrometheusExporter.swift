@@ -20,6 +20,7 @@ public enum PrometheusExporter {
         for name in PushMetrics.latencyHistograms { factory.durationHistogramBuckets[name] = latencyBuckets }
         MetricsSystem.bootstrap(factory)
         PushMetrics.shared.buildInfo(version: version)
+        PushMetrics.shared.registerKnownSeries()
         return registry
     }
 }

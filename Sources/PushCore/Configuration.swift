@@ -100,12 +100,18 @@ public struct APNsSettings: Sendable, Equatable {
     /// Connections per endpoint and credential at most: more than `connections` are opened when the
     /// servers' stream limits are scarce.
     public var maxConnections = 16
-    /// libcurl multi handles (each on a thread of its own) per credential, sharing `connections`;
+    /// The HTTP/2 client: `nghttp2` (our own sessions with libnghttp2 and OpenSSL: stream limits exact to
+    /// the servers' SETTINGS) or `libcurl` (libcurl multi, which cannot see them).
+    public var transport = "nghttp2"
+    /// Transport lanes (each a thread with its own HTTP/2 client) per credential, sharing `connections`;
     /// 0 means one per CPU core, at most `connections`.
     public var transportThreads = 0
-    /// How each transport thread drives libcurl: `poll` (curl_multi_perform and curl_multi_poll) or `epoll`
+    /// libcurl only: how each lane drives it, `poll` (curl_multi_perform and curl_multi_poll) or `epoll`
     /// (curl_multi_socket_action with an epoll set).
     public var eventLoop = "poll"
+    /// PING a connection that has received nothing for this long; unanswered within the request timeout,
+    /// the connection is replaced (nghttp2).
+    public var pingIntervalMillis = 30_000
     public var requestTimeoutMillis = 10_000
     /// While APNs refuses an app's credential its sending is paused and probed with one request, after 1 s
     /// and then twice as long each time, up to this.

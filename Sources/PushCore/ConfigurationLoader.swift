@@ -11,7 +11,7 @@ public struct ConfigurationLoader: Sendable {
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
         "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
-        "apns.credential_probe_max_ms",
+        "apns.credential_probe_max_ms", "apns.transport", "apns.ping_interval_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "shutdown.timeout_s",
@@ -140,6 +140,11 @@ public struct ConfigurationLoader: Sendable {
         }
         config.apns.caFile = reader.string("apns.ca_file", "")
         config.apns.connections = try reader.int("apns.connections", config.apns.connections, min: 1)
+        config.apns.transport = reader.string("apns.transport", config.apns.transport)
+        guard ["nghttp2", "libcurl"].contains(config.apns.transport) else {
+            throw ConfigurationError.invalid(key: "apns.transport", reason: "'\(Printable.clipped(config.apns.transport, to: 40))' is not nghttp2 or libcurl")
+        }
+        config.apns.pingIntervalMillis = try reader.int("apns.ping_interval_ms", config.apns.pingIntervalMillis, min: 100)
         config.apns.eventLoop = reader.string("apns.event_loop", config.apns.eventLoop)
         guard ["poll", "epoll"].contains(config.apns.eventLoop) else {
             throw ConfigurationError.invalid(key: "apns.event_loop", reason: "'\(Printable.clipped(config.apns.eventLoop, to: 40))' is not poll or epoll")

@@ -40,6 +40,8 @@ public final class Pusher: Sendable {
             transport.retry = retry
             transport.app = app.topic
             transport.socketAction = settings.eventLoop == "epoll"
+            transport.driver = TransportKind(rawValue: settings.transport) ?? .nghttp2
+            transport.pingIntervalMillis = settings.pingIntervalMillis
             var provider: ProviderToken?
             switch app.credential {
             case .token(let teamID, let keyID, let keyFile):

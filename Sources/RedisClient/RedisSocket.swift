@@ -146,7 +146,10 @@ final class RedisSocket {
             X509_VERIFY_PARAM_set1_ip_asc(parameters, host)
         } else {
             X509_VERIFY_PARAM_set1_host(parameters, host, 0)
-            _ = SSL_ctrl(tls, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: host))
+            // SNI: OpenSSL copies the name during the call, so a C string that lives for the call suffices.
+            _ = host.withCString { name in
+                SSL_ctrl(tls, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: name))
+            }
         }
         guard SSL_connect(tls) == 1 else {
             let verify = SSL_get_verify_result(tls)

@@ -15,7 +15,18 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.apns.endpoint, .production)
         XCTAssertEqual(config.retry.maxAttempts, 20)
         XCTAssertEqual(config.apns.maxConnections, 16)
+        XCTAssertEqual(config.apns.transport, "nghttp2")
+        XCTAssertEqual(config.apns.pingIntervalMillis, 30_000)
         XCTAssertEqual(config.shutdown.timeoutSeconds, 25)
+    }
+
+    func testTheTransportIsChosenByNameAndAMisspellingIsNamed() throws {
+        let config = try ConfigurationLoader(environment: ["APNS_TRANSPORT": "libcurl", "APNS_PING_INTERVAL_MS": "5000"]).load(yaml: "")
+        XCTAssertEqual(config.apns.transport, "libcurl")
+        XCTAssertEqual(config.apns.pingIntervalMillis, 5000)
+        XCTAssertThrowsError(try ConfigurationLoader(environment: [:]).load(yaml: "apns:\n  transport: nghttp\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "apns.transport", reason: "'nghttp' is not nghttp2 or libcurl"))
+        }
     }
 
     /// SPEC section 5: a short outage dead-letters nothing; the default budget spans several minutes.

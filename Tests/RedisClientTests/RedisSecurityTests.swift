@@ -23,6 +23,18 @@ final class RedisSecurityTests: XCTestCase {
         XCTAssertEqual(back, big)
     }
 
+    /// A host name (not an IP) is verified against the certificate and sent as SNI; AddressSanitizer
+    /// checks that the name OpenSSL reads is still alive when it reads it.
+    func testTLSToAHostNameVerifiesTheNameAndSendsIt() async throws {
+        let server = try RedisServer(tls: true)
+        defer { server.kill() }
+        let connection = RedisConnection(url: try RedisURL(parsing: "rediss://localhost:\(server.port)/0"), name: "tls-name",
+                                         caFile: server.caFile)
+        try await connection.execute(["SET", "k", "by name"])
+        try await assertEqual(try await connection.execute(["GET", "k"]).string, "by name")
+        await connection.close()
+    }
+
     func testTLSRefusesAServerItCannotVerify() async throws {
         let server = try RedisServer(tls: true)
         defer { server.kill() }

@@ -58,6 +58,11 @@ final class MetricsEndpointTests: XCTestCase {
         try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
         let before = await metrics()
         XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version]), 1, before)
+        // Series with labels known in advance exist at 0 from the first scrape, before any event.
+        XCTAssertEqual(prometheusSample(before, "push_apns_retries_total", ["reason": "ServiceUnavailable"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_apns_retries_total", ["reason": "GoawayUnprocessed"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_notifications_total", ["outcome": "dead_letter", "reason": "Timeout"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_apns_responses_total", ["status": "503", "reason": "ServiceUnavailable"]), 0, before)
         // A second worker on the same port: a startup error naming the address, before it claims anything.
         let clash = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, ["METRICS_LISTEN": "127.0.0.1:\(port)"]),
                                       logFile: "\(directory!)/clash.log")
@@ -106,6 +111,8 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(prometheusSample(text, "push_provider_token_renewals_total", ["app": "com.example.chat"]), 1, text)
         XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections", ["app": "com.example.chat"]) ?? 0, 1, text)
         XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections_opened_total", ["app": "com.example.chat"]) ?? 0, 1, text)
+        // Our own HTTP/2 sessions read the servers' SETTINGS: the emulator allows 1,000 streams per connection.
+        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_streams_limit", ["app": "com.example.chat"]) ?? 0, 1000, text)
         XCTAssertEqual(prometheusSample(text, "push_in_flight_notifications"), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "queue"]), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "feedback"]), 1, text)

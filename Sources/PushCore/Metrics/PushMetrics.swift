@@ -44,6 +44,41 @@ public final class PushMetrics: Sendable {
         filterWords = Gauge(label: "push_filter_words")
     }
 
+    /// Outcomes, answers and retry reasons known in advance, made at 0 before the first event so that
+    /// `rate()` and alerts work from the first scrape (a series that appears only with its first event
+    /// hides that first increase from `rate()`).
+    public static let knownOutcomes: [(outcome: String, reason: String)] = [
+        ("delivered", ""), ("filtered", "SensitiveWord"),
+        ("feedback", "Unregistered"), ("feedback", "ExpiredToken"), ("feedback", "BadDeviceToken"),
+        ("feedback", "DeviceTokenNotForTopic"),
+        ("dead_letter", "ServiceUnavailable"), ("dead_letter", "InternalServerError"), ("dead_letter", "TooManyRequests"),
+        ("dead_letter", "Timeout"), ("dead_letter", "TransportError"), ("dead_letter", "ConnectionError"),
+        ("dead_letter", "Expired"), ("dead_letter", "InvalidMessage"), ("dead_letter", "PoisonMessage"),
+        ("dead_letter", "TopicNotConfigured"),
+    ]
+    public static let knownResponses: [(status: Int, reason: String)] = [
+        (200, ""), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "BadCollapseId"),
+        (400, "BadExpirationDate"), (400, "BadPriority"), (400, "BadTopic"), (400, "TopicDisallowed"),
+        (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"), (403, "BadCertificate"),
+        (410, "Unregistered"), (410, "ExpiredToken"), (413, "PayloadTooLarge"), (429, "TooManyRequests"),
+        (429, "TooManyProviderTokenUpdates"), (500, "InternalServerError"), (503, "ServiceUnavailable"),
+        (0, "Timeout"), (0, "TransportError"), (0, "ConnectionError"),
+    ]
+    public static let knownRetryReasons = [
+        "ServiceUnavailable", "InternalServerError", "TooManyRequests", "TooManyProviderTokenUpdates",
+        "ExpiredProviderToken", "InvalidProviderToken", "ProviderTokenUnavailable", "Timeout", "TransportError",
+        "ConnectionError", "ConnectionLost", "RefusedStream", "GoawayUnprocessed", "NotSent", "ResentByLibcurl",
+    ]
+
+    public func registerKnownSeries() {
+        for (outcome, reason) in Self.knownOutcomes { notifications.series([("outcome", outcome), ("reason", reason)]).increment(by: 0) }
+        for (status, reason) in Self.knownResponses {
+            responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0)
+        }
+        for reason in Self.knownRetryReasons { retries.series([("reason", reason)]).increment(by: 0) }
+        for result in ["ok", "failed"] { filterReloads.series([("result", result)]).increment(by: 0) }
+    }
+
     /// `result` is ok or failed (the previous lists stay in use).
     public func filterReload(result: String) {
         filterReloads.series([("result", result)]).increment()

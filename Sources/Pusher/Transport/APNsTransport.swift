@@ -89,6 +89,8 @@ public final class APNsTransport: @unchecked Sendable {
         switch settings.driver {
         case .libcurl:
             driver = CurlDriver(settings: settings, logger: logger)
+        case .nghttp2:
+            driver = try NGHTTP2Driver(settings: settings, logger: logger)
         }
         activeLimit = driver.needsConcurrencyLimiter
             ? max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))

@@ -2,6 +2,8 @@ import PushCore
 
 /// Which HTTP/2 client a transport drives (`apns.transport`).
 public enum TransportKind: String, Sendable, CaseIterable {
+    /// Our own HTTP/2 sessions: libnghttp2 and OpenSSL, stream limits exact to the servers' SETTINGS.
+    case nghttp2
     /// libcurl's multi interface (the design card's client); it cannot see the servers' SETTINGS.
     case libcurl
 }

@@ -1,0 +1,131 @@
+import CNghttp2
+import Glibc
+
+// nghttp2's callbacks, @convention(c): the Connection comes back through user_data (unretained; the client
+// keeps it alive while its session exists). They only record state and queue events: teardown happens
+// outside, in the client, never inside a callback. Every callback returns 0: an error from on_stream_close
+// after a GOAWAY leaks memory in 1.52 (CVE-2023-35945), and an error anywhere else would kill the session.
+
+@inline(__always)
+private func connection(_ userData: UnsafeMutableRawPointer?) -> Connection {
+    Unmanaged<Connection>.fromOpaque(userData!).takeUnretainedValue()
+}
+
+/// The set of callbacks shared by all sessions of a client (nghttp2 copies it into each session).
+func makeSessionCallbacks() -> OpaquePointer? {
+    var callbacks: OpaquePointer?
+    guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else { return nil }
+    nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, onFrameRecv)
+    nghttp2_session_callbacks_set_on_header_callback(callbacks, onHeader)
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, onDataChunkRecv)
+    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, onStreamClose)
+    nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, onFrameSend)
+    nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, onFrameNotSend)
+    return callbacks
+}
+
+let responseBodyLimit = 4096
+
+private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    guard let frame, let name, let value, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue),
+          nameLength == 7, memcmp(name, ":status", 7) == 0 else { return 0 }
+    let conn = connection(userData)
+    let streamID = h2x_frame_stream_id(frame)
+    var status = 0
+    for i in 0..<valueLength {
+        let digit = Int(value[i]) - 48
+        guard digit >= 0 && digit <= 9 else { status = 0; break }
+        status = status * 10 + digit
+    }
+    // A 1xx is informational; the final :status overwrites it.
+    conn.streams[streamID]?.status = status
+    return 0
+}
+
+private let onDataChunkRecv: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
+    guard let data else { return 0 }
+    let conn = connection(userData)
+    conn.streams[streamID]?.appendBody(data, length)
+    return 0
+}
+
+extension StreamEntry {
+    /// Keeps the first 4 KB: APNs error bodies are small JSON; anything longer is not worth the memory.
+    mutating func appendBody(_ data: UnsafePointer<UInt8>, _ length: Int) {
+        let take = min(length, responseBodyLimit - responseBody.count)
+        if take > 0 { responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: take)) }
+    }
+}
+
+private let onFrameRecv: nghttp2_on_frame_recv_callback = { session, frame, userData in
+    guard let frame, let session else { return 0 }
+    let conn = connection(userData)
+    let type = UInt32(h2x_frame_type(frame))
+    let flags = UInt32(h2x_frame_flags(frame))
+    switch type {
+    case NGHTTP2_SETTINGS.rawValue:
+        guard flags & NGHTTP2_FLAG_ACK.rawValue == 0 else { break }
+        // Re-read on every SETTINGS: the server may lower or raise its limit at any time.
+        let limit = nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS)
+        conn.remoteMaxStreams = Int(min(UInt64(limit), UInt64(max(conn.client.endpoint.maxStreamsPerConnection, 1))))
+        conn.client.settingsReceived(conn)
+    case NGHTTP2_HEADERS.rawValue, NGHTTP2_DATA.rawValue:
+        if flags & NGHTTP2_FLAG_END_STREAM.rawValue != 0 {
+            conn.client.responseComplete(conn, streamID: h2x_frame_stream_id(frame))
+        }
+    case NGHTTP2_GOAWAY.rawValue:
+        let length = h2x_goaway_opaque_data_len(frame)
+        let debug = length > 0 && h2x_goaway_opaque_data(frame) != nil
+            ? String(decoding: UnsafeBufferPointer(start: h2x_goaway_opaque_data(frame), count: min(length, 4096)), as: UTF8.self)
+            : ""
+        conn.client.goawayReceived(conn, lastStreamID: h2x_goaway_last_stream_id(frame),
+                                   errorCode: h2x_goaway_error_code(frame), debugData: debug)
+    case NGHTTP2_PING.rawValue:
+        if flags & NGHTTP2_FLAG_ACK.rawValue != 0 { conn.pingSentAt = 0 }
+    default:
+        break
+    }
+    return 0
+}
+
+private let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData in
+    guard let frame, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue),
+          h2x_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue) else { return 0 }
+    let conn = connection(userData)
+    let streamID = h2x_frame_stream_id(frame)
+    conn.streams[streamID]?.headersSent = true
+    conn.streams[streamID]?.headersSentAt = conn.client.flushTime
+    return 0
+}
+
+private let onFrameNotSend: nghttp2_on_frame_not_send_callback = { _, frame, libError, userData in
+    guard let frame, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
+    // A request whose HEADERS never left (GOAWAY arrived first, or cancelled before sending): not processed.
+    let conn = connection(userData)
+    conn.client.streamEnded(conn, streamID: h2x_frame_stream_id(frame), errorCode: nil,
+                            notSentReason: String(cString: nghttp2_strerror(libError)))
+    return 0
+}
+
+private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, errorCode, userData in
+    let conn = connection(userData)
+    conn.client.streamEnded(conn, streamID: streamID, errorCode: errorCode, notSentReason: nil)
+    return 0  // never an error here (CVE-2023-35945)
+}
+
+/// The body of a request, copied from the shared HTTP2Body at the stream's offset.
+let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, dataFlags, _, userData in
+    let conn = connection(userData)
+    guard let buffer, let dataFlags, let body = conn.streams[streamID]?.body,
+          let offset = conn.streams[streamID]?.bodyOffset else {
+        return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets just this stream
+    }
+    let count = body.bytes.withUnsafeBufferPointer { bytes -> Int in
+        let n = min(length, bytes.count - offset)
+        if n > 0 { buffer.update(from: bytes.baseAddress! + offset, count: n) }
+        return n
+    }
+    conn.streams[streamID]?.bodyOffset = offset + count
+    if offset + count >= body.bytes.count { dataFlags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+    return count
+}

@@ -1,0 +1,478 @@
+import CNghttp2
+import COpenSSL
+import Glibc
+import Logging
+
+/// An HTTP/2-over-TLS client for many small POSTs to one endpoint (APNs), driven by ONE thread:
+/// `start`, `cancel`, `poll`, `close` and every property must be used from that thread only. `wake()` is the
+/// only thread-safe member, which is why the class is `@unchecked Sendable` (so another thread can hold it).
+///
+/// Each `poll` is one event-loop iteration: epoll_wait, read and feed nghttp2, timers, then one flush per
+/// connection. Requests never queue inside nghttp2: `start` accepts one only when a connection has a free
+/// stream under the server's current MAX_CONCURRENT_STREAMS, so a request's deadline never runs in a hidden queue.
+public final class HTTP2Client: @unchecked Sendable {
+    let endpoint: HTTP2Endpoint
+    let tls: TLSContext
+    let loop: EventLoop
+    let callbacks: OpaquePointer      // nghttp2_session_callbacks*
+    let sessionOption: OpaquePointer  // nghttp2_option*
+    let readBuffer: UnsafeMutablePointer<UInt8>
+    let readBufferSize = 64 * 1024
+    /// Time of the current flush: HEADERS sent in it are stamped with it (one clock read per flush).
+    var flushTime: UInt64 = 0
+
+    private let logger = Logger(label: "HTTP2Client")
+    private var connections: [Connection] = []
+    private var nextConnectionID = 1
+    /// Request id -> where it runs, for cancel().
+    private var locations: [UInt64: (connection: Connection, streamID: Int32)] = [:]
+    private var pendingEvents: [HTTP2Event] = []
+    private var closed = false
+
+    // Spacing of new connections: never more than one per 250 ms; after failures, 100 ms doubling to 5 s.
+    private var nextOpenAllowedAt: UInt64 = 0
+    private var consecutiveFailures = 0
+    private let openSpacing = millisToNanos(250)
+
+    // Per-request nv array: 4 pseudo-headers then the block's entries (nghttp2 copies it at submit).
+    private var scratch: UnsafeMutablePointer<nghttp2_nv>
+    private var scratchCapacity = 32
+    private let pseudoStorage: UnsafeMutablePointer<UInt8>
+
+    /// Set by the caller: work is waiting for a stream. With no stream free, extra connections are opened
+    /// (one at a time, spaced) up to maxConnections.
+    public var waitingWork = false
+
+    public init(endpoint: HTTP2Endpoint) throws {
+        self.endpoint = endpoint
+        tls = try TLSContext(endpoint: endpoint)
+        loop = try EventLoop()
+        guard let callbacks = makeSessionCallbacks() else { throw HTTP2ClientError("nghttp2_session_callbacks_new failed") }
+        self.callbacks = callbacks
+        var option: OpaquePointer?
+        guard nghttp2_option_new(&option) == 0, let option else {
+            nghttp2_session_callbacks_del(callbacks)
+            throw HTTP2ClientError("nghttp2_option_new failed")
+        }
+        // Assume no more than firstStreamLimit streams before the server's SETTINGS (nghttp2 would assume 100).
+        nghttp2_option_set_peer_max_concurrent_streams(option, UInt32(max(1, endpoint.firstStreamLimit)))
+        sessionOption = option
+        readBuffer = .allocate(capacity: readBufferSize)
+        scratch = .allocate(capacity: scratchCapacity)
+
+        // ":method" "POST" ":scheme" "https" ":authority" <host[:port]> ":path", laid out once.
+        let authority = endpoint.port == 443 ? endpoint.host : "\(endpoint.host):\(endpoint.port)"
+        let pieces: [[UInt8]] = [Array(":method".utf8), Array("POST".utf8), Array(":scheme".utf8), Array("https".utf8),
+                                 Array(":authority".utf8), Array(authority.utf8), Array(":path".utf8)]
+        pseudoStorage = .allocate(capacity: pieces.reduce(0) { $0 + $1.count })
+        var offset = 0
+        var pointers: [UnsafeMutablePointer<UInt8>] = []
+        for piece in pieces {
+            piece.withUnsafeBufferPointer { (pseudoStorage + offset).update(from: $0.baseAddress!, count: $0.count) }
+            pointers.append(pseudoStorage + offset)
+            offset += piece.count
+        }
+        let none = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+        scratch[0] = nghttp2_nv(name: pointers[0], value: pointers[1], namelen: 7, valuelen: 4, flags: none)
+        scratch[1] = nghttp2_nv(name: pointers[2], value: pointers[3], namelen: 7, valuelen: 5, flags: none)
+        scratch[2] = nghttp2_nv(name: pointers[4], value: pointers[5], namelen: 10, valuelen: pieces[5].count, flags: none)
+        // :path carries the device token: literal, never indexed (Apple's advice; it changes every request anyway).
+        scratch[3] = nghttp2_nv(name: pointers[6], value: pointers[6], namelen: 5, valuelen: 0,
+                                flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+    }
+
+    deinit {
+        if !closed { _ = close() }
+        nghttp2_option_del(sessionOption)
+        nghttp2_session_callbacks_del(callbacks)
+        readBuffer.deallocate()
+        scratch.deallocate()
+        pseudoStorage.deallocate()
+    }
+
+    // MARK: Public API
+
+    /// Requests `start` would accept now: over open, usable connections, (server limit, or firstStreamLimit
+    /// until that connection's first 2xx) minus streams in flight.
+    public var availableStreams: Int {
+        var sum = 0
+        for conn in connections { sum += conn.freeStreams }
+        return sum
+    }
+
+    /// Sum of the open connections' current remote MAX_CONCURRENT_STREAMS (capped by maxStreamsPerConnection).
+    public var streamsLimit: Int {
+        var sum = 0
+        for conn in connections where conn.state == .open && conn.closeReason == nil { sum += conn.remoteMaxStreams }
+        return sum
+    }
+
+    public var openConnections: Int {
+        var count = 0
+        for conn in connections where conn.state == .open && conn.closeReason == nil { count += 1 }
+        return count
+    }
+
+    /// Streams in flight over all connections (cancelled ones included until their stream closes).
+    public var inFlight: Int {
+        var sum = 0
+        for conn in connections { sum += conn.inFlight }
+        return sum
+    }
+
+    /// Submits the request on the least-loaded connection with a free stream; false (nothing done) when no
+    /// stream is free. Its frames leave in the next `poll`'s flush, together with everything else.
+    public func start(_ request: HTTP2Request) -> Bool {
+        var best: Connection?
+        var bestFree = 0
+        for conn in connections {
+            let free = conn.freeStreams
+            if free > bestFree {
+                best = conn
+                bestFree = free
+            }
+        }
+        guard let conn = best, let session = conn.session else { return false }
+
+        let block = request.headers
+        let count = 4 + block.count
+        if count > scratchCapacity {
+            let bigger = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: count)
+            bigger.update(from: scratch, count: 4)
+            scratch.deallocate()
+            scratch = bigger
+            scratchCapacity = count
+        }
+        if block.count > 0 { (scratch + 4).update(from: block.nv, count: block.count) }
+        let body = request.body
+        var path = request.path
+        let streamID: Int32 = path.withUTF8 { pathBytes in
+            scratch[3].value = UnsafeMutablePointer(mutating: pathBytes.baseAddress ?? UnsafePointer(pseudoStorage))
+            scratch[3].valuelen = pathBytes.count
+            if body.bytes.isEmpty {
+                return nghttp2_submit_request(session, nil, scratch, count, nil, nil)
+            }
+            // The read callback finds the body through the stream table, so the source pointer is unused.
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: bodyReadCallback)
+            return nghttp2_submit_request(session, nil, scratch, count, &provider, nil)
+        }
+        guard streamID > 0 else {
+            // Out of stream IDs (or out of memory): this connection takes no more; a replacement gets opened.
+            beginDraining(conn, reason: "cannot start streams: \(String(cString: nghttp2_strerror(streamID)))")
+            return false
+        }
+        conn.streams[streamID] = StreamEntry(requestID: request.id, body: body.bytes.isEmpty ? nil : body)
+        conn.inFlight += 1
+        locations[request.id] = (conn, streamID)
+        // Client stream IDs are odd 31-bit numbers: about a billion per connection. Retire it well before.
+        if streamID > 0x7FFF_0000 { beginDraining(conn, reason: "stream IDs exhausted") }
+        return true
+    }
+
+    /// RST_STREAM(CANCEL) for a request the caller gave up on (its deadline passed); no event for it afterwards.
+    /// Its stream slot is free once nghttp2 closes the stream.
+    public func cancel(id: UInt64) {
+        guard let location = locations.removeValue(forKey: id) else { return }
+        let conn = location.connection
+        guard conn.streams[location.streamID] != nil else { return }
+        conn.streams[location.streamID]!.cancelled = true
+        if let session = conn.session {
+            _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), location.streamID,
+                                          NGHTTP2_CANCEL.rawValue)
+        }
+    }
+
+    /// Thread-safe: makes a `poll` blocked in epoll_wait return.
+    public func wake() {
+        loop.wake()
+    }
+
+    /// One event-loop iteration; appends what happened to `events`. Blocks at most `timeoutMillis`, less when
+    /// a timer is due, not at all when output is waiting to be written (requests started since the last poll).
+    public func poll(timeoutMillis: Int, into events: inout [HTTP2Event]) {
+        guard !closed else { return }
+        var now = monotonicNanos()
+        let timeout = waitTimeout(now: now, requested: timeoutMillis)
+        let ready = loop.wait(timeoutMillis: timeout)
+        now = monotonicNanos()
+        for i in 0..<ready {
+            let token = loop.tokens[i]
+            if token == EventLoop.wakeToken {
+                loop.drainWake()
+                continue
+            }
+            guard let conn = connection(token: token) else { continue }
+            handle(conn, events: loop.flags[i], now: now)
+        }
+        for conn in connections where conn.readPending { conn.readAvailable(now: now) }
+        runTimers(now: now)
+        flushTime = now
+        for conn in connections { conn.flush() }
+        reap(now: now)
+        if !pendingEvents.isEmpty {
+            events.append(contentsOf: pendingEvents)
+            pendingEvents.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Closes every connection at once (no GOAWAY wait) and returns the ids of requests still in flight,
+    /// cancelled ones excluded. No events are produced; the client is unusable afterwards.
+    public func close() -> [UInt64] {
+        guard !closed else { return [] }
+        closed = true
+        var ids: [UInt64] = []
+        for conn in connections {
+            conn.teardown()
+            for (_, entry) in conn.streams where !entry.cancelled && !entry.answered { ids.append(entry.requestID) }
+            conn.streams.removeAll()
+        }
+        connections.removeAll()
+        locations.removeAll()
+        pendingEvents.removeAll()
+        return ids
+    }
+
+    // MARK: Event handling
+
+    private func connection(token: UInt64) -> Connection? {
+        for conn in connections where UInt64(conn.id) == token { return conn }
+        return nil
+    }
+
+    private func handle(_ conn: Connection, events: UInt32, now: UInt64) {
+        guard conn.closeReason == nil else { return }
+        switch conn.state {
+        case .connecting:
+            conn.connectCompleted()
+        case .handshaking:
+            conn.driveHandshake()
+        case .awaitingSettings, .open:
+            if events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+                conn.readAvailable(now: now)
+            }
+            // EPOLLOUT: the flush at the end of this iteration writes what was kept; a read that needed to
+            // write (TLS key update) is retried now.
+            if events & EPOLLOUT.rawValue != 0 {
+                conn.blockedOnWrite = false
+                if conn.readWantsWrite { conn.readAvailable(now: now) }
+            }
+        case .closed:
+            break
+        }
+    }
+
+    private func runTimers(now: UInt64) {
+        let usable = usableCount()
+        for conn in connections where conn.closeReason == nil {
+            switch conn.state {
+            case .connecting, .handshaking, .awaitingSettings:
+                if now &- conn.createdAt >= millisToNanos(endpoint.connectTimeoutMillis) {
+                    let step = conn.state == .connecting ? "TCP connect" : conn.state == .handshaking ? "TLS handshake" : "server SETTINGS"
+                    conn.fail("ConnectionError: timed out after \(endpoint.connectTimeoutMillis) ms waiting for \(step)")
+                }
+            case .open:
+                if conn.pingSentAt != 0 {
+                    if now &- conn.pingSentAt >= millisToNanos(endpoint.pingTimeoutMillis) {
+                        conn.fail("PING timeout: no ACK within \(endpoint.pingTimeoutMillis) ms")
+                        continue
+                    }
+                } else if now &- conn.lastReceivedAt >= millisToNanos(endpoint.pingIntervalMillis), let session = conn.session {
+                    _ = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+                    conn.pingSentAt = now
+                }
+                if !conn.draining && conn.inFlight == 0 && usable > endpoint.initialConnections
+                    && now &- conn.idleSince >= millisToNanos(endpoint.idleCloseMillis) {
+                    beginDraining(conn, reason: "idle for \(endpoint.idleCloseMillis) ms")
+                }
+                if conn.draining && conn.inFlight == 0 { finishDraining(conn) }
+            case .closed:
+                break
+            }
+        }
+        openConnectionIfNeeded(now: now)
+    }
+
+    /// Connections that are or will be usable for new streams (connecting ones included).
+    private func usableCount() -> Int {
+        var count = 0
+        for conn in connections where !conn.draining && conn.closeReason == nil { count += 1 }
+        return count
+    }
+
+    /// Whether another connection should be opened now: fewer usable ones than initialConnections (start, or
+    /// replacing a closed / GOAWAY'd one), or work waiting with no free stream (one connect at a time).
+    private func wantsNewConnection() -> Bool {
+        var usable = 0
+        var connecting = 0
+        for conn in connections where !conn.draining && conn.closeReason == nil {
+            usable += 1
+            if conn.state != .open { connecting += 1 }
+        }
+        if usable < endpoint.initialConnections { return true }
+        return waitingWork && connecting == 0 && usable < endpoint.maxConnections && availableStreams == 0
+    }
+
+    private func openConnectionIfNeeded(now: UInt64) {
+        guard !closed, now >= nextOpenAllowedAt, wantsNewConnection() else { return }
+        nextOpenAllowedAt = now &+ openSpacing
+        let conn = Connection(id: nextConnectionID, client: self, now: now)
+        nextConnectionID += 1
+        connections.append(conn)
+        conn.startConnect()
+        logger.debug("HTTP/2 connection \(conn.id) to \(endpoint.host):\(endpoint.port) opening")
+    }
+
+    private func waitTimeout(now: UInt64, requested: Int) -> Int32 {
+        if !pendingEvents.isEmpty { return 0 }
+        var deadline = now &+ millisToNanos(requested)
+        // Only surplus connections have an idle deadline; anything else would make every wait 0 ms once it passed.
+        let surplus = usableCount() > endpoint.initialConnections
+        for conn in connections {
+            if conn.closeReason != nil || conn.readPending || conn.wantsFlush { return 0 }
+            switch conn.state {
+            case .connecting, .handshaking, .awaitingSettings:
+                deadline = min(deadline, conn.createdAt &+ millisToNanos(endpoint.connectTimeoutMillis))
+            case .open:
+                deadline = min(deadline, conn.pingSentAt != 0
+                    ? conn.pingSentAt &+ millisToNanos(endpoint.pingTimeoutMillis)
+                    : conn.lastReceivedAt &+ millisToNanos(endpoint.pingIntervalMillis))
+                if surplus && conn.inFlight == 0 && !conn.draining {
+                    deadline = min(deadline, conn.idleSince &+ millisToNanos(endpoint.idleCloseMillis))
+                }
+            case .closed:
+                break
+            }
+        }
+        if wantsNewConnection() { deadline = min(deadline, max(nextOpenAllowedAt, now)) }
+        if deadline <= now { return 0 }
+        // Round up so a timer is not polled for in a busy loop of 0 ms waits just before it is due.
+        return Int32(min((deadline - now + 999_999) / 1_000_000, UInt64(Int32.max)))
+    }
+
+    // MARK: From the callbacks and the connection
+
+    func settingsReceived(_ conn: Connection) {
+        guard conn.state == .awaitingSettings else { return }
+        conn.state = .open
+        conn.idleSince = monotonicNanos()
+        consecutiveFailures = 0
+        pendingEvents.append(.connectionOpened(connection: conn.id))
+        logger.debug("HTTP/2 connection \(conn.id) open, MAX_CONCURRENT_STREAMS \(conn.remoteMaxStreams)")
+    }
+
+    /// END_STREAM from the server: the answer is complete, emit it now (the stream's close follows).
+    func responseComplete(_ conn: Connection, streamID: Int32) {
+        guard let entry = conn.streams[streamID], !entry.answered, entry.status >= 200 else { return }
+        conn.streams[streamID]!.answered = true
+        emitResponse(conn, entry)
+    }
+
+    private func emitResponse(_ conn: Connection, _ entry: StreamEntry) {
+        if entry.status >= 200 && entry.status < 300 { conn.answered2xx = true }
+        guard !entry.cancelled else { return }
+        pendingEvents.append(.response(id: entry.requestID, status: entry.status, body: entry.responseBody,
+                                       headersSentAtNanos: entry.headersSentAt))
+    }
+
+    /// A stream's end: closed (errorCode set) or its HEADERS never sent (notSentReason set).
+    func streamEnded(_ conn: Connection, streamID: Int32, errorCode: UInt32?, notSentReason: String?) {
+        guard let entry = conn.streams.removeValue(forKey: streamID) else { return }
+        conn.inFlight -= 1
+        if conn.inFlight == 0 { conn.idleSince = monotonicNanos() }
+        if !entry.cancelled { locations.removeValue(forKey: entry.requestID) }
+        if entry.answered || entry.cancelled { return }
+        let id = entry.requestID
+        if let notSentReason {
+            pendingEvents.append(.refused(id: id, reason: "not sent: \(notSentReason)"))
+            return
+        }
+        let code = errorCode ?? NGHTTP2_NO_ERROR.rawValue
+        if code == NGHTTP2_NO_ERROR.rawValue && entry.status >= 200 {
+            // Closed cleanly with an answer, e.g. RST_STREAM(NO_ERROR) after the response (RFC 9113 §8.1).
+            emitResponse(conn, entry)
+        } else if code == NGHTTP2_REFUSED_STREAM.rawValue {
+            // Server RST_STREAM(REFUSED_STREAM), or nghttp2 closing streams above a GOAWAY's last_stream_id.
+            pendingEvents.append(.refused(id: id, reason: conn.goawayReceived && streamID > conn.goawayLastStreamID
+                ? "above GOAWAY last_stream_id \(conn.goawayLastStreamID)" : "REFUSED_STREAM"))
+        } else if entry.headersSent {
+            pendingEvents.append(.lost(id: id, reason: "stream closed without a complete response: \(String(cString: nghttp2_http2_strerror(code)))"))
+        } else {
+            pendingEvents.append(.refused(id: id, reason: "stream closed before its HEADERS were sent: \(String(cString: nghttp2_http2_strerror(code)))"))
+        }
+    }
+
+    func goawayReceived(_ conn: Connection, lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+        conn.goawayReceived = true
+        conn.goawayLastStreamID = min(conn.goawayLastStreamID, lastStreamID)
+        conn.draining = true
+        if conn.drainReason.isEmpty {
+            conn.drainReason = "GOAWAY \(String(cString: nghttp2_http2_strerror(errorCode)))\(debugData.isEmpty ? "" : " \(debugData)")"
+        }
+        pendingEvents.append(.goaway(connection: conn.id, lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData))
+        logger.notice("HTTP/2 connection \(conn.id) GOAWAY last_stream_id=\(lastStreamID) error=\(errorCode) \(debugData)")
+    }
+
+    /// No new streams here; closed (with GOAWAY) once its streams have ended. A replacement is opened by the timers.
+    private func beginDraining(_ conn: Connection, reason: String) {
+        guard !conn.draining else { return }
+        conn.draining = true
+        conn.drainReason = reason
+        if conn.inFlight == 0 { finishDraining(conn) }
+    }
+
+    /// Sends GOAWAY(NO_ERROR) (unless the server's GOAWAY already ended things) and closes after the flush.
+    private func finishDraining(_ conn: Connection) {
+        guard conn.closeReason == nil else { return }
+        if !conn.goawayReceived, let session = conn.session {
+            _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+        }
+        conn.flush()
+        conn.fail(conn.drainReason.isEmpty ? "closed" : conn.drainReason)
+    }
+
+    /// Tears down connections that failed or finished in this iteration; their remaining streams become
+    /// `.refused` (never sent, or above a GOAWAY's last_stream_id) or `.lost` (sent: may have been processed).
+    private func reap(now: UInt64) {
+        // A session that wants neither to read nor to write is over (e.g. after both sides' GOAWAY).
+        for conn in connections where conn.closeReason == nil && conn.state == .open {
+            if let session = conn.session, nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
+                && !conn.hasBufferedOutput {
+                conn.fail(conn.drainReason.isEmpty ? "HTTP/2 session ended" : conn.drainReason)
+            }
+        }
+        guard connections.contains(where: { $0.closeReason != nil }) else { return }
+        var kept: [Connection] = []
+        for conn in connections {
+            guard let reason = conn.closeReason else {
+                kept.append(conn)
+                continue
+            }
+            let everOpened = conn.state == .open
+            conn.teardown()
+            for (streamID, entry) in conn.streams.sorted(by: { $0.key < $1.key }) {
+                if !entry.cancelled { locations.removeValue(forKey: entry.requestID) }
+                if entry.cancelled || entry.answered { continue }
+                if !entry.headersSent {
+                    pendingEvents.append(.refused(id: entry.requestID, reason: "not sent: connection closed: \(reason)"))
+                } else if streamID > conn.goawayLastStreamID {
+                    pendingEvents.append(.refused(id: entry.requestID, reason: "above GOAWAY last_stream_id \(conn.goawayLastStreamID)"))
+                } else {
+                    pendingEvents.append(.lost(id: entry.requestID, reason: "connection closed: \(reason)"))
+                }
+            }
+            conn.streams.removeAll()
+            conn.inFlight = 0
+            pendingEvents.append(.connectionClosed(connection: conn.id, reason: reason))
+            if everOpened {
+                logger.info("HTTP/2 connection \(conn.id) closed: \(reason)")
+            } else {
+                // Failed before it was usable: back off 100 ms doubling to 5 s (and never faster than the spacing).
+                consecutiveFailures += 1
+                let backoff = min(100 * (1 << min(consecutiveFailures - 1, 6)), 5_000)
+                nextOpenAllowedAt = max(nextOpenAllowedAt, now &+ millisToNanos(backoff))
+                logger.warning("HTTP/2 connection \(conn.id) failed: \(reason); next attempt in \(backoff) ms or later")
+            }
+        }
+        connections = kept
+    }
+}

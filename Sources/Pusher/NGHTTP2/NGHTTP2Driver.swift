@@ -1,0 +1,151 @@
+import Dispatch
+import Foundation
+import HTTP2Client
+import Logging
+import PushCore
+
+/// `apns.transport: nghttp2`: our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The
+/// client reads every SETTINGS frame, so the room it gives is exactly the free streams of its open
+/// connections and nothing waits inside nghttp2: a request's deadline starts when it is sent.
+/// Confined to the transport thread, except `wake`.
+final class NGHTTP2Driver: TransportDriver {
+    private let client: HTTP2Client
+    private let settings: TransportSettings
+    private let logger: Logger?
+    private let metrics = PushMetrics.shared
+    /// When each request in flight was handed to the client (its HEADERS leave in the same iteration).
+    private var startedAt: [Int: UInt64] = [:]
+    private var events: [HTTP2Event] = []
+    /// Completions decided without the server (no connection could be made): reported by `process`.
+    private var local: [DriverCompletion] = []
+    /// Why the last connection attempt failed, while no connection is open: requests then fail (spending an
+    /// attempt, with backoff) instead of waiting for a connection that may never come.
+    private var connectFailure: String?
+    /// Connections that got as far as the server's SETTINGS: the close of one that never did is a failed connect.
+    private var opened = Set<Int>()
+
+    init(settings: TransportSettings, logger: Logger?) throws {
+        guard let url = URLComponents(string: settings.baseURL), let host = url.host else {
+            throw TransportSetupError(description: "apns.endpoint \(settings.baseURL) has no host")
+        }
+        var endpoint = HTTP2Endpoint(host: host, port: url.port ?? 443)
+        endpoint.caFile = settings.caFile
+        endpoint.clientCertificateFile = settings.certificateFile
+        endpoint.clientCertificatePassword = settings.certificatePassword.value
+        endpoint.initialConnections = max(1, settings.initialConnections)
+        endpoint.maxConnections = max(endpoint.initialConnections, settings.connections)
+        endpoint.pingIntervalMillis = settings.pingIntervalMillis
+        endpoint.pingTimeoutMillis = settings.requestTimeoutMillis
+        endpoint.connectTimeoutMillis = settings.requestTimeoutMillis
+        self.settings = settings
+        self.logger = logger
+        client = try HTTP2Client(endpoint: endpoint)
+    }
+
+    var needsConcurrencyLimiter: Bool { false }
+    var openConnections: Int { client.openConnections }
+    var streamsLimit: Int? { client.streamsLimit }
+
+    func room(limit: Int) -> Int {
+        if connectFailure != nil && client.openConnections == 0 { return max(0, limit) }
+        return max(0, min(limit, client.availableStreams))
+    }
+
+    func noteWaitingWork(_ waiting: Bool) { client.waitingWork = waiting }
+
+    func start(_ request: DriverRequest) {
+        if client.availableStreams == 0, let connectFailure {
+            local.append(DriverCompletion(id: request.id, result: .failed(reason: connectFailure, sent: false)))
+            return
+        }
+        let job = request.job
+        let headers = job.headers(generation: request.generation) {
+            HTTP2HeaderBlock(job.headerFields(bearer: request.bearer).map { ($0.name, $0.value, $0.name == "authorization") })
+        }
+        let body = job.body { HTTP2Body(job.job.payload) }
+        let sent = client.start(HTTP2Request(id: UInt64(request.id), path: "/3/device/\(job.job.tokens[request.token])",
+                                             headers: headers, body: body))
+        if sent {
+            startedAt[request.id] = DispatchTime.now().uptimeNanoseconds
+        } else {
+            local.append(DriverCompletion(id: request.id, result: .unprocessed(reason: "NoFreeStream")))
+        }
+    }
+
+    func cancel(id: Int) {
+        startedAt[id] = nil
+        client.cancel(id: UInt64(id))
+    }
+
+    func onWireSince(id: Int) -> UInt64? { startedAt[id] }
+
+    func process(into completions: inout [DriverCompletion]) {
+        if !local.isEmpty {
+            completions += local
+            local.removeAll(keepingCapacity: true)
+        }
+        client.poll(timeoutMillis: 0, into: &events)
+        guard !events.isEmpty else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        for event in events {
+            switch event {
+            case .response(let id, let status, let body, _):
+                guard let started = startedAt.removeValue(forKey: Int(id)) else { continue }
+                let wire = now > started ? Int64((now - started) / 1000) : 0
+                completions.append(DriverCompletion(id: Int(id), result: .answered(status: status, body: body, wireMicros: wire)))
+            case .refused(let id, let reason):
+                guard startedAt.removeValue(forKey: Int(id)) != nil else { continue }
+                completions.append(DriverCompletion(id: Int(id), result: .unprocessed(reason: Self.unprocessedLabel(reason))))
+            case .lost(let id, let reason):
+                guard startedAt.removeValue(forKey: Int(id)) != nil else { continue }
+                completions.append(DriverCompletion(id: Int(id), result: .failed(reason: "TransportError: \(reason)", sent: true)))
+            case .connectionOpened(let connection):
+                connectFailure = nil
+                opened.insert(connection)
+                metrics.apnsConnectionOpened(app: settings.app)
+                logger?.debug("APNs connection open", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
+                                                                 "open": "\(client.openConnections)"])
+            case .connectionClosed(let connection, let reason):
+                if opened.remove(connection) == nil && client.openConnections == 0 {
+                    connectFailure = Self.connectFailureReason(reason)
+                }
+                logger?.debug("APNs connection closed", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
+                                                                   "reason": "\(reason)", "open": "\(client.openConnections)"])
+            case .goaway(let connection, let lastStreamID, let errorCode, let debugData):
+                logger?.debug("APNs GOAWAY", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
+                                                        "last_stream_id": "\(lastStreamID)", "error_code": "\(errorCode)",
+                                                        "reason": "\(Printable.clipped(debugData, to: 200))"])
+            }
+        }
+        events.removeAll(keepingCapacity: true)
+    }
+
+    func wait(timeoutMillis: Int32) {
+        client.poll(timeoutMillis: Int(timeoutMillis), into: &events)
+    }
+
+    func wake() { client.wake() }
+
+    func close() -> [Int] {
+        startedAt.removeAll()
+        return client.close().map { Int($0) }
+    }
+
+    /// A small known set of retry labels for requests the server never processed.
+    static func unprocessedLabel(_ reason: String) -> String {
+        if reason.contains("GOAWAY") { return "GoawayUnprocessed" }
+        if reason.contains("REFUSED") || reason.contains("refused") { return "RefusedStream" }
+        return "NotSent"
+    }
+
+    /// A failed connection attempt as a dead letter's reason: `Timeout` or `ConnectionError: …`.
+    static func connectFailureReason(_ reason: String) -> String {
+        if reason.lowercased().contains("timed out") || reason.lowercased().contains("timeout") { return "Timeout" }
+        return reason.hasPrefix("ConnectionError") ? reason : "ConnectionError: \(reason)"
+    }
+}
+
+/// A transport that cannot be set up (a bad endpoint, CA file or certificate): a startup error.
+struct TransportSetupError: Error, CustomStringConvertible {
+    let description: String
+}
