@@ -201,7 +201,8 @@ def retries_by_reason(mport):
     for line in text.splitlines():
         if line.startswith("push_apns_retries_total{"):
             reason = line.split('reason="')[1].split('"')[0]
-            found[reason] = int(float(line.rsplit(" ", 1)[1]))
+            count = int(float(line.rsplit(" ", 1)[1]))
+            if count: found[reason] = count  # series known in advance are exported at 0
     return found
 
 

@@ -187,11 +187,16 @@ public final class HTTP2Client: @unchecked Sendable {
         loop.wake()
     }
 
-    /// One event-loop iteration; appends what happened to `events`. Blocks at most `timeoutMillis`, less when
-    /// a timer is due, not at all when output is waiting to be written (requests started since the last poll).
+    /// One event-loop iteration; appends what happened to `events`: flush what `start` submitted since the last
+    /// poll, epoll_wait (at most `timeoutMillis`, less when a timer is due), read everything readable into nghttp2,
+    /// run the timers, flush each connection's output (one SSL_write per 16 KB record), tear down dead connections.
     public func poll(timeoutMillis: Int, into events: inout [HTTP2Event]) {
         guard !closed else { return }
         var now = monotonicNanos()
+        // Requests started since the last poll leave before we block (else the wait would have to be 0 ms and
+        // cost an extra epoll_wait per iteration); the flush at the end sends what this iteration produced.
+        flushTime = now
+        for conn in connections where conn.wantsFlush { conn.flush() }
         let timeout = waitTimeout(now: now, requested: timeoutMillis)
         let ready = loop.wait(timeoutMillis: timeout)
         now = monotonicNanos()

@@ -21,6 +21,7 @@ final class CurlDriver: TransportDriver {
     private var busy: [Int: RequestSlot] = [:]
     /// Requests libcurl refused to take (curl_multi_add_handle failed): reported by the next `process`.
     private var rejected: [DriverCompletion] = []
+    private var headerCache = HeaderCache<CurlHeaderList>()
 
     init(settings: TransportSettings, logger: Logger?) {
         CurlGlobal.initialize()
@@ -43,7 +44,7 @@ final class CurlDriver: TransportDriver {
 
     func start(_ request: DriverRequest) {
         let slot = idle.popLast() ?? RequestSlot(settings: settings, connections: connections)
-        let headers = request.job.headers(generation: request.generation) {
+        let headers = headerCache.block(for: request.job, generation: request.generation) {
             CurlHeaderList(request.job.headerFields(bearer: request.bearer))
         }
         slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)/3/device/\(request.job.job.tokens[request.token])",

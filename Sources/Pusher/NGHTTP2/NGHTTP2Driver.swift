@@ -16,10 +16,13 @@ final class NGHTTP2Driver: TransportDriver {
     /// When each request in flight was handed to the client (its HEADERS leave in the same iteration).
     private var startedAt: [Int: UInt64] = [:]
     private var events: [HTTP2Event] = []
+    private var headerCache = HeaderCache<HTTP2HeaderBlock>()
     /// Completions decided without the server (no connection could be made): reported by `process`.
     private var local: [DriverCompletion] = []
-    /// Why the last connection attempt failed, while no connection is open: requests then fail (spending an
-    /// attempt, with backoff) instead of waiting for a connection that may never come.
+    /// Why a connection attempt just failed while no connection was open. Each failed attempt fails, once,
+    /// the requests waiting for a connection (each spends an attempt and backs off), as a connection per
+    /// request would: a server that stays unreachable dead-letters after the retry budget, while requests
+    /// that arrive between two attempts wait for the next one rather than fail at once.
     private var connectFailure: String?
     /// Connections that got as far as the server's SETTINGS: the close of one that never did is a failed connect.
     private var opened = Set<Int>()
@@ -59,7 +62,7 @@ final class NGHTTP2Driver: TransportDriver {
             return
         }
         let job = request.job
-        let headers = job.headers(generation: request.generation) {
+        let headers = headerCache.block(for: job, generation: request.generation) {
             HTTP2HeaderBlock(job.headerFields(bearer: request.bearer).map { ($0.name, $0.value, $0.name == "authorization") })
         }
         let body = job.body { HTTP2Body(job.job.payload) }
@@ -84,6 +87,8 @@ final class NGHTTP2Driver: TransportDriver {
             completions += local
             local.removeAll(keepingCapacity: true)
         }
+        // The scheduler has just started (and so failed) what waited for the failed attempt.
+        connectFailure = nil
         client.poll(timeoutMillis: 0, into: &events)
         guard !events.isEmpty else { return }
         let now = DispatchTime.now().uptimeNanoseconds
@@ -100,7 +105,6 @@ final class NGHTTP2Driver: TransportDriver {
                 guard startedAt.removeValue(forKey: Int(id)) != nil else { continue }
                 completions.append(DriverCompletion(id: Int(id), result: .failed(reason: "TransportError: \(reason)", sent: true)))
             case .connectionOpened(let connection):
-                connectFailure = nil
                 opened.insert(connection)
                 metrics.apnsConnectionOpened(app: settings.app)
                 logger?.debug("APNs connection open", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
