@@ -271,22 +271,22 @@ public final class HTTP2Client: @unchecked Sendable {
         for conn in connections where conn.closeReason == nil {
             switch conn.state {
             case .connecting, .handshaking, .awaitingSettings:
-                if now &- conn.createdAt >= millisToNanos(endpoint.connectTimeoutMillis) {
+                if elapsed(since: conn.createdAt, now: now) >= millisToNanos(endpoint.connectTimeoutMillis) {
                     let step = conn.state == .connecting ? "TCP connect" : conn.state == .handshaking ? "TLS handshake" : "server SETTINGS"
                     conn.fail("ConnectionError: timed out after \(endpoint.connectTimeoutMillis) ms waiting for \(step)")
                 }
             case .open:
                 if conn.pingSentAt != 0 {
-                    if now &- conn.pingSentAt >= millisToNanos(endpoint.pingTimeoutMillis) {
+                    if elapsed(since: conn.pingSentAt, now: now) >= millisToNanos(endpoint.pingTimeoutMillis) {
                         conn.fail("PING timeout: no ACK within \(endpoint.pingTimeoutMillis) ms")
                         continue
                     }
-                } else if now &- conn.lastReceivedAt >= millisToNanos(endpoint.pingIntervalMillis), let session = conn.session {
+                } else if elapsed(since: conn.lastReceivedAt, now: now) >= millisToNanos(endpoint.pingIntervalMillis), let session = conn.session {
                     _ = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
                     conn.pingSentAt = now
                 }
                 if !conn.draining && conn.inFlight == 0 && usable > endpoint.initialConnections
-                    && now &- conn.idleSince >= millisToNanos(endpoint.idleCloseMillis) {
+                    && elapsed(since: conn.idleSince, now: now) >= millisToNanos(endpoint.idleCloseMillis) {
                     beginDraining(conn, reason: "idle for \(endpoint.idleCloseMillis) ms")
                 }
                 if conn.draining && conn.inFlight == 0 { finishDraining(conn) }
@@ -295,6 +295,13 @@ public final class HTTP2Client: @unchecked Sendable {
             }
         }
         openConnectionIfNeeded(now: now)
+    }
+
+    /// Nanoseconds from `start` to `now`, 0 when `start` is later: the connections stamp their times with fresh
+    /// clock readings while `now` was read at the top of the iteration, and a wrapping difference would read
+    /// as centuries (closing every surplus connection as idle, PINGing every connection on every pass).
+    private func elapsed(since start: UInt64, now: UInt64) -> UInt64 {
+        now > start ? now - start : 0
     }
 
     /// Connections that are or will be usable for new streams (connecting ones included).

@@ -304,6 +304,28 @@ final class SocketActionTransportTests: TransportTests {
 final class NGHTTP2TransportTests: TransportTests {
     override var kind: TransportKind { .nghttp2 }
 
+    /// Streams are scarce (10 per connection) and work waits: more connections are opened, up to the lane's
+    /// maximum and no further, and the server never sees more streams on a connection than it allows.
+    func testScarceStreamsOpenMoreConnectionsUpToTheMaximum() async throws {
+        let server = try await EmulatorStandIn {
+            $0.maxConcurrentStreams = 10
+            $0.latencyMillis = 20
+        }
+        defer { Task { await server.stop() } }
+        let box = ResolutionBox()
+        let transport = try APNsTransport(settings: settings(for: server) { $0.initialConnections = 1; $0.connections = 3 },
+                                          provider: try provider(keyFile: server.keyFile), sink: box.append)
+        let tokens = (0..<600).map { token("a1", $0) }
+        transport.submit([job(tokens)])
+        let results = try await box.wait(for: 600, timeout: 60)
+        XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [])
+        XCTAssertEqual(server.emulator.stats.connections, 3, server.emulator.stats.json)
+        XCTAssertLessThanOrEqual(server.emulator.stats.peakConcurrentStreams, 10, "per connection, as SETTINGS allow: \(server.emulator.stats.json)")
+        XCTAssertEqual(server.emulator.stats.refusedStreams, 0, server.emulator.stats.json)
+        XCTAssertEqual(transport.streamsLimit, 30, "the servers' limits, summed")
+        await transport.finish()
+    }
+
     /// Streams above a GOAWAY's last stream id were never processed: they go again at once on another
     /// connection without spending an attempt, so even a budget of one attempt dead-letters nothing, and
     /// nothing reaches the server twice.
