@@ -225,6 +225,9 @@ final class Connection {
         _ = nghttp2_submit_settings(newSession, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
         state = .awaitingSettings
         setInterest(EPOLLIN.rawValue)
+        // With read-ahead, SSL_connect may have taken the server's first records (its SETTINGS) off the socket
+        // with the handshake: they sit inside OpenSSL, and epoll would never report them. Read them now.
+        readPending = true
     }
 
     func setInterest(_ events: UInt32) {

@@ -59,58 +59,28 @@ struct PipelineService: Service, CustomStringConvertible {
         } catch {
             throw StartupError(description: "\(error)")
         }
-        let (batches, batchInput) = AsyncStream.makeStream(of: MessageBatch.self)
-        let (merged, mergedInput) = AsyncStream.makeStream(of: [PushJob].self)
-        let (clean, cleanInput) = AsyncStream.makeStream(of: [PushJob].self)
-        let filterStage = FilterStage(filter: filter)
-        let beating = shards.map { shard in Task { await shard.heartbeat.run() } }
         let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.heartbeat.queue))
-        let sampling = Task { await sampler.run() }
         let reloader = FilterReloader(filter: filter, intervalMillis: configuration.filter.reloadIntervalMillis, logger: logger)
-        let reloading = Task { await reloader.run() }
         readiness.clear(.starting)
 
         logger.info("worker started", metadata: [
             "worker": "\(workerID)", "queue": "\(shards.map(\.keys.queue).joined(separator: ","))",
-            "endpoint": "\(configuration.apns.endpoint.baseURL)",
+            "endpoint": "\(configuration.apns.endpoint.baseURL)", "transport": "\(configuration.apns.transport)",
             "apps": "\(configuration.apns.apps.count)", "filter_words": "\(filter.current.matcher.entries.count)",
         ])
         let deadline = configuration.shutdown.timeoutSeconds
-        await withGracefulShutdownHandler {
-            await withTaskGroup(of: Void.self) { group in
-                for shard in shards { group.addTask { await shard.acknowledger.run() } }
-                group.addTask {
-                    // Every shard's collector feeds the one Merger; its input ends when all of them have stopped.
-                    await withTaskGroup(of: Void.self) { collectors in
-                        for shard in shards {
-                            collectors.addTask {
-                                let (own, ownInput) = AsyncStream.makeStream(of: MessageBatch.self)
-                                async let claiming: Void = shard.collector.run(output: ownInput)
-                                for await batch in own { batchInput.yield(batch) }
-                                await claiming
-                            }
-                        }
-                    }
-                    batchInput.finish()
-                }
-                group.addTask { await Merger().run(input: batches, output: mergedInput) }
-                group.addTask {
-                    await filterStage.run(input: merged, output: cleanInput) { router.route($0) }
-                }
-                group.addTask {
-                    await pusher.run(input: clean)
-                    // Every source of results has ended: the Acknowledgers write what remains and return.
-                    router.finish()
-                }
-                await group.waitForAll()
-            }
-        } onGracefulShutdown: {
-            readiness.set(.draining)
-            logger.info("shutting down: no more claims; finishing in-flight work", metadata: ["deadline_s": "\(deadline)"])
-            shards.forEach { $0.collector.stop() }
-            Task {
-                await gate.open()
-                try? await Task.sleep(for: .seconds(deadline))
+        // The loops that run beside the pipeline (heartbeats, the metrics sampler, the filter reloader, the
+        // shutdown deadline) are children of this task: none outlives the service, all end when it does.
+        await withTaskGroup(of: Void.self) { background in
+            for shard in shards { background.addTask { await shard.heartbeat.run() } }
+            background.addTask { await sampler.run() }
+            background.addTask { await reloader.run() }
+            background.addTask {
+                // From the first signal, in-flight work has `deadline` seconds; then it is given up (its
+                // messages stay claimed and go back to the queue below).
+                guard (try? await gracefulShutdown()) != nil else { return }
+                await gate.open()  // the collectors, waiting for room, see that they must stop
+                guard (try? await Task.sleep(for: .seconds(deadline))) != nil else { return }
                 if pusher.outstanding > 0 {
                     logger.warning("shutdown deadline passed; unfinished messages go back to the queue",
                                    metadata: ["tokens": "\(pusher.outstanding)"])
@@ -118,10 +88,15 @@ struct PipelineService: Service, CustomStringConvertible {
                 pusher.abort()
                 shards.forEach { $0.acknowledger.abandon() }
             }
+            await withGracefulShutdownHandler {
+                await runStages(shards: shards, router: router, pusher: pusher, filterStage: FilterStage(filter: filter))
+            } onGracefulShutdown: {
+                readiness.set(.draining)
+                logger.info("shutting down: no more claims; finishing in-flight work", metadata: ["deadline_s": "\(deadline)"])
+                shards.forEach { $0.collector.stop() }
+            }
+            background.cancelAll()
         }
-        beating.forEach { $0.cancel() }
-        sampling.cancel()
-        reloading.cancel()
         let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
         var returned = 0
         for shard in shards { returned += await finish(shard.claimQueue) }
@@ -131,6 +106,41 @@ struct PipelineService: Service, CustomStringConvertible {
             "acknowledged_messages": "\(snapshot.acknowledgedMessages)", "returned_to_queue": "\(returned)",
         ])
         await shards.asyncForEach { await $0.close() }
+    }
+
+    /// Collector -> Merger -> Filter -> Pusher, results back to the Acknowledgers; returns when every stage has
+    /// ended (the collectors stopped claiming and everything in flight has its outcome or was given up).
+    private func runStages(shards: [ShardPipeline], router: ResultRouter, pusher: Pusher, filterStage: FilterStage) async {
+        let (batches, batchInput) = AsyncStream.makeStream(of: MessageBatch.self)
+        let (merged, mergedInput) = AsyncStream.makeStream(of: [PushJob].self)
+        let (clean, cleanInput) = AsyncStream.makeStream(of: [PushJob].self)
+        await withTaskGroup(of: Void.self) { group in
+            for shard in shards { group.addTask { await shard.acknowledger.run() } }
+            group.addTask {
+                // Every shard's collector feeds the one Merger; its input ends when all of them have stopped.
+                await withTaskGroup(of: Void.self) { collectors in
+                    for shard in shards {
+                        collectors.addTask {
+                            let (own, ownInput) = AsyncStream.makeStream(of: MessageBatch.self)
+                            async let claiming: Void = shard.collector.run(output: ownInput)
+                            for await batch in own { batchInput.yield(batch) }
+                            await claiming
+                        }
+                    }
+                }
+                batchInput.finish()
+            }
+            group.addTask { await Merger().run(input: batches, output: mergedInput) }
+            group.addTask {
+                await filterStage.run(input: merged, output: cleanInput) { router.route($0) }
+            }
+            group.addTask {
+                await pusher.run(input: clean)
+                // Every source of results has ended: the Acknowledgers write what remains and return.
+                router.finish()
+            }
+            await group.waitForAll()
+        }
     }
 
     /// Waits for Redis (retrying, never fatal), refuses an id a live worker holds, and returns claims

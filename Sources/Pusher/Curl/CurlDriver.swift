@@ -34,7 +34,6 @@ final class CurlDriver: TransportDriver {
         _ = curlx_multi_long(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000)
     }
 
-    var needsConcurrencyLimiter: Bool { true }
     var openConnections: Int { connections.open.load(ordering: .relaxed) }
     var streamsLimit: Int? { nil }
 

@@ -45,7 +45,6 @@ final class NGHTTP2Driver: TransportDriver {
         client = try HTTP2Client(endpoint: endpoint)
     }
 
-    var needsConcurrencyLimiter: Bool { false }
     var openConnections: Int { client.openConnections }
     var streamsLimit: Int? { client.streamsLimit }
 

@@ -51,8 +51,10 @@ public final class APNsTransport: @unchecked Sendable {
     /// shared counters once per batch rather than once per request.
     private var answerCounts: [AnswerKey: Int] = [:]
     private var retryCounts: [String: Int] = [:]
-    /// Requests in flight at most: the limiter's adaptive limit where the driver cannot see the servers'
-    /// stream limits (libcurl), otherwise `maxActiveRequests` (the driver's room follows the servers).
+    /// Requests in flight at most, adapted to the servers' latency (`ConcurrencyLimiter`): a server may
+    /// advertise more streams than it can answer in time (a slow or overloaded APNs node, the emulator on
+    /// two busy cores), and filling them all would only turn its queueing into timeouts and duplicates.
+    /// nghttp2's room is also bounded by the servers' SETTINGS; libcurl's is not visible.
     private var activeLimit: Int
     private var limiter = ConcurrencyLimiter()
     /// Requests held while APNs refuses the credential, then probed (`CredentialPause`).
@@ -92,9 +94,7 @@ public final class APNsTransport: @unchecked Sendable {
         case .nghttp2:
             driver = try NGHTTP2Driver(settings: settings, logger: logger)
         }
-        activeLimit = driver.needsConcurrencyLimiter
-            ? max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
-            : max(1, settings.maxActiveRequests)
+        activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
         pause = CredentialPause(firstNanos: UInt64(max(1, settings.credentialProbeFirstMillis)) * 1_000_000,
                                 longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
         limiter.limit = activeLimit
@@ -276,7 +276,7 @@ public final class APNsTransport: @unchecked Sendable {
         case .answered(let status, let body, let wireMicros):
             let decision = ResponseClassifier.classify(status: status, body: body)
             metrics.apnsRequestDuration.recordMicroseconds(max(0, wireMicros))
-            if driver.needsConcurrencyLimiter { limiter.observe(latencyMicros: wireMicros) }
+            limiter.observe(latencyMicros: wireMicros)
             if let enqueued = request.job.job.enqueuedAtMillis {
                 let waited = WallClock.nowMillis() - enqueued
                 if waited >= 0 { metrics.queueToAPNs.recordMilliseconds(waited) }
@@ -332,10 +332,8 @@ public final class APNsTransport: @unchecked Sendable {
             notePauseAnswer(status: nil)
             apply(.retry(reason: "Timeout"), to: entry.request, status: nil, generation: entry.generation)
         }
-        if driver.needsConcurrencyLimiter {
-            // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
-            activeLimit = limiter.update(now: now, demand: readyHead < ready.count, maximum: settings.maxActiveRequests)
-        }
+        // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
+        activeLimit = limiter.update(now: now, demand: readyHead < ready.count, maximum: settings.maxActiveRequests)
         let connections = driver.openConnections
         let streams = driver.streamsLimit
         driverStats.withLock { $0 = (connections, streams) }

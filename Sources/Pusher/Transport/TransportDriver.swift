@@ -27,9 +27,6 @@ protocol TransportDriver: AnyObject {
     var openConnections: Int { get }
     /// The servers' current SETTINGS_MAX_CONCURRENT_STREAMS summed over open connections; nil if unknown.
     var streamsLimit: Int? { get }
-    /// Whether the scheduler must bound and adapt requests in flight itself (libcurl hides the servers'
-    /// stream limits), or the driver's `room` already follows the servers exactly.
-    var needsConcurrencyLimiter: Bool { get }
 }
 
 /// One notification to one device token, as a driver sends it.

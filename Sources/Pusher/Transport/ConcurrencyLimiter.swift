@@ -1,6 +1,8 @@
-/// How many requests the transport hands libcurl at once, adapted to the servers' answers (a gradient
-/// limiter, as concurrency-limits libraries have it). Requests beyond the servers' stream limits wait
-/// inside nghttp2, already counted as sent, so their deadline runs; their latency grows with that queue.
+/// How many requests the transport keeps in flight, adapted to the servers' answers (a gradient limiter, as
+/// concurrency-limits libraries have it). A server can be slower than the streams it allows: with libcurl,
+/// requests beyond the servers' stream limits wait inside nghttp2, already counted as sent, so their deadline
+/// runs; with our own sessions every allowed stream is really on the wire, and a server that cannot keep up
+/// with all of them answers late. Either way latency grows with the queue.
 /// While the recent average latency stays under the target, the limit grows (doubling at first, like
 /// TCP's slow start); above it, the limit shrinks in proportion. The target is the larger of twice the
 /// best latency seen (plus 10 ms of jitter) and a tenth of the request timeout: throughput is what
