@@ -5,7 +5,7 @@ import Synchronization
 /// A connection to the primary that Redis Sentinel names (`redis.sentinel`). The primary's address comes
 /// from `SENTINEL get-master-addr-by-name`, each sentinel tried in turn; `redis.url` supplies password,
 /// database and TLS. The sentinels are asked again after a connection error, after a `-READONLY` reply
-/// (the node was demoted to a replica) and every 10 s while in use, so a failover is followed without a
+/// (the node was demoted to a replica) and every second while in use, so a failover is followed without a
 /// restart. A newly named node is checked with ROLE before use: a sentinel may still name a primary it has
 /// not yet found dead or a replica not yet promoted.
 public final class SentinelConnection: RedisCommands {
@@ -27,11 +27,16 @@ public final class SentinelConnection: RedisCommands {
     }
     private let state = Mutex(State())
 
-    /// How often the sentinels are asked while nothing went wrong: a switchover that keeps the old primary
-    /// up (as a replica) is seen even by a connection that only reads.
-    static let refreshInterval = Duration.seconds(10)
+    /// How often the sentinels are asked while nothing went wrong. A failover that keeps the old primary up
+    /// (SENTINEL FAILOVER, a partition that heals) leaves it taking writes until the sentinels demote it,
+    /// which can take them 10 s; those writes are lost with the demotion. Asking every second keeps that
+    /// window short, for one cheap command a second per connection.
+    public static let defaultRefreshInterval = Duration.seconds(1)
+    private let refreshInterval: Duration
 
-    public init(url: RedisURL, sentinel: SentinelSettings, name: String, caFile: String = "", socketTimeout: Duration = .seconds(5)) {
+    public init(url: RedisURL, sentinel: SentinelSettings, name: String, caFile: String = "", socketTimeout: Duration = .seconds(5),
+                refreshInterval: Duration = SentinelConnection.defaultRefreshInterval) {
+        self.refreshInterval = refreshInterval
         self.template = url
         self.master = sentinel.master
         self.sentinels = sentinel.addresses
@@ -89,7 +94,7 @@ public final class SentinelConnection: RedisCommands {
     private func primaryConnection() async throws -> RedisConnection {
         let now = ContinuousClock.now
         let current = state.withLock { state -> RedisConnection? in
-            let due = state.stale || state.askedAt.map { now - $0 >= Self.refreshInterval } ?? true
+            let due = state.stale || state.askedAt.map { now - $0 >= refreshInterval } ?? true
             return due ? nil : state.connection
         }
         if let current { return current }
