@@ -33,6 +33,8 @@ final class ClusterFailoverWorkerTests: XCTestCase {
             try await assertEqual(try await client.execute(["WAIT", "1", "5000"]).integer, 1)
         }
         let directory = makeTemporaryDirectory("cluster-failover")
+        // The first worker serves /readyz: not ready while an affected shard has no reachable primary.
+        let metricsPort = freePort()
         let workers = try (0..<3).map { n in
             try WorkerProcess(environment: [
                 "REDIS_URL": cluster.nodes[victim].urlString, "REDIS_SHARDS": shards.joined(separator: ","),
@@ -40,6 +42,7 @@ final class ClusterFailoverWorkerTests: XCTestCase {
                 "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
                 "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
                 "WORKER_ID": "fw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "20", "COLLECTOR_WINDOW_MS": "10",
+                "METRICS_LISTEN": n == 0 ? "127.0.0.1:\(metricsPort)" : "",
             ], logFile: "\(directory)/fw\(n).log")
         }
         let affectedPrefixes = affected.map { "a\($0)" }
@@ -47,6 +50,7 @@ final class ClusterFailoverWorkerTests: XCTestCase {
             apns.answered().filter { $0.status == 200 && affectedPrefixes.contains(String($0.token.prefix(2))) }.count
         }
         try await eventually(timeout: .seconds(60)) { apns.answered().count >= 1000 }
+        try await assertEqual(await httpGet("http://127.0.0.1:\(metricsPort)/readyz")?.status, 200)
         let deliveredAtKill = affectedDelivered()
         XCTAssertLessThan(deliveredAtKill, affected.count * perShard / 2, "the affected shards still have work when their primary dies")
 
@@ -55,7 +59,11 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         var promotedAt: Duration?
         var deliveredAtPromotion = 0
         var resumedAt: Duration?
+        var notReady: String?
         while resumedAt == nil && ContinuousClock.now - killed < .seconds(60) {
+            if notReady == nil, let answer = await httpGet("http://127.0.0.1:\(metricsPort)/readyz", timeout: 1), answer.status == 503 {
+                notReady = answer.body
+            }
             if promotedAt == nil, await cluster.isPromoted(replica) {
                 promotedAt = ContinuousClock.now - killed
                 deliveredAtPromotion = affectedDelivered()
@@ -66,6 +74,8 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         }
         let promotion = try XCTUnwrap(promotedAt, "the replica was promoted")
         let resumption = try XCTUnwrap(resumedAt, "the fleet resumed the affected shards")
+        XCTAssertTrue(notReady?.contains("Redis unreachable (push:{") == true, "readiness during the failover: \(notReady ?? "always ready")")
+        print("cluster failover (workers): /readyz meanwhile: \(notReady ?? "ready")")
         print("cluster failover (workers): replica promoted \(promotion) after the kill; affected shards \(affected) resumed \(resumption) after the kill, \(resumption - promotion) after the promotion")
 
         try await eventually(timeout: .seconds(120)) {
@@ -91,6 +101,7 @@ final class ClusterFailoverWorkerTests: XCTestCase {
             try await assertEqual(try await client.execute(["LLEN", keys[index].deadLetters]).integer, 0)
         }
         for worker in workers { XCTAssertTrue(worker.process.isRunning, worker.log.suffix(2000).description) }
+        try await eventually(timeout: .seconds(15)) { await httpGet("http://127.0.0.1:\(metricsPort)/readyz")?.status == 200 }
         let logs = workers.map(\.log).joined()
         XCTAssertTrue(logs.contains("the slot's primary changed"), "the failover is logged")
         XCTAssertFalse(logs.contains("CROSSSLOT"))
