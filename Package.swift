@@ -41,7 +41,11 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         // A Redis connection on a thread of its own: plain or TLS socket, hiredis as the RESP codec.
-        .target(name: "RedisClient", dependencies: ["PushCore", "CHiredis", "COpenSSL"]),
+        .target(name: "RedisClient", dependencies: [
+            "PushCore", "CHiredis", "COpenSSL",
+            // Failovers (a slot's new primary, the primary Sentinel names) are logged where they are seen.
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The queue protocol of SPEC section 3 (keys, scripts, claim, acknowledge, recover, quarantine):
         // shared by the worker and the operator tools.
         .target(name: "QueueProtocol", dependencies: ["PushCore", "RedisClient", "COpenSSL"]),

@@ -16,7 +16,25 @@ public struct WorkerConfiguration: Sendable, Equatable {
 }
 
 public struct RedisSettings: Sendable, Equatable {
+    /// The first address of `redis.url`; its password, user, database and TLS apply to every Redis
+    /// connection (cluster nodes, the primary Sentinel names).
     public var url = RedisURL()
+    /// The further addresses of `redis.url` (nodes of the same Redis Cluster as `url`); only their host and
+    /// port are used.
+    public var otherNodes: [RedisURL] = []
+    /// Every address of `redis.url`, each with `url`'s credentials, database and TLS: any of them that
+    /// answers tells a Redis Cluster's topology.
+    public var seeds: [RedisURL] {
+        [url] + otherNodes.map { node in
+            var seed = url
+            seed.host = node.host
+            seed.port = node.port
+            return seed
+        }
+    }
+    /// `redis.sentinel`: when its master is set, the sentinels name the primary and `redis.url`'s host:port
+    /// are not used.
+    public var sentinel = SentinelSettings()
     public var prefix = "push"
     /// Several key sets (SPEC section 7), each a prefix with a Redis Cluster hash tag (`push:{0}`); empty:
     /// the one set under `prefix`. The worker consumes from all of them.
@@ -28,6 +46,46 @@ public struct RedisSettings: Sendable, Equatable {
     /// Heartbeat key lifetime; a worker silent this long is presumed dead and its claims are returned.
     public var heartbeatTTLMillis = 10_000
     public init() {}
+
+    /// Sets `redis.url` from all its addresses (the first one is `url`).
+    public mutating func setAddresses(_ urls: [RedisURL]) {
+        guard let first = urls.first else { return }
+        url = first
+        otherNodes = Array(urls.dropFirst())
+    }
+
+    /// Where Redis is, as it may be shown in logs and errors: never the password.
+    public var shownAddress: String {
+        if sentinel.isEnabled {
+            return "sentinel master \(sentinel.master) via \(sentinel.nodes.joined(separator: ",")) (\(url))"
+        }
+        return RedisURL.describe(seeds)
+    }
+}
+
+/// `redis.sentinel.master` and `redis.sentinel.nodes` (SPEC section 5).
+public struct SentinelSettings: Sendable, Equatable {
+    /// The name the sentinels monitor; empty: no Sentinel.
+    public var master = ""
+    /// `host:port` of each sentinel, asked in this order.
+    public var nodes: [String] = []
+    public var isEnabled: Bool { !master.isEmpty }
+    public init() {}
+
+    /// Host and port of each sentinel (validated by the loader, so none is dropped here in practice).
+    public var addresses: [(host: String, port: Int)] {
+        nodes.compactMap(Self.split)
+    }
+
+    /// `host:port`, `[v6]:port`; nil if it is not that.
+    public static func split(_ node: String) -> (host: String, port: Int)? {
+        guard let colon = node.lastIndex(of: ":"), let port = Int(node[node.index(after: colon)...]),
+              (1...65535).contains(port) else { return nil }
+        var host = String(node[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, !host.contains(where: \.isWhitespace) else { return nil }
+        return (host, port)
+    }
 }
 
 public struct RecoverySettings: Sendable, Equatable {

@@ -6,7 +6,7 @@ import Yams
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
-        "worker.id", "redis.url", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms",
+        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
         "recovery.max_deliveries",
@@ -109,13 +109,30 @@ public struct ConfigurationLoader: Sendable {
         var config = WorkerConfiguration()
         var reader = Reader(values: values)
         config.workerID = reader.string("worker.id", config.workerID)
-        config.redis.url = try RedisURL(parsing: reader.string("redis.url", "redis://127.0.0.1:6379/0"))
+        config.redis.setAddresses(try RedisURL.parseList(reader.string("redis.url", "redis://127.0.0.1:6379/0")))
+        config.redis.sentinel.master = reader.string("redis.sentinel.master", "").trimmingCharacters(in: .whitespaces)
+        config.redis.sentinel.nodes = reader.string("redis.sentinel.nodes", "").split(separator: ",")
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        for node in config.redis.sentinel.nodes where SentinelSettings.split(node) == nil {
+            throw ConfigurationError.invalid(key: "redis.sentinel.nodes", reason: "'\(Printable.clipped(node, to: 80))' is not host:port")
+        }
+        if config.redis.sentinel.isEnabled != !config.redis.sentinel.nodes.isEmpty {
+            throw ConfigurationError.invalid(key: "redis.sentinel", reason: "give both master (the monitored name) and nodes (the sentinels), or neither")
+        }
         config.redis.prefix = reader.string("redis.prefix", config.redis.prefix)
         config.redis.caFile = reader.string("redis.ca_file", "")
         config.redis.shards = reader.string("redis.shards", "").split(separator: ",")
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard config.redis.shards.count <= 64, Set(config.redis.shards).count == config.redis.shards.count else {
             throw ConfigurationError.invalid(key: "redis.shards", reason: "at most 64 distinct prefixes")
+        }
+        // Several addresses name a Redis Cluster, whose scripts need every key of a set in one slot: only
+        // hash-tagged shards do that (the plain prefix's keys hash to different slots).
+        if config.redis.seeds.count > 1 && config.redis.shards.isEmpty {
+            throw ConfigurationError.invalid(key: "redis.url", reason: "several addresses name a Redis Cluster, which needs redis.shards (hash-tagged prefixes such as push:{0})")
+        }
+        if config.redis.seeds.count > 1 && config.redis.sentinel.isEnabled {
+            throw ConfigurationError.invalid(key: "redis.url", reason: "with redis.sentinel the sentinels name the primary: give one address (for password, database and TLS)")
         }
         if config.redis.prefix.isEmpty { throw ConfigurationError.invalid(key: "redis.prefix", reason: "must not be empty") }
         config.redis.heartbeatTTLMillis = try reader.int("redis.heartbeat_ttl_ms", config.redis.heartbeatTTLMillis, min: 1000)

@@ -6,7 +6,9 @@ extension WorkerConfiguration: CustomStringConvertible {
     public var summaryLines: [String] {
         var lines = [
             "worker.id: \(workerID.isEmpty ? "(hostname-pid)" : workerID)",
-            "redis.url: \(redis.url)",
+            "redis.url: \(RedisURL.describe(redis.seeds))",
+            "redis.sentinel.master: \(redis.sentinel.isEnabled ? redis.sentinel.master : "(none: no Sentinel)")",
+            "redis.sentinel.nodes: \(redis.sentinel.nodes.isEmpty ? "(none)" : redis.sentinel.nodes.joined(separator: ","))",
             "redis.ca_file: \(redis.caFile.isEmpty ? "(system CAs)" : redis.caFile)",
             "redis.prefix: \(redis.prefix)",
             "redis.shards: \(redis.shards.isEmpty ? "(none: the prefix alone)" : redis.shards.joined(separator: ","))",

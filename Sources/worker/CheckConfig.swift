@@ -59,13 +59,15 @@ struct CheckConfig: AsyncParsableCommand {
         } catch {
             report(false, "\(error)")
         }
-        let redis = RedisConnection(url: configuration.redis.url, name: "check", caFile: configuration.redis.caFile,
-                                    socketTimeout: .seconds(max(1, min(redisTimeout, 300))))
+        // Connected as the worker connects: through the sentinels, or to the first shard's slot in a cluster.
+        let redis = RedisConnector.connection(configuration.redis, shard: configuration.redis.prefixes[0], name: "check",
+                                              socketTimeout: .seconds(max(1, min(redisTimeout, 300))))
+        let shown = "\(configuration.redis.sentinel.isEnabled ? "redis.sentinel" : "redis.url") \(configuration.redis.shownAddress)"
         do {
             _ = try await redis.execute(["PING"])
-            report(true, "redis.url \(configuration.redis.url): connected")
+            report(true, "\(shown): connected")
         } catch {
-            report(false, "redis.url \(configuration.redis.url): \(error)")
+            report(false, "\(shown): \(error)")
         }
         await redis.close()
         print(failures == 0 ? "\nconfiguration OK" : "\n\(failures) problem\(failures == 1 ? "" : "s") found")

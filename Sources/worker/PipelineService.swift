@@ -173,7 +173,7 @@ struct PipelineService: Service, CustomStringConvertible {
                 throw error
             } catch {
                 readiness.set(heartbeat.unreachable)
-                logger.error("Redis unreachable; retrying", metadata: ["error": "\(error)", "redis": "\(configuration.redis.url)"])
+                logger.error("Redis unreachable; retrying", metadata: ["error": "\(error)", "redis": "\(configuration.redis.shownAddress)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }

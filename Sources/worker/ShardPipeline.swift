@@ -24,12 +24,10 @@ struct ShardPipeline: Sendable {
         let keys = RedisKeys(prefix: prefix)
         self.keys = keys
         let redis = configuration.redis
-        let sharded = !redis.shards.isEmpty
         let queue = { (name: String) -> WorkQueue in
-            // A shard's keys share one hash slot: its connections follow that slot across a Redis Cluster.
-            let connection: any RedisCommands = sharded
-                ? SlotConnection(url: redis.url, name: "\(name)\(index)", caFile: redis.caFile)
-                : RedisConnection(url: redis.url, name: name, caFile: redis.caFile)
+            // A shard's keys share one hash slot: its connections follow that slot across a Redis Cluster
+            // (or the primary Sentinel names), each on a thread of its own.
+            let connection = RedisConnector.connection(redis, shard: prefix, name: "\(name)\(index)")
             return WorkQueue(connection: connection, keys: keys, workerID: workerID, maxDeliveries: configuration.recovery.maxDeliveries)
         }
         claimQueue = queue("claim")

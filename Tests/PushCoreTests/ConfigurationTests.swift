@@ -81,6 +81,59 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try ConfigurationLoader(environment: ["REDIS_URL": "http://x"]).load(yaml: ""))
     }
 
+    /// SPEC sections 5 and 7: several addresses of one cluster in redis.url, and Sentinel.
+    func testClusterAddressesAndSentinelKeys() throws {
+        let yaml = """
+            redis:
+              url: "redis://:s3cret,pw@10.0.0.1:6379, 10.0.0.2:6380,10.0.0.3/0"
+              shards: ["push:{0}", "push:{1}"]
+            """
+        let cluster = try ConfigurationLoader(environment: [:]).load(yaml: yaml).redis
+        XCTAssertEqual(cluster.seeds.map { "\($0.host):\($0.port)" }, ["10.0.0.1:6379", "10.0.0.2:6380", "10.0.0.3:6379"])
+        XCTAssertEqual(cluster.seeds.map { $0.password?.value }, ["s3cret,pw", "s3cret,pw", "s3cret,pw"], "one password for every node")
+        XCTAssertEqual(cluster.url.host, "10.0.0.1")
+        XCTAssertEqual(cluster.shownAddress, "redis://:***@10.0.0.1:6379,10.0.0.2:6380,10.0.0.3:6379/0")
+        // One address parses as before.
+        XCTAssertEqual(try ConfigurationLoader(environment: ["REDIS_URL": "redis://h:7000/2"]).load(yaml: "").redis.seeds,
+                       [try RedisURL(parsing: "redis://h:7000/2")])
+
+        let sentinel = try ConfigurationLoader(environment: [
+            "REDIS_URL": "rediss://app:pw@ignored:1/3", "REDIS_SENTINEL_MASTER": "queue",
+            "REDIS_SENTINEL_NODES": "10.0.0.5:26379, [::1]:26380",
+        ]).load(yaml: "").redis
+        XCTAssertEqual(sentinel.sentinel.master, "queue")
+        XCTAssertEqual(sentinel.sentinel.nodes, ["10.0.0.5:26379", "[::1]:26380"])
+        XCTAssertEqual(sentinel.sentinel.addresses.map(\.host), ["10.0.0.5", "::1"])
+        XCTAssertEqual(sentinel.url.database, 3)
+        XCTAssertTrue(sentinel.url.tls)
+        let fromFile = try ConfigurationLoader(environment: [:]).load(yaml: """
+            redis:
+              sentinel: { master: queue, nodes: ["a:26379", "b:26379"] }
+            """)
+        XCTAssertEqual(fromFile.redis.sentinel.nodes, ["a:26379", "b:26379"])
+        let summary = fromFile.summaryLines.joined(separator: "\n")
+        XCTAssertTrue(summary.contains("redis.sentinel.master: queue"), summary)
+        XCTAssertTrue(summary.contains("redis.sentinel.nodes: a:26379,b:26379"), summary)
+        let clusterSummary = try ConfigurationLoader(environment: [:]).load(yaml: yaml).summaryLines.joined(separator: "\n")
+        XCTAssertFalse(clusterSummary.contains("s3cret"), clusterSummary)
+
+        let loader = ConfigurationLoader(environment: [:])
+        for (bad, key) in [
+            ("redis: { url: \"redis://a:1,b:2/0\" }", "redis.url"),                           // a cluster without shards
+            ("redis: { url: \"redis://:pw@a:1,redis://b:2/0\", shards: [\"p:{0}\"] }", "redis.url"),  // full URLs
+            ("redis: { url: \"redis://:pw@a:1,,b:2/0\", shards: [\"p:{0}\"] }", "redis.url"),
+            ("redis: { sentinel: { master: m } }", "redis.sentinel"),
+            ("redis: { sentinel: { nodes: [\"a:1\"] } }", "redis.sentinel"),
+            ("redis: { sentinel: { master: m, nodes: [\"a\"] } }", "redis.sentinel.nodes"),
+        ] {
+            XCTAssertThrowsError(try loader.load(yaml: bad), bad) { error in
+                guard case .invalid(let named, let reason) = error as? ConfigurationError else { return XCTFail("\(error)") }
+                XCTAssertEqual(named, key, bad)
+                XCTAssertFalse(reason.contains("pw@"), reason)
+            }
+        }
+    }
+
     func testRetryDelaysGrowAndStayWithinBounds() {
         var retry = RetrySettings()
         retry.baseDelayMillis = 100

@@ -2,40 +2,90 @@ import Foundation
 import PushCore
 import RedisClient
 
-/// A real Redis Cluster on loopback: three redis-server nodes in cluster mode, joined with
-/// `redis-cli --cluster create`, every node a primary (no replicas).
+/// A real Redis Cluster on loopback: redis-server nodes in cluster mode, joined with
+/// `redis-cli --cluster create`: `primaries` primaries, each with `replicasEach` replicas (which node is
+/// which is up to redis-cli: ask `primaryIndex(of:)` and `replicaIndex(of:)`).
 public final class RedisClusterServers: @unchecked Sendable {
     public let nodes: [RedisServer]
     private let admin: [RedisConnection]
+    /// Each node's cluster id (CLUSTER MYID), by index.
+    public private(set) var ids: [String] = []
+    /// Nodes stopped with `kill(_:)`: no longer asked anything.
+    public private(set) var killed: Set<Int> = []
 
-    public init(nodes count: Int = 3) async throws {
-        nodes = try (0..<count).map { _ in try Self.startNode() }
+    /// - Parameter nodeTimeoutMillis: `cluster-node-timeout`: how long a silent primary takes to be
+    ///   declared failed (a replica is promoted soon after).
+    public init(primaries: Int = 3, replicasEach: Int = 0, nodeTimeoutMillis: Int = 5000) async throws {
+        nodes = try (0..<(primaries * (1 + replicasEach))).map { _ in try Self.startNode(timeoutMillis: nodeTimeoutMillis) }
         admin = nodes.map { RedisConnection(url: $0.url, name: "cluster-admin-\($0.port)") }
         guard let cli = which("redis-cli") else { throw TestSetupError("redis-cli is not installed (apt-get install redis-tools)") }
         let created = try runCommand(cli, ["--cluster", "create"] + nodes.map { "127.0.0.1:\($0.port)" }
-                                     + ["--cluster-replicas", "0", "--cluster-yes"])
+                                     + ["--cluster-replicas", String(replicasEach), "--cluster-yes"])
         guard created.status == 0 else { throw TestSetupError("redis-cli --cluster create failed: \(created.output)") }
-        let end = Date().addingTimeInterval(20)
+        for connection in admin { ids.append(try await connection.execute(["CLUSTER", "MYID"]).string ?? "") }
+        let end = Date().addingTimeInterval(30)
         while Date() < end {
-            var ready = true
-            for connection in admin {
-                let info = (try? await connection.execute(["CLUSTER", "INFO"]).string) ?? ""
-                if !info.contains("cluster_state:ok") { ready = false }
-            }
-            if ready { return }
+            if try await isSettled(replicas: primaries * replicasEach) { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw TestSetupError("the cluster did not reach cluster_state:ok")
+        throw TestSetupError("the cluster did not reach cluster_state:ok with every replica in sync")
+    }
+
+    /// Every live node says cluster_state:ok, and `replicas` replicas have their link to the primary up.
+    private func isSettled(replicas: Int) async throws -> Bool {
+        var linked = 0
+        for (index, connection) in admin.enumerated() where !killed.contains(index) {
+            let info = (try? await connection.execute(["CLUSTER", "INFO"]).string) ?? ""
+            if !info.contains("cluster_state:ok") { return false }
+            let replication = (try? await connection.execute(["INFO", "replication"]).string) ?? ""
+            if replication.contains("master_link_status:up") { linked += 1 }
+        }
+        return linked >= replicas
+    }
+
+    /// Stops node `index` with SIGKILL, as a crash would.
+    public func kill(_ index: Int) {
+        killed.insert(index)
+        nodes[index].kill()
+    }
+
+    /// A live node's view of the cluster (CLUSTER NODES), as lines of fields.
+    private func clusterNodes() async throws -> [[Substring]] {
+        for (index, connection) in admin.enumerated() where !killed.contains(index) {
+            if let table = try? await connection.execute(["CLUSTER", "NODES"]).string {
+                return table.split(separator: "\n").map { $0.split(separator: " ") }
+            }
+        }
+        throw TestSetupError("no cluster node answers")
+    }
+
+    /// The index of a replica of primary `index` (the first one listed).
+    public func replicaIndex(of primary: Int) async throws -> Int {
+        for fields in try await clusterNodes() where fields.count >= 4 && fields[3] == ids[primary] {
+            if let index = ids.firstIndex(of: String(fields[0])) { return index }
+        }
+        throw TestSetupError("node \(primary) has no replica")
+    }
+
+    /// True when node `index` says it is a primary and every live node says cluster_state:ok.
+    public func isPromoted(_ index: Int) async -> Bool {
+        let role = (try? await admin[index].execute(["ROLE"]).array?.first?.string) ?? ""
+        guard role == "master" else { return false }
+        for (other, connection) in admin.enumerated() where !killed.contains(other) {
+            let info = (try? await connection.execute(["CLUSTER", "INFO"]).string) ?? ""
+            if !info.contains("cluster_state:ok") { return false }
+        }
+        return true
     }
 
     /// A node on a random port pair (port, port + 10000 for the cluster bus); another pair if that one was
     /// taken meanwhile.
-    private static func startNode() throws -> RedisServer {
+    private static func startNode(timeoutMillis: Int) throws -> RedisServer {
         var lastError: Error?
         for _ in 0..<3 {
             do {
                 return try RedisServer(arguments: ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                                                   "--cluster-node-timeout", "5000", "--appendonly", "yes"], port: freeClusterPort())
+                                                   "--cluster-node-timeout", String(timeoutMillis), "--appendonly", "yes"], port: freeClusterPort())
             } catch {
                 lastError = error
             }
@@ -47,16 +97,13 @@ public final class RedisClusterServers: @unchecked Sendable {
     public var seedURL: String { nodes[0].urlString }
 
     public func slot(of key: String) async throws -> Int {
-        Int(try await admin[0].execute(["CLUSTER", "KEYSLOT", key]).integer ?? -1)
+        let live = admin.indices.first { !killed.contains($0) } ?? 0
+        return Int(try await admin[live].execute(["CLUSTER", "KEYSLOT", key]).integer ?? -1)
     }
 
     /// Index of the node that owns `slot`, and every node's id.
     public func owner(of slot: Int) async throws -> (index: Int, ids: [String]) {
-        var ids: [String] = []
-        for connection in admin { ids.append(try await connection.execute(["CLUSTER", "MYID"]).string ?? "") }
-        let table = try await admin[0].execute(["CLUSTER", "NODES"]).string ?? ""
-        for line in table.split(separator: "\n") {
-            let fields = line.split(separator: " ")
+        for fields in try await clusterNodes() {
             guard fields.count >= 9, let index = ids.firstIndex(of: String(fields[0])) else { continue }
             for range in fields[8...] {
                 let bounds = range.split(separator: "-").compactMap { Int($0) }
@@ -127,6 +174,7 @@ public final class RedisClusterServers: @unchecked Sendable {
 
     public func stop() async {
         for connection in admin { await connection.close() }
+        killed = Set(nodes.indices)
         nodes.forEach { $0.kill() }
     }
 }

@@ -37,10 +37,7 @@ struct ToolOptions: ParsableArguments {
         }
         let redis = configuration.redis
         return prefixes.map { prefix in
-            let connection: any RedisCommands = redis.shards.isEmpty
-                ? RedisConnection(url: redis.url, name: "tool", caFile: redis.caFile)
-                : SlotConnection(url: redis.url, name: "tool-\(prefix)", caFile: redis.caFile)
-            return (RedisKeys(prefix: prefix), connection)
+            (RedisKeys(prefix: prefix), RedisConnector.connection(redis, shard: prefix, name: "tool-\(prefix)"))
         }
     }
 }

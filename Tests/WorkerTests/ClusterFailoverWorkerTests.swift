@@ -1,0 +1,125 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// The worker fleet through a Redis Cluster failover: three primaries with a replica each, four shards,
+/// three workers whose `REDIS_URL` names one primary only; that primary is killed with SIGKILL mid-run.
+/// Every message is delivered, nothing is dead-lettered, and the fleet resumes on the promoted replica.
+final class ClusterFailoverWorkerTests: XCTestCase {
+    func testAPrimaryKilledMidRunStopsNothingAndLosesNothing() async throws {
+        let cluster = try await RedisClusterServers(primaries: 3, replicasEach: 1, nodeTimeoutMillis: 2000)
+        // 40 ms per answer, 20 notifications in flight per worker: the run lasts long enough to kill mid-way.
+        let apns = try await EmulatorStandIn { $0.latencyMillis = 40 }
+        let shards = (0..<4).map { "push:{\($0)}" }
+        let keys = shards.map { RedisKeys(prefix: $0) }
+        let slots = try await shards.asyncMap { try await cluster.slot(of: $0) }
+        let victim = try await cluster.owner(of: slots[1]).index
+        let replica = try await cluster.replicaIndex(of: victim)
+        var affected: [Int] = []
+        for (index, slot) in slots.enumerated() where try await cluster.owner(of: slot).index == victim { affected.append(index) }
+        let seeds = cluster.nodes.map(\.url)
+        let clients = shards.map { SlotConnection(seeds: seeds, key: $0, name: "producer-\($0)") }
+        let perShard = 1500
+        for (index, client) in clients.enumerated() {
+            for chunk in stride(from: 0, to: perShard, by: 500) {
+                try await client.execute(["LPUSH", keys[index].queue] + (chunk..<(chunk + 500)).map { n in
+                    messageJSON(id: "s\(index)-\(n)", tokens: [token("a\(index)", n)])
+                })
+            }
+            // Replicated before anything is killed: the producers' writes are not what this test is about.
+            try await assertEqual(try await client.execute(["WAIT", "1", "5000"]).integer, 1)
+        }
+        let directory = makeTemporaryDirectory("cluster-failover")
+        // The first worker serves /readyz: not ready while an affected shard has no reachable primary.
+        let metricsPort = freePort()
+        let workers = try (0..<3).map { n in
+            try WorkerProcess(environment: [
+                "REDIS_URL": cluster.nodes[victim].urlString, "REDIS_SHARDS": shards.joined(separator: ","),
+                "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
+                "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
+                "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
+                "WORKER_ID": "fw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "20", "COLLECTOR_WINDOW_MS": "10",
+                "METRICS_LISTEN": n == 0 ? "127.0.0.1:\(metricsPort)" : "",
+            ], logFile: "\(directory)/fw\(n).log")
+        }
+        let affectedPrefixes = affected.map { "a\($0)" }
+        func affectedDelivered() -> Int {
+            apns.answered().filter { $0.status == 200 && affectedPrefixes.contains(String($0.token.prefix(2))) }.count
+        }
+        try await eventually(timeout: .seconds(60)) { apns.answered().count >= 1000 }
+        try await assertEqual(await httpGet("http://127.0.0.1:\(metricsPort)/readyz")?.status, 200)
+        let deliveredAtKill = affectedDelivered()
+        XCTAssertLessThan(deliveredAtKill, affected.count * perShard / 2, "the affected shards still have work when their primary dies")
+
+        let killed = ContinuousClock.now
+        cluster.kill(victim)
+        var promotedAt: Duration?
+        var deliveredAtPromotion = 0
+        var resumedAt: Duration?
+        var notReady: String?
+        while resumedAt == nil && ContinuousClock.now - killed < .seconds(60) {
+            if notReady == nil, let answer = await httpGet("http://127.0.0.1:\(metricsPort)/readyz", timeout: 1), answer.status == 503 {
+                notReady = answer.body
+            }
+            if promotedAt == nil, await cluster.isPromoted(replica) {
+                promotedAt = ContinuousClock.now - killed
+                deliveredAtPromotion = affectedDelivered()
+            } else if promotedAt != nil, affectedDelivered() > deliveredAtPromotion {
+                resumedAt = ContinuousClock.now - killed
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let promotion = try XCTUnwrap(promotedAt, "the replica was promoted")
+        let resumption = try XCTUnwrap(resumedAt, "the fleet resumed the affected shards")
+        XCTAssertTrue(notReady?.contains("Redis unreachable (push:{") == true, "readiness during the failover: \(notReady ?? "always ready")")
+        print("cluster failover (workers): /readyz meanwhile: \(notReady ?? "ready")")
+        print("cluster failover (workers): replica promoted \(promotion) after the kill; affected shards \(affected) resumed \(resumption) after the kill, \(resumption - promotion) after the promotion")
+
+        try await eventually(timeout: .seconds(120)) {
+            for (index, client) in clients.enumerated() {
+                let queued = try await client.execute(["LLEN", keys[index].queue]).integer ?? -1
+                var held = 0
+                for n in 0..<3 { held += Int(try await client.execute(["HLEN", keys[index].processing(worker: "fw\(n)")]).integer ?? -1) }
+                if queued != 0 || held != 0 { return false }
+            }
+            return true
+        }
+        var delivered: [String: Int] = [:]
+        for (token, status) in apns.answered() where status == 200 { delivered[token, default: 0] += 1 }
+        let expected = (0..<4).flatMap { index in (0..<perShard).map { token("a\(index)", $0) } }
+        XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
+        let duplicates = expected.filter { (delivered[$0] ?? 0) > 1 }
+        print("cluster failover (workers): \(duplicates.count) delivered twice: \(duplicates.map { String($0.prefix(2)) + "…" + String($0.suffix(4)) })")
+        // A duplicate can only come from an acknowledgement the dead primary had not replicated: at most what
+        // the affected shards held in flight (20 per worker), and never on a shard whose primary lived.
+        XCTAssertLessThanOrEqual(duplicates.count, 3 * 20)
+        XCTAssertEqual(duplicates.filter { !affectedPrefixes.contains(String($0.prefix(2))) }, [])
+        for (index, client) in clients.enumerated() {
+            try await assertEqual(try await client.execute(["LLEN", keys[index].deadLetters]).integer, 0)
+        }
+        for worker in workers { XCTAssertTrue(worker.process.isRunning, worker.log.suffix(2000).description) }
+        try await eventually(timeout: .seconds(15)) { await httpGet("http://127.0.0.1:\(metricsPort)/readyz")?.status == 200 }
+        let logs = workers.map(\.log).joined()
+        XCTAssertTrue(logs.contains("the slot's primary changed"), "the failover is logged")
+        XCTAssertFalse(logs.contains("CROSSSLOT"))
+        for worker in workers { worker.signal(SIGTERM) }
+        for worker in workers {
+            let status = await worker.waitForExit(timeout: 30)
+            XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
+        }
+        for client in clients { await client.close() }
+        await apns.stop()
+        await cluster.stop()
+    }
+}
+
+extension Array where Element: Sendable {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
+}
