@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks. Without --queue or --filter: the whole pipeline, Redis to an HTTP/2 endpoint (prints notifications/s,
 # worker CPU per notification, Redis CPU per message, peak RSS, dead letters, a JSON line). Usage:
-#   scripts/bench.sh --suite [--only abcdefg]   issue 8's workloads (a)-(g) with h2load, Go and aioapns on (a): table + JSON
-#   scripts/bench.sh [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]
+#   scripts/bench.sh --suite [--only abcdefghi] [--transports nghttp2,libcurl]   the standard workloads (a)-(i), each
+#                    with both transports, h2load, Go and aioapns on (a): table + JSON
+#   scripts/bench.sh [--transport nghttp2|libcurl] [--goaway-after N] [--nginx-streams S] [--retries A]
+#                    [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]
 #                    [--connections C] [--latency-ms L] [--workers W] [--max-streams S] [--collapse-on-error]
 #                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--json FILE]
 #                    [--libcurl-dir DIR]   (the worker with another libcurl.so.4, e.g. bookworm-backports' 8.14)
