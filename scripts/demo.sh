@@ -89,8 +89,9 @@ echo "-- push:feedback (tokens the backend must drop)"; q LRANGE push:feedback 0
 echo "-- push:dlq (dead letters, with reasons)"; q LRANGE push:dlq 0 -1
 echo "-- push:filtered (sensitive-word audit)"; q LRANGE push:filtered 0 -1
 echo "-- the worker's /readyz: $ready"
-echo "-- some of its /metrics (Prometheus text; docs/operations.md explains each)"
-grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|queue_length|build_info)' <<<"$metrics" || true
+echo "-- some of its /metrics (Prometheus text; docs/operations.md explains each; series at 0 left out)"
+grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|apns_streams_limit|queue_length|build_info)' <<<"$metrics" \
+  | grep -vE ' 0(\.0)?$' || true
 echo "-- worker log"; cat "$run/worker.log"
 echo
 echo "one delivered notification as the emulator recorded it:"; head -1 "$run/delivered.jsonl"
