@@ -81,10 +81,16 @@ public final class Acknowledger: Sendable {
     private func flush(_ pending: inout [CompletedMessage], _ ledger: inout OutcomeLedger) async {
         guard !pending.isEmpty else { return }
         var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
+        var retried = false
         while true {
             do {
                 let acknowledged = try await queue.acknowledge(pending, filteredCap: filteredCap)
-                if acknowledged < pending.count {
+                if acknowledged < pending.count && retried {
+                    // The failed attempt may have been applied with only its reply lost (Redis killed or the
+                    // connection cut after the script ran): the retry then finds those messages gone.
+                    logger.notice("acknowledgement retried after an error: some messages were already acknowledged (the first attempt applied before its reply was lost) or recovered elsewhere; nothing was written twice",
+                                  metadata: ["expected": "\(pending.count)", "acknowledged": "\(acknowledged)"])
+                } else if acknowledged < pending.count {
                     logger.warning("some messages were no longer claimed by this worker (recovered elsewhere); their outcomes were not written twice",
                                    metadata: ["expected": "\(pending.count)", "acknowledged": "\(acknowledged)"])
                 }
@@ -99,6 +105,7 @@ public final class Acknowledger: Sendable {
                                    metadata: ["messages": "\(pending.count)"])
                     break
                 }
+                retried = true
                 logger.error("acknowledgement failed; retrying", metadata: ["error": "\(error)", "messages": "\(pending.count)"])
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }

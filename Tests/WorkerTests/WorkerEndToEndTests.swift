@@ -202,6 +202,7 @@ final class WorkerEndToEndTests: XCTestCase {
         XCTAssertEqual((0..<total).filter { delivered[token("a1", $0)] == nil }, [], "every message reached APNs")
         XCTAssertTrue(worker.log.contains("Redis is back") || worker.log.contains("acknowledgement failed"), worker.log)
         XCTAssertFalse(worker.log.contains("no longer claimed"), "a reconnect must not take claims twice:\n\(worker.log)")
+        XCTAssertEqual(delivered.filter { $0.value > 1 }.map(\.key), [], "nothing sent twice because of the reconnect")
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 15)
         XCTAssertEqual(status, 0)
