@@ -118,7 +118,9 @@ final class CollectorTests: RedisTestCase {
         var iterator = harness.batches.makeAsyncIterator()
         var seen: [PushMessage] = []
         while seen.count < 5, let batch = await iterator.next() { seen += batch.messages }
-        try await Task.sleep(for: .milliseconds(500))
+        try await eventually { try await self.connection.claimedCount(self.keys.processing(worker: "w")) == 5 }
+        // Nothing more may come while the room is full: give a claim loop that ignored it time to show it.
+        try await Task.sleep(for: .milliseconds(300))
         let claimed = try await connection.claimedCount(keys.processing(worker: "w"))
         let waiting = try await connection.length(keys.queue)
         XCTAssertEqual(claimed, 5, "no more than max_in_flight is claimed")
@@ -138,7 +140,8 @@ final class CollectorTests: RedisTestCase {
         try await connection.lpush(keys.queue, (0..<20).map { n in
             messageJSON(id: "big\(n)", tokens: (0..<1000).map { token("b\(n % 10)", $0) })
         })
-        try await Task.sleep(for: .milliseconds(800))
+        try await eventually { try await self.connection.claimedCount(self.keys.processing(worker: "w")) > 0 }
+        try await Task.sleep(for: .milliseconds(300))  // a claim that ignored the room would take more by now
         let claimed = try await connection.claimedCount(keys.processing(worker: "w"))
         let inFlight = await harness.gate.inFlight
         XCTAssertLessThanOrEqual(claimed, 3, "a claim takes what fits the room in tokens (plus one message at most)")
