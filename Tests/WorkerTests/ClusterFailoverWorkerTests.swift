@@ -78,17 +78,8 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         print("cluster failover (workers): /readyz meanwhile: \(notReady ?? "ready")")
         print("cluster failover (workers): replica promoted \(promotion) after the kill; affected shards \(affected) resumed \(resumption) after the kill, \(resumption - promotion) after the promotion")
 
-        try await eventually(timeout: .seconds(120)) {
-            for (index, client) in clients.enumerated() {
-                let queued = try await client.execute(["LLEN", keys[index].queue]).integer ?? -1
-                var held = 0
-                for n in 0..<3 { held += Int(try await client.execute(["HLEN", keys[index].processing(worker: "fw\(n)")]).integer ?? -1) }
-                if queued != 0 || held != 0 { return false }
-            }
-            return true
-        }
-        var delivered: [String: Int] = [:]
-        for (token, status) in apns.answered() where status == 200 { delivered[token, default: 0] += 1 }
+        try await waitUntilShardsDrained(clients, keys: keys, workers: (0..<3).map { "fw\($0)" }, timeout: .seconds(120))
+        let delivered = acceptances(by: apns)
         let expected = (0..<4).flatMap { index in (0..<perShard).map { token("a\(index)", $0) } }
         XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
         let duplicates = expected.filter { (delivered[$0] ?? 0) > 1 }

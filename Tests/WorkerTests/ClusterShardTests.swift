@@ -38,17 +38,8 @@ final class ClusterShardTests: XCTestCase {
         let after = try await cluster.migrate(slot: slot, pause: .milliseconds(150))
         XCTAssertNotEqual(before, after)
 
-        try await eventually(timeout: .seconds(90)) {
-            for (index, client) in clients.enumerated() {
-                let queued = try await client.execute(["LLEN", keys[index].queue]).integer ?? -1
-                var held = 0
-                for n in 0..<2 { held += Int(try await client.execute(["HLEN", keys[index].processing(worker: "cw\(n)")]).integer ?? -1) }
-                if queued != 0 || held != 0 { return false }
-            }
-            return true
-        }
-        var delivered: [String: Int] = [:]
-        for (token, status) in apns.answered() where status == 200 { delivered[token, default: 0] += 1 }
+        try await waitUntilShardsDrained(clients, keys: keys, workers: (0..<2).map { "cw\($0)" }, timeout: .seconds(90))
+        let delivered = acceptances(by: apns)
         let expected = (0..<4).flatMap { index in (0..<perShard).map { token("a\(index)", $0) } }
         XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
         XCTAssertEqual(expected.filter { (delivered[$0] ?? 0) > 1 }, [], "none twice")
