@@ -18,6 +18,8 @@ public struct RedisKeys: Sendable, Equatable {
     /// Poison quarantine: hash, field = SHA-1 of an element, value = how many holders of it died.
     public var deliveries: String { "\(prefix):deliveries" }
     public var processingPattern: String { "\(prefix):processing:*" }
+    /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.
+    public func pushProgress(runID: String) -> String { "\(prefix):push-progress:\(runID)" }
 
     /// Claimed, unacknowledged elements of one worker: hash, field = claim sequence, value = the element.
     public func processing(worker: String) -> String { "\(prefix):processing:\(worker)" }

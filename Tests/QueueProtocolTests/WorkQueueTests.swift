@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-import QueueProtocol
+@testable import QueueProtocol
 import RedisClient
 import TestSupport
 import XCTest
@@ -220,5 +220,33 @@ final class WorkQueueTests: RedisTestCase {
         try await worker.acknowledge(readBack.map { CompletedMessage(seq: $0.seq, counted: $0.counted, records: [], notifications: 1) },
                                      filteredCap: 10)
         try await assertEqual(try await connection.execute(["HLEN", keys.deliveries]).integer, 0)
+    }
+
+    /// A chunked push cut off part-way resumes where it stopped and pushes nothing twice: a chunk whose reply
+    /// was lost is recognised by the progress it already advanced, and a run started again continues from it.
+    func testAResumablePushNeverPushesAnElementTwice() async throws {
+        let pusher = ResumablePush(connection: connection)
+        let elements = (0..<2500).map { Array("e\($0)".utf8) }
+        // An earlier run of the same id got 1,000 on the list, then died (its progress says so).
+        try await connection.lpush(keys.queue, (0..<1000).map { "e\($0)" })
+        try await connection.execute(["SET", keys.pushProgress(runID: "r1"), "1000"])
+        let total = try await pusher.push(elements, onto: keys.queue, keys: keys, runID: "r1")
+        XCTAssertEqual(total, 2500)
+        let listed = try await connection.strings(keys.queue)
+        XCTAssertEqual(listed.count, 2500)
+        XCTAssertEqual(Set(listed).count, 2500, "each element once")
+        XCTAssertEqual(listed.last, "e0", "in order: the first pushed is consumed first")
+        // The same run again (a retry after a lost reply, or the command run twice): nothing more.
+        let again = try await pusher.push(elements, onto: keys.queue, keys: keys, runID: "r1")
+        XCTAssertEqual(again, 2500)
+        try await assertEqual(try await connection.length(keys.queue), 2500)
+        // A chunk sent with a stale offset (its first attempt's reply was lost) pushes nothing.
+        let stale = try await connection.execute(bytes: [Array("EVAL".utf8), Array(ResumablePush.script.source.utf8), Array("2".utf8),
+                                                         Array(keys.queue.utf8), Array(keys.pushProgress(runID: "r1").utf8),
+                                                         Array("1000".utf8), Array("60".utf8), Array("dup".utf8)])
+        XCTAssertEqual(stale.integer, 2500)
+        try await assertEqual(try await connection.length(keys.queue), 2500)
+        try await assertEqual(try await connection.execute(["TTL", keys.pushProgress(runID: "r1")]).integer.map { $0 > 0 }, true,
+                              "progress expires")
     }
 }

@@ -119,6 +119,15 @@ final class ReplayTests: ToolTestCase {
         let imported = try await tool(["dlq", "import", file])
         XCTAssertEqual(imported.status, 0, imported.output)
         try await assertEqual(try await client.strings(keys.deadLetters), before, "the same entries in the same order")
+        // Run again (as after an interruption): the same file resumes its run, which is complete: nothing twice.
+        let rerun = try await tool(["dlq", "import", file])
+        XCTAssertEqual(rerun.status, 0, rerun.output)
+        XCTAssertTrue(rerun.output.contains("imported 0 dead letters"), rerun.output)
+        try await assertEqual(try await client.length(keys.deadLetters), 5)
+        let anew = try await tool(["dlq", "import", file, "--again"])
+        XCTAssertEqual(anew.status, 0, anew.output)
+        try await assertEqual(try await client.length(keys.deadLetters), 10, "--again imports the file anew")
+        try await client.execute(["LTRIM", keys.deadLetters, "5", "-1"])
 
         let bad = "\(directory!)/bad.jsonl"
         try (lines[0] + "\n{\"not\": \"a dead letter\"}\n").write(toFile: bad, atomically: true, encoding: .utf8)

@@ -27,6 +27,14 @@ final class ToolsTests: ToolTestCase {
         XCTAssertEqual(jsonObject(many.output.split(separator: "\n").last.map(String.init) ?? "")["enqueued"] as? Int, 3)
         let ids = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
         XCTAssertEqual(Set(ids), ["op-1", "load-1", "load-2", "load-3"])
+        // The same run again (as after an interruption) resumes it: complete, so nothing is pushed twice.
+        let rerun = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 2), "--alert", "load",
+                                    "--id", "load", "--count", "3", "--json"])
+        XCTAssertEqual(rerun.status, 0, rerun.output)
+        let rerunResult = jsonObject(rerun.output.split(separator: "\n").last.map(String.init) ?? "")
+        XCTAssertEqual(rerunResult["enqueued"] as? Int, 0)
+        XCTAssertEqual(rerunResult["already_enqueued"] as? Int, 3)
+        try await assertEqual(try await client.length(keys.queue), 4)
 
         let bad = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 3), "--alert", "x", "--priority", "7"])
         XCTAssertEqual(bad.status, 2, bad.output)

@@ -37,6 +37,7 @@ struct DLQImport: AsyncParsableCommand {
                                                     abstract: "Push dead letters from a JSON-lines file (as export writes them).")
     @OptionGroup var options: ToolOptions
     @Argument(help: "The JSON-lines file.") var file: String
+    @Flag(help: "Import the file again even if a run of it completed within the last day.") var again = false
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
@@ -62,9 +63,24 @@ struct DLQImport: AsyncParsableCommand {
             entries.append(bytes)
         }
         guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
-        let pushed = try await redis.pushInChunks(keys.deadLetters, entries)
+        // The file's digest is the run's id: the same import cut off part-way resumes where it stopped when
+        // run again (within a day); --again imports the file anew.
+        let runID = "import-" + ResumablePush.runID(forContent: Array(data)) + (again ? "-\(WallClock.nowMillis())" : "")
+        let pusher = ResumablePush(connection: redis)
+        let already: Int
+        let pushed: Int
+        do {
+            already = try await pusher.progress(keys: keys, runID: runID)
+            pushed = try await pusher.push(entries, onto: keys.deadLetters, keys: keys, runID: runID)
+        } catch let interrupted as ResumablePush.Interrupted {
+            await redis.close()
+            FileHandle.standardError.write(Data("error: \(interrupted.pushed) of \(interrupted.total) dead letters imported before: \(interrupted.cause); run the same command again to import the rest, none twice\n".utf8))
+            throw ExitCode(1)
+        }
         await redis.close()
-        print("imported \(pushed) dead letter\(pushed == 1 ? "" : "s") into \(keys.deadLetters)")
+        let fresh = pushed - already
+        let resumed = already > 0 ? " (\(already) had been imported by an earlier run of this file; --again imports it anew)" : ""
+        print("imported \(fresh) dead letter\(fresh == 1 ? "" : "s") into \(keys.deadLetters)\(resumed)")
     }
 }
 

@@ -70,13 +70,26 @@ struct EnqueueCommand: AsyncParsableCommand {
             elements.append(element)
         }
         guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
-        let pushed = try await redis.pushInChunks(keys.queue, elements)
+        // The messages' id is the run's id: a run cut off part-way is resumed by running it again with --id.
+        let pusher = ResumablePush(connection: redis)
+        let already: Int
+        let pushed: Int
+        do {
+            already = try await pusher.progress(keys: keys, runID: "enqueue-\(base)")
+            pushed = try await pusher.push(elements, onto: keys.queue, keys: keys, runID: "enqueue-\(base)")
+        } catch let interrupted as ResumablePush.Interrupted {
+            await redis.close()
+            FileHandle.standardError.write(Data("error: \(interrupted.pushed) of \(interrupted.total) messages enqueued before: \(interrupted.cause); run the same command again with --id \(base) to enqueue the rest, none twice\n".utf8))
+            throw ExitCode(1)
+        }
         await redis.close()
+        let fresh = pushed - already
         if options.json {
-            print(ToolOutput.json(ToolOutput.object(["queue": .string(keys.queue), "enqueued": ToolOutput.number(pushed),
-                                                     "id": .string(base)])))
+            print(ToolOutput.json(ToolOutput.object(["queue": .string(keys.queue), "enqueued": ToolOutput.number(fresh),
+                                                     "already_enqueued": ToolOutput.number(already), "id": .string(base)])))
         } else {
-            print("enqueued \(pushed) message\(pushed == 1 ? "" : "s") to \(keys.queue) (id \(base)\(count > 1 ? "-1..\(count)" : ""))")
+            let resumed = already > 0 ? "; \(already) were already there from an earlier run with this id" : ""
+            print("enqueued \(fresh) message\(fresh == 1 ? "" : "s") to \(keys.queue) (id \(base)\(count > 1 ? "-1..\(count)" : "")\(resumed))")
         }
     }
 }

@@ -42,19 +42,6 @@ struct ToolOptions: ParsableArguments {
     }
 }
 
-extension RedisCommands {
-    /// LPUSHes elements in file order, 1,000 per command; returns how many.
-    func pushInChunks(_ key: String, _ elements: [[UInt8]]) async throws -> Int {
-        var pushed = 0
-        while pushed < elements.count {
-            let chunk = elements[pushed..<min(elements.count, pushed + 1000)]
-            try await execute(bytes: [Array("LPUSH".utf8), Array(key.utf8)] + chunk)
-            pushed += chunk.count
-        }
-        return pushed
-    }
-}
-
 /// Output helpers shared by the tools.
 enum ToolOutput {
     /// A JSON document from plain Swift values (strings, integers, arrays, dictionaries), keys sorted.
