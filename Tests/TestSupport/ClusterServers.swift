@@ -167,6 +167,22 @@ public final class RedisClusterServers: @unchecked Sendable {
         }
     }
 
+    /// How many slots the node at `index` owns, and its id (from CLUSTER NODES).
+    public func slotsOwned(by index: Int) async throws -> (count: Int, id: String) {
+        let id = try await admin[index].execute(["CLUSTER", "MYID"]).string ?? ""
+        let table = try await admin[0].execute(["CLUSTER", "NODES"]).string ?? ""
+        var count = 0
+        for line in table.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count >= 8, String(fields[0]) == id else { continue }
+            for range in fields.dropFirst(8) where !range.hasPrefix("[") {
+                let bounds = range.split(separator: "-").compactMap { Int($0) }
+                count += bounds.count == 2 ? bounds[1] - bounds[0] + 1 : bounds.count
+            }
+        }
+        return (count, id)
+    }
+
     /// Runs a command on one node as it is, without following redirections (errors come back as replies).
     public func onNode(_ index: Int, _ command: [String]) async throws -> RedisReply {
         try await admin[index].pipeline([command.map { Array($0.utf8) }])[0]

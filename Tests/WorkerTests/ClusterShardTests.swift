@@ -57,4 +57,74 @@ final class ClusterShardTests: XCTestCase {
         await apns.stop()
         await cluster.stop()
     }
+
+    /// The operator's own tool under running workers: `redis-cli --cluster reshard --cluster-pipeline 1` moves
+    /// every slot of a node to the next one, three times in turn. Nothing is lost or sent twice, no key ends up
+    /// on two nodes, and `redis-cli --cluster check` is clean afterwards.
+    func testRedisCliReshardingWholeNodesUnderRunningWorkersLosesAndDuplicatesNothing() async throws {
+        guard let cli = which("redis-cli") else { throw XCTSkip("redis-cli is not installed") }
+        let cluster = try await RedisClusterServers()
+        let apns = try await EmulatorStandIn { $0.latencyMillis = 20 }
+        let shards = (0..<4).map { "push:{\($0)}" }
+        let keys = shards.map { RedisKeys(prefix: $0) }
+        let clients = shards.map { SlotConnection(url: try! RedisURL(parsing: cluster.seedURL), name: "producer-\($0)") }
+        let perShard = 1500
+        for (index, client) in clients.enumerated() {
+            try await client.execute(["LPUSH", keys[index].queue] + (0..<perShard).map { n in
+                messageJSON(id: "r\(index)-\(n)", tokens: [token("b\(index)", n)])
+            })
+        }
+        let directory = makeTemporaryDirectory("reshard")
+        let workers = try (0..<2).map { n in
+            try WorkerProcess(environment: [
+                "REDIS_URL": cluster.nodes.map { "redis://127.0.0.1:\($0.port)" }.first!, "REDIS_SHARDS": shards.joined(separator: ","),
+                "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
+                "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
+                "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
+                "WORKER_ID": "rw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "10", "COLLECTOR_WINDOW_MS": "10",
+                "REDIS_HEARTBEAT_TTL_MS": "5000",
+            ], logFile: "\(directory)/rw\(n).log")
+        }
+        // A node that gave away its last slot stays a primary (by default Redis 7 turns it into a replica of
+        // the node that took them), so that slots can be moved back to it in the next round.
+        for node in 0..<3 { _ = try await cluster.onNode(node, ["CONFIG", "SET", "cluster-allow-replica-migration", "no"]) }
+        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 100 }
+        var answeredAtRound: [Int] = []
+        for round in 0..<3 {
+            answeredAtRound.append(apns.answered().count)
+            let source = try await cluster.slotsOwned(by: round % 3)
+            let target = try await cluster.slotsOwned(by: (round + 1) % 3)
+            guard source.count > 0 else { continue }
+            let moved = try runCommand(cli, ["--cluster", "reshard", "127.0.0.1:\(cluster.nodes[0].port)",
+                                             "--cluster-from", source.id, "--cluster-to", target.id,
+                                             "--cluster-slots", String(source.count), "--cluster-yes", "--cluster-pipeline", "1"])
+            XCTAssertEqual(moved.status, 0, String(moved.output.suffix(2000)))
+        }
+        print("redis-cli reshard: answers when each round began: \(answeredAtRound) of \(4 * perShard)")
+        XCTAssertLessThan(answeredAtRound[1], 4 * perShard, "the workers were still sending while slots moved")
+        try await waitUntilShardsDrained(clients, keys: keys, workers: ["rw0", "rw1"], timeout: .seconds(180))
+        let delivered = acceptances(by: apns)
+        let expected = (0..<4).flatMap { index in (0..<perShard).map { token("b\(index)", $0) } }
+        XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
+        XCTAssertEqual(expected.filter { (delivered[$0] ?? 0) > 1 }, [], "none twice")
+        let check = try runCommand(cli, ["--cluster", "check", "127.0.0.1:\(cluster.nodes[1].port)"])
+        XCTAssertEqual(check.status, 0, check.output)
+        XCTAssertFalse(check.output.contains("[ERR]") || check.output.contains("[WARNING]"), check.output)
+        for shard in keys {
+            let slot = try await cluster.slot(of: shard.queue)
+            var holders = 0
+            for node in 0..<3 where (try await cluster.onNode(node, ["CLUSTER", "COUNTKEYSINSLOT", String(slot)])).integer ?? 0 > 0 {
+                holders += 1
+            }
+            XCTAssertLessThanOrEqual(holders, 1, "the keys of \(shard.prefix) live on one node")
+        }
+        for worker in workers { worker.signal(SIGTERM) }
+        for worker in workers {
+            let status = await worker.waitForExit(timeout: 20)
+            XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
+        }
+        for client in clients { await client.close() }
+        await apns.stop()
+        await cluster.stop()
+    }
 }
