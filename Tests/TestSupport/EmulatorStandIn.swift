@@ -94,8 +94,13 @@ extension EmulatorStandIn {
     /// The environment that points a `worker` at `redis` and this emulator, with one app (com.example.chat)
     /// signing with the emulator's key; `extra` adds or overrides keys.
     public func workerEnvironment(redis: RedisServer, _ extra: [String: String] = [:]) -> [String: String] {
+        workerEnvironment(redisURL: redis.urlString, extra)
+    }
+
+    /// The same for any `redis.url` (a cluster node, or a placeholder when Sentinel names the primary).
+    public func workerEnvironment(redisURL: String, _ extra: [String: String] = [:]) -> [String: String] {
         var environment = [
-            "REDIS_URL": redis.urlString, "APNS_ENDPOINT": endpoint, "APNS_CA_FILE": caFile,
+            "REDIS_URL": redisURL, "APNS_ENDPOINT": endpoint, "APNS_CA_FILE": caFile,
             "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": Self.teamID,
             "APNS_APPS_0_KEY_ID": Self.keyID, "APNS_APPS_0_KEY_FILE": keyFile,
         ]

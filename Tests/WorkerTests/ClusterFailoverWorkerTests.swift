@@ -36,14 +36,11 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         // The first worker serves /readyz: not ready while an affected shard has no reachable primary.
         let metricsPort = freePort()
         let workers = try (0..<3).map { n in
-            try WorkerProcess(environment: [
-                "REDIS_URL": cluster.nodes[victim].urlString, "REDIS_SHARDS": shards.joined(separator: ","),
-                "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-                "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
-                "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
+            try WorkerProcess(environment: apns.workerEnvironment(redisURL: cluster.nodes[victim].urlString, [
+                "REDIS_SHARDS": shards.joined(separator: ","),
                 "WORKER_ID": "fw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "20", "COLLECTOR_WINDOW_MS": "10",
-                "METRICS_LISTEN": n == 0 ? "127.0.0.1:\(metricsPort)" : "",
-            ], logFile: "\(directory)/fw\(n).log")
+                "METRICS_LISTEN": n == 0 ? "127.0.0.1:\(metricsPort)" : ""
+            ]), logFile: "\(directory)/fw\(n).log")
         }
         let affectedPrefixes = affected.map { "a\($0)" }
         func affectedDelivered() -> Int {

@@ -15,21 +15,14 @@ final class ClusterShardTests: XCTestCase {
         let keys = shards.map { RedisKeys(prefix: $0) }
         let clients = shards.map { SlotConnection(url: try! RedisURL(parsing: cluster.seedURL), name: "producer-\($0)") }
         let perShard = 400
-        for (index, client) in clients.enumerated() {
-            try await client.execute(["LPUSH", keys[index].queue] + (0..<perShard).map { n in
-                messageJSON(id: "s\(index)-\(n)", tokens: [token("a\(index)", n)])
-            })
-        }
+        try await fill(clients, keys, perShard: perShard, tokenPrefix: "a")
         let directory = makeTemporaryDirectory("cluster")
         let workers = try (0..<2).map { n in
-            try WorkerProcess(environment: [
-                "REDIS_URL": cluster.seedURL, "REDIS_SHARDS": shards.joined(separator: ","),
-                "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-                "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
-                "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
+            try WorkerProcess(environment: apns.workerEnvironment(redisURL: cluster.seedURL, [
+                "REDIS_SHARDS": shards.joined(separator: ","),
                 "WORKER_ID": "cw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "40", "COLLECTOR_WINDOW_MS": "10",
-                "REDIS_HEARTBEAT_TTL_MS": "2000",
-            ], logFile: "\(directory)/cw\(n).log")
+                "REDIS_HEARTBEAT_TTL_MS": "2000"
+            ]), logFile: "\(directory)/cw\(n).log")
         }
         try await eventually(timeout: .seconds(30)) { apns.answered().count >= 200 }
         // Move shard 0's slot (its queue, processing hashes, registry...) to another node while both work.
@@ -69,21 +62,14 @@ final class ClusterShardTests: XCTestCase {
         let keys = shards.map { RedisKeys(prefix: $0) }
         let clients = shards.map { SlotConnection(url: try! RedisURL(parsing: cluster.seedURL), name: "producer-\($0)") }
         let perShard = 1500
-        for (index, client) in clients.enumerated() {
-            try await client.execute(["LPUSH", keys[index].queue] + (0..<perShard).map { n in
-                messageJSON(id: "r\(index)-\(n)", tokens: [token("b\(index)", n)])
-            })
-        }
+        try await fill(clients, keys, perShard: perShard, tokenPrefix: "b")
         let directory = makeTemporaryDirectory("reshard")
         let workers = try (0..<2).map { n in
-            try WorkerProcess(environment: [
-                "REDIS_URL": cluster.nodes.map { "redis://127.0.0.1:\($0.port)" }.first!, "REDIS_SHARDS": shards.joined(separator: ","),
-                "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-                "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
-                "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
+            try WorkerProcess(environment: apns.workerEnvironment(redisURL: cluster.seedURL, [
+                "REDIS_SHARDS": shards.joined(separator: ","),
                 "WORKER_ID": "rw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "10", "COLLECTOR_WINDOW_MS": "10",
-                "REDIS_HEARTBEAT_TTL_MS": "5000",
-            ], logFile: "\(directory)/rw\(n).log")
+                "REDIS_HEARTBEAT_TTL_MS": "5000"
+            ]), logFile: "\(directory)/rw\(n).log")
         }
         // A node that gave away its last slot stays a primary (by default Redis 7 turns it into a replica of
         // the node that took them), so that slots can be moved back to it in the next round.

@@ -23,18 +23,14 @@ final class SentinelFailoverWorkerTests: XCTestCase {
         try await assertEqual(try await producer.execute(["WAIT", "1", "5000"]).integer, 1)
         let directory = makeTemporaryDirectory("sentinel-failover")
         let workers = try (0..<2).map { n in
-            try WorkerProcess(environment: [
-                // Only the password, database and TLS of redis.url are used with Sentinel.
-                "REDIS_URL": "redis://127.0.0.1:1/0",
+            // Only the password, database and TLS of redis.url are used with Sentinel.
+            try WorkerProcess(environment: apns.workerEnvironment(redisURL: "redis://127.0.0.1:1/0", [
                 "REDIS_SENTINEL_MASTER": servers.master,
                 "REDIS_SENTINEL_NODES": servers.sentinelPorts.map { "127.0.0.1:\($0)" }.joined(separator: ","),
-                "APNS_ENDPOINT": apns.endpoint, "APNS_CA_FILE": apns.caFile,
-                "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": EmulatorStandIn.teamID,
-                "APNS_APPS_0_KEY_ID": EmulatorStandIn.keyID, "APNS_APPS_0_KEY_FILE": apns.keyFile,
                 "WORKER_ID": "sw\(n)", "COLLECTOR_MAX_IN_FLIGHT": "20", "COLLECTOR_WINDOW_MS": "10",
                 // Longer than the failover (down-after 1 s plus the election), so no claim is recovered from a live worker.
                 "REDIS_HEARTBEAT_TTL_MS": "15000",
-            ], logFile: "\(directory)/sw\(n).log")
+            ]), logFile: "\(directory)/sw\(n).log")
         }
         try await eventually(timeout: .seconds(30)) { apns.answered().count >= 300 }
         let answeredAtKill = apns.answered().count

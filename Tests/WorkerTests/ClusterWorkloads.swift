@@ -2,6 +2,15 @@ import QueueProtocol
 import RedisClient
 import TestSupport
 
+/// Queues `perShard` one-token messages on each shard: tokens `<tokenPrefix><shard>…<n>`, ids `<tokenPrefix><shard>-<n>`.
+func fill(_ clients: [SlotConnection], _ keys: [RedisKeys], perShard: Int, tokenPrefix: String) async throws {
+    for (index, client) in clients.enumerated() {
+        try await client.execute(["LPUSH", keys[index].queue] + (0..<perShard).map { n in
+            messageJSON(id: "\(tokenPrefix)\(index)-\(n)", tokens: [token("\(tokenPrefix)\(index)", n)])
+        })
+    }
+}
+
 /// Waits until no shard has anything queued or claimed by any of `workers`.
 func waitUntilShardsDrained(_ clients: [SlotConnection], keys: [RedisKeys], workers: [String],
                             timeout: Duration) async throws {
