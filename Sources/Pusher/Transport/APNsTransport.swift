@@ -61,6 +61,8 @@ public final class APNsTransport: @unchecked Sendable {
     private var pause: CredentialPause
     private var lastDeadlineScan: UInt64 = 0
     private var lastStreamsLimit: Int?
+    /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
+    private var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
 
     struct AnswerKey: Hashable {
@@ -160,6 +162,7 @@ public final class APNsTransport: @unchecked Sendable {
 
             completions.removeAll(keepingCapacity: true)
             driver.process(into: &completions)
+            batchNowMillis = nil
             for completion in completions { complete(completion) }
             let scanTime = DispatchTime.now().uptimeNanoseconds
             if scanTime &- lastDeadlineScan >= Self.deadlineScanNanos { scanDeadlines(now: scanTime) }
@@ -278,7 +281,9 @@ public final class APNsTransport: @unchecked Sendable {
             metrics.apnsRequestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
             if let enqueued = request.job.job.enqueuedAtMillis {
-                let waited = WallClock.nowMillis() - enqueued
+                let now = batchNowMillis ?? WallClock.nowMillis()
+                batchNowMillis = now
+                let waited = now - enqueued
                 if waited >= 0 { metrics.queueToAPNs.recordMilliseconds(waited) }
             }
             answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
@@ -291,7 +296,7 @@ public final class APNsTransport: @unchecked Sendable {
             }
         case .unprocessed(let reason):
             // Never processed by the server: again at once, no attempt spent, no duplicate possible.
-            retryCounts[Self.label(reason), default: 0] += 1
+            retryCounts[reason, default: 0] += 1
             resentUnprocessed.add(1, ordering: .relaxed)
             notePauseAnswer(status: nil)
             if let logger, logger.logLevel <= .debug {
@@ -302,7 +307,7 @@ public final class APNsTransport: @unchecked Sendable {
             }
             ready.append(request)
         case .failed(let reason, let sent):
-            answerCounts[AnswerKey(status: 0, reason: Self.label(reason)), default: 0] += 1
+            answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
             notePauseAnswer(status: nil)
             // Sent on a connection that died before the answer: APNs may have it (counted as ambiguous).
             apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation,
@@ -366,7 +371,7 @@ public final class APNsTransport: @unchecked Sendable {
             resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
             return
         }
-        retryCounts[label ?? Self.label(reason), default: 0] += 1
+        retryCounts[label ?? reason, default: 0] += 1
         var next = request
         next.attempt += 1
         let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
@@ -377,13 +382,6 @@ public final class APNsTransport: @unchecked Sendable {
             ])
         }
         delayed.insert(next, due: DispatchTime.now().uptimeNanoseconds + delay)
-    }
-
-    /// A metric label from a reason: the part before any colon (`TransportError: …` → `TransportError`),
-    /// so labels stay a small known set whatever text a client library adds.
-    static func label(_ reason: String) -> String {
-        guard let colon = reason.firstIndex(of: ":") else { return reason }
-        return String(reason[..<colon])
     }
 
     /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or a GOAWAY that did not cover its
