@@ -88,6 +88,7 @@ let package = Package(
         // An APNs stand-in for tests, the demo, benchmarks and users' own development setups.
         .target(name: "APNsEmulator", dependencies: [
             "COpenSSL",
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

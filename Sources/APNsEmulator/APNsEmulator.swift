@@ -4,7 +4,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// An HTTP/2 + TLS server that answers `POST /3/device/<token>` as APNs does (see `RequestJudge`),
 /// with the connection behaviour and faults a test or benchmark asks for.
@@ -16,7 +16,7 @@ public final class APNsEmulator: Sendable {
     private let core: EmulatorCore
     private let tls: NIOSSLContext
     private let group: MultiThreadedEventLoopGroup
-    private let server = Mutex<(channel: Channel?, port: Int)>((nil, 0))
+    private let server = NIOLockedValueBox<(channel: Channel?, port: Int)>((nil, 0))
 
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
@@ -50,7 +50,7 @@ public final class APNsEmulator: Sendable {
     }
 
     /// The bound port (useful with port 0).
-    public var port: Int { server.withLock { $0.port } }
+    public var port: Int { server.withLockedValue { $0.port } }
     public var endpoint: String { "https://\(configuration.host):\(port)" }
 
     @discardableResult
@@ -101,19 +101,19 @@ public final class APNsEmulator: Sendable {
             .bind(host: configuration.host, port: configuration.port)
             .get()
         let port = channel.localAddress?.port ?? configuration.port
-        server.withLock { $0 = (channel, port) }
+        server.withLockedValue { $0 = (channel, port) }
         return port
     }
 
     public func stop() async throws {
-        let channel = server.withLock { $0.channel }
+        let channel = server.withLockedValue { $0.channel }
         try await channel?.close()
         try await group.shutdownGracefully()
     }
 
     /// Runs until the server channel closes.
     public func waitUntilClosed() async throws {
-        let channel = server.withLock { $0.channel }
+        let channel = server.withLockedValue { $0.channel }
         try await channel?.closeFuture.get()
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// Counters by status and reason, readable as JSON at `GET /_emulator/stats`.
 public final class EmulatorStats: Sendable {
@@ -14,49 +14,49 @@ public final class EmulatorStats: Sendable {
         var byReason: [String: Int] = [:]
     }
 
-    private let counts = Mutex(Counts())
+    private let counts = NIOLockedValueBox(Counts())
 
     public init() {}
 
     func record(_ answer: Answer) {
-        counts.withLock { counts in
+        counts.withLockedValue { counts in
             counts.requests += 1
             counts.byStatus[answer.status, default: 0] += 1
             if let reason = answer.reason { counts.byReason[reason, default: 0] += 1 }
         }
     }
 
-    func connectionOpened() { counts.withLock { $0.connections += 1 } }
+    func connectionOpened() { counts.withLockedValue { $0.connections += 1 } }
 
-    func goAwaySent() { counts.withLock { $0.goAways += 1 } }
+    func goAwaySent() { counts.withLockedValue { $0.goAways += 1 } }
 
-    public var goAways: Int { counts.withLock { $0.goAways } }
+    public var goAways: Int { counts.withLockedValue { $0.goAways } }
 
-    func streamRefused() { counts.withLock { $0.refused += 1 } }
+    func streamRefused() { counts.withLockedValue { $0.refused += 1 } }
 
     /// Streams refused (REFUSED_STREAM) for exceeding SETTINGS_MAX_CONCURRENT_STREAMS.
-    public var refusedStreams: Int { counts.withLock { $0.refused } }
+    public var refusedStreams: Int { counts.withLockedValue { $0.refused } }
 
-    func streamLimitCollapsed() { counts.withLock { $0.collapses += 1 } }
+    func streamLimitCollapsed() { counts.withLockedValue { $0.collapses += 1 } }
 
     /// How often a connection's stream limit dropped to 1 after an error (`collapseStreamsOnError`).
-    public var streamLimitCollapses: Int { counts.withLock { $0.collapses } }
+    public var streamLimitCollapses: Int { counts.withLockedValue { $0.collapses } }
 
-    func noteActiveStreams(_ active: Int) { counts.withLock { $0.peakStreams = max($0.peakStreams, active) } }
+    func noteActiveStreams(_ active: Int) { counts.withLockedValue { $0.peakStreams = max($0.peakStreams, active) } }
 
     /// The most streams one connection had open at once.
-    public var peakConcurrentStreams: Int { counts.withLock { $0.peakStreams } }
+    public var peakConcurrentStreams: Int { counts.withLockedValue { $0.peakStreams } }
 
-    public var requests: Int { counts.withLock { $0.requests } }
+    public var requests: Int { counts.withLockedValue { $0.requests } }
 
-    public func count(status: Int) -> Int { counts.withLock { $0.byStatus[status] ?? 0 } }
+    public func count(status: Int) -> Int { counts.withLockedValue { $0.byStatus[status] ?? 0 } }
 
-    public func count(reason: String) -> Int { counts.withLock { $0.byReason[reason] ?? 0 } }
+    public func count(reason: String) -> Int { counts.withLockedValue { $0.byReason[reason] ?? 0 } }
 
-    public var connections: Int { counts.withLock { $0.connections } }
+    public var connections: Int { counts.withLockedValue { $0.connections } }
 
     public var json: String {
-        counts.withLock { counts in
+        counts.withLockedValue { counts in
             let object: [String: Any] = [
                 "requests": counts.requests, "connections": counts.connections, "goaways": counts.goAways, "peak_concurrent_streams": counts.peakStreams, "refused_streams": counts.refused,
                 "stream_limit_collapses": counts.collapses,
@@ -71,11 +71,11 @@ public final class EmulatorStats: Sendable {
 
 /// Appends every delivered notification to a file as one JSON line: what reached "the device".
 final class DeliveryRecorder: Sendable {
-    private let handle: Mutex<FileHandle?>
+    private let handle: NIOLockedValueBox<FileHandle?>
 
     init(path: String?) throws {
         guard let path else {
-            handle = Mutex(nil)
+            handle = NIOLockedValueBox(nil)
             return
         }
         if !FileManager.default.fileExists(atPath: path) { FileManager.default.createFile(atPath: path, contents: nil) }
@@ -83,10 +83,10 @@ final class DeliveryRecorder: Sendable {
             throw EmulatorError.configuration("record file \(path) cannot be written")
         }
         file.seekToEndOfFile()
-        handle = Mutex(file)
+        handle = NIOLockedValueBox(file)
     }
 
-    var enabled: Bool { handle.withLock { $0 != nil } }
+    var enabled: Bool { handle.withLockedValue { $0 != nil } }
 
     func record(token: String, request: IncomingRequest, apnsID: String) {
         var object: [String: Any] = ["token": token, "apns_id": apnsID, "received_at": Int64(Date().timeIntervalSince1970 * 1000)]
@@ -97,6 +97,6 @@ final class DeliveryRecorder: Sendable {
         object["payload"] = (try? JSONSerialization.jsonObject(with: Data(request.body))) ?? NSNull()
         guard var line = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         line.append(0x0a)
-        handle.withLock { $0?.write(line) }
+        handle.withLockedValue { $0?.write(line) }
     }
 }

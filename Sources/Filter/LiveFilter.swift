@@ -1,6 +1,5 @@
 import Foundation
 import PushCore
-import Synchronization
 
 /// The filter in use, replaced whole when its files change: a reload builds the new lists aside and swaps
 /// them in atomically, so a batch sees the old lists or the new, never a mix. A file that fails to load
@@ -20,15 +19,15 @@ public final class LiveFilter: Sendable {
     }
 
     private let settings: FilterSettings
-    private let filter: Mutex<SensitiveWordFilter>
-    private let stamps: Mutex<[FileStamp?]>
+    private let filter: Locked<SensitiveWordFilter>
+    private let stamps: Locked<[FileStamp?]>
 
     /// Loads the lists; a file that cannot be read is a startup error.
     public init(settings: FilterSettings) throws {
         self.settings = settings
         let stamps = Self.stamps(settings)
-        filter = Mutex(try SensitiveWordFilter(settings: settings))
-        self.stamps = Mutex(stamps)
+        filter = Locked(try SensitiveWordFilter(settings: settings))
+        self.stamps = Locked(stamps)
     }
 
     public var current: SensitiveWordFilter { filter.withLock { $0 } }

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// Final outcomes so far: per token (delivered, feedback, dead-lettered) or per message (filtered, acknowledged).
 public struct OutcomeCounts: Sendable, Equatable {
@@ -14,7 +13,7 @@ public struct OutcomeCounts: Sendable, Equatable {
 
 /// The pipeline's counters, readable from any thread (logs, demo summary, shutdown report).
 public final class SharedCounts: Sendable {
-    private let state = Mutex(OutcomeCounts())
+    private let state = Locked(OutcomeCounts())
 
     public init() {}
 

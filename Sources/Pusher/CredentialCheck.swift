@@ -1,5 +1,4 @@
 import PushCore
-import Synchronization
 
 /// Loads an app's credential exactly as the worker does, for `worker check-config`: a .p8 key is read
 /// and used to sign a JWT (which is thrown away, never shown); a certificate is opened with its password.

@@ -1,5 +1,4 @@
 import PushCore
-import Synchronization
 
 /// One JWT per key, shared by every connection and request of this process. It is renewed after
 /// `refreshAfter` (50 minutes by default, before APNs' one-hour limit), and never sooner than
@@ -17,7 +16,7 @@ public final class ProviderToken: Sendable {
     private let refreshAfter: Int64
     private let minimumAge: Int64
     private let clock: @Sendable () -> Int64
-    private let state: Mutex<Current?>
+    private let state: Locked<Current?>
     /// The `app` label of `push_provider_token_renewals_total`.
     private let app: String
 
@@ -27,7 +26,7 @@ public final class ProviderToken: Sendable {
         self.refreshAfter = refreshAfterSeconds
         self.minimumAge = minimumAgeSeconds
         self.clock = clock
-        self.state = Mutex(nil)
+        self.state = Locked(nil)
         self.app = app
     }
 

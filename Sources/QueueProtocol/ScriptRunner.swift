@@ -1,5 +1,5 @@
+import PushCore
 import RedisClient
-import Synchronization
 
 /// Runs the protocol's scripts with EVALSHA, so a script's text crosses the network once per Redis node.
 /// A node that does not have it (a restart emptied its cache; a node that joined the cluster and imports
@@ -8,7 +8,7 @@ import Synchronization
 /// SCRIPT LOAD would reach the slot's stable owner instead, not the node an ASK redirection leads to.)
 final class ScriptRunner: Sendable {
     let connection: any RedisCommands
-    private let digests = Mutex<[String: String]>([:])
+    private let digests = Locked<[String: String]>([:])
 
     init(connection: any RedisCommands) { self.connection = connection }
 

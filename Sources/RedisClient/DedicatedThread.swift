@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import PushCore
 
 /// A thread of its own that runs blocking work (hiredis calls) one job at a time, so that
 /// Swift's cooperative pool never blocks. Jobs are bridged to async callers with continuations.
@@ -9,7 +9,7 @@ public final class DedicatedThread: Sendable {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let signal = NSCondition()
     private let name: String
 

@@ -1,6 +1,5 @@
 import Logging
 import PushCore
-import Synchronization
 
 /// A connection to the primary that Redis Sentinel names (`redis.sentinel`). The primary's address comes
 /// from `SENTINEL get-master-addr-by-name`, each sentinel tried in turn; `redis.url` supplies password,
@@ -25,7 +24,7 @@ public final class SentinelConnection: RedisCommands {
         var askedAt: ContinuousClock.Instant?
         var sentinelConnections: [String: RedisConnection] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// How often the sentinels are asked while nothing went wrong. A failover that keeps the old primary up
     /// (SENTINEL FAILOVER, a partition that heals) leaves it taking writes until the sentinels demote it,

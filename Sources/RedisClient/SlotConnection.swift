@@ -1,6 +1,5 @@
 import Logging
 import PushCore
-import Synchronization
 
 /// A connection for the keys of one Redis Cluster hash slot (one shard of the queue: every key of a shard
 /// carries the same hash tag). It learns the cluster's topology (`CLUSTER SLOTS`) from any seed or known
@@ -37,7 +36,7 @@ public final class SlotConnection: RedisCommands {
         var failed: String?
         var made = 0
     }
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// How often one command follows a redirection or waits out TRYAGAIN before the error is returned.
     static let maxRedirections = 24
@@ -56,7 +55,7 @@ public final class SlotConnection: RedisCommands {
         self.socketTimeout = socketTimeout
         var initial = State()
         initial.slot = key.map(ClusterSlot.of(key:))
-        state = Mutex(initial)
+        state = Locked(initial)
     }
 
     /// One seed, slot learned from the first MOVED (the form used before topologies were known).

@@ -1,7 +1,7 @@
 import COpenSSL
 import Foundation
 import Pusher
-import Synchronization
+import PushCore
 import TestSupport
 import XCTest
 
@@ -37,7 +37,7 @@ final class ProviderTokenTests: XCTestCase {
     }
 
     func testRenewedAfterFiftyMinutesAndNeverWithinTwenty() throws {
-        let now = Mutex<Int64>(1_000_000)
+        let now = Locked<Int64>(1_000_000)
         let token = ProviderToken(signer: try JWTSigner(keyFile: keyFile, keyID: "ABC123DEFG", teamID: "DEF123GHIJ"),
                                   clock: { now.withLock { $0 } })
         let first = try token.current()

@@ -1,6 +1,7 @@
 import APNsEmulator
 import Foundation
-import Synchronization
+import PushCore
+
 
 /// The APNs emulator, in the test process on a free loopback port, set up the way the tests expect:
 /// it knows one signing key (`keyFile`, Key ID ABC123DEFG, Team ID DEF123GHIJ) and answers by the
@@ -85,7 +86,7 @@ public final class EmulatorStandIn: @unchecked Sendable {
 }
 
 final class AnswerLog: Sendable {
-    private let entries = Mutex<[(token: String, status: Int)]>([])
+    private let entries = Locked<[(token: String, status: Int)]>([])
     func append(_ token: String, _ status: Int) { entries.withLock { $0.append((token, status)) } }
     var all: [(token: String, status: Int)] { entries.withLock { $0 } }
 }

@@ -14,7 +14,7 @@ public final class Readiness: Sendable {
         case credentialsRejected(app: String, reason: String)
     }
 
-    private let conditions = Mutex<[Condition: UInt64]>([:])
+    private let conditions = Locked<[Condition: UInt64]>([:])
     private let order = Atomic<UInt64>(0)
 
     public init(starting: Bool = true) {

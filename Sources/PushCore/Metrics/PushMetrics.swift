@@ -1,5 +1,4 @@
 import CoreMetrics
-import Synchronization
 
 /// The worker's metrics, recorded through swift-metrics (SPEC section 5; the names are public API).
 ///
@@ -156,7 +155,7 @@ public final class PushMetrics: Sendable {
 /// that, new values share one series labelled `other`.
 final class LabelledSeries<Handle: AnyObject>: Sendable {
     private let make: @Sendable ([(String, String)]) -> Handle
-    private let table = Mutex<[String: UnsafeHandle]>([:])
+    private let table = Locked<[String: UnsafeHandle]>([:])
     private let limit: Int
 
     /// The handles are swift-metrics objects, thread-safe by that API's contract.

@@ -2,7 +2,6 @@ import CCurl
 import Dispatch
 import Logging
 import PushCore
-import Synchronization
 
 /// `apns.transport: libcurl`: one libcurl multi handle, HTTP/2 with multiplexing over a small pool of
 /// connections, easy handles reused. libcurl hides the servers' SETTINGS, so the scheduler bounds and
@@ -15,7 +14,7 @@ final class CurlDriver: TransportDriver {
     /// Set when `settings.socketAction`: libcurl driven by socket_action and epoll instead of perform and poll.
     private let socketDriver: SocketActionDriver?
     /// `wake` may come from any thread, also after `close` freed the multi handle: it checks under this lock.
-    private let closed = Mutex(false)
+    private let closed = Locked(false)
     private var idle: [RequestSlot] = []
     /// Slots by request id while in flight.
     private var busy: [Int: RequestSlot] = [:]

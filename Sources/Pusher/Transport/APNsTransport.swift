@@ -20,7 +20,7 @@ public final class APNsTransport: @unchecked Sendable {
         var drained: [CheckedContinuation<Void, Never>] = []
     }
 
-    private let intake = Mutex(Intake())
+    private let intake = Locked(Intake())
     private let settings: TransportSettings
     private let provider: ProviderToken?
     private let sink: @Sendable ([Resolution]) -> Void
@@ -110,7 +110,7 @@ public final class APNsTransport: @unchecked Sendable {
     public var openConnections: Int { driverStats.withLock { $0.connections } }
     /// The servers' SETTINGS_MAX_CONCURRENT_STREAMS summed over this lane's connections (nil: unknown).
     public var streamsLimit: Int? { driverStats.withLock { $0.streams } }
-    private let driverStats = Mutex<(connections: Int, streams: Int?)>((0, nil))
+    private let driverStats = Locked<(connections: Int, streams: Int?)>((0, nil))
 
     /// Hands jobs to the transport; returns at once.
     public func submit(_ jobs: [PushJob]) {

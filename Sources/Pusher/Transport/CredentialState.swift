@@ -1,5 +1,4 @@
 import PushCore
-import Synchronization
 
 /// What the transport lanes of one credential share: whether APNs refuses it (InvalidProviderToken,
 /// BadCertificate, a key that cannot sign), how many lanes are paused for it, and each lane's stream limit.
@@ -11,7 +10,7 @@ public final class CredentialState: Sendable {
         var pausedLanes = 0
         var streams: [Int: Int] = [:]
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init() {}
 
