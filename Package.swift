@@ -113,7 +113,8 @@ let package = Package(
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),
 
-        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "APNsEmulator"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "APNsEmulator"], path: "Tests/TestSupport",
+                exclude: ["blackhole_proxy.py"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),

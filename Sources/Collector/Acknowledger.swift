@@ -10,6 +10,9 @@ public enum AcknowledgerEvent: Sendable {
     case result(PipelineResult)
     /// Asks for claimed elements this worker no longer tracks (a claim whose reply was lost).
     case findOrphans(CheckedContinuation<[ClaimedElement], Never>)
+    /// The heartbeat reached Redis after the lease lapsed: which tracked claims did recovery take away?
+    /// Answers the ids of the messages it marked lost, or nil if the processing hash could not be read.
+    case confirmOwnership(CheckedContinuation<[String]?, Never>)
     case flushDue
 }
 
@@ -24,11 +27,15 @@ public final class Acknowledger: Sendable {
     private let logger: Logger
     private let counts: SharedCounts
     private let abandoned = Atomic(false)
+    /// Told which messages were taken over (dropped unsent) and when the last of their tokens is accounted for.
+    private let lease: OwnershipLease?
     /// How long a small batch of acknowledgements waits for company.
     static let flushDelay = Duration.milliseconds(10)
 
-    public init(queue: WorkQueue, gate: CapacityGate, filteredCap: Int, counts: SharedCounts, logger: Logger) {
+    public init(queue: WorkQueue, gate: CapacityGate, filteredCap: Int, counts: SharedCounts, logger: Logger,
+                lease: OwnershipLease? = nil) {
         (events, input) = AsyncStream.makeStream(of: AcknowledgerEvent.self)
+        self.lease = lease
         self.queue = queue
         self.gate = gate
         self.filteredCap = filteredCap
@@ -48,7 +55,10 @@ public final class Acknowledger: Sendable {
         for await event in events {
             switch event {
             case .claimed(let claims):
-                for claim in claims { ledger.register(claim, into: &pending) }
+                for claim in claims where !ledger.register(claim, into: &pending) {
+                    logger.error("a claim sequence was handed out twice; the message tracked under it is kept",
+                                 metadata: ["seq": "\(claim.element.seq)", "message_id": "\(claim.messageID)"])
+                }
             case .result(.resolved(let resolutions)):
                 for resolution in resolutions { ledger.resolve(resolution, into: &pending) }
             case .result(.filtered(let seqs, _, let topic, let word)):
@@ -56,6 +66,9 @@ public final class Acknowledger: Sendable {
             case .findOrphans(let reply):
                 await flush(&pending, &ledger)
                 reply.resume(returning: await orphans(tracked: ledger.trackedSequences))
+            case .confirmOwnership(let reply):
+                await flush(&pending, &ledger)
+                reply.resume(returning: await confirmOwnership(&ledger))
             case .flushDue:
                 flushScheduled = false
                 await flush(&pending, &ledger)
@@ -78,7 +91,29 @@ public final class Acknowledger: Sendable {
         counts.store(ledger.snapshot)
     }
 
+    /// Asks the heartbeat's question for it: the processing hash's fields against what the ledger tracks.
+    /// Nothing can be acknowledged meanwhile (this actor is busy), so a missing field means recovery.
+    public func confirmOwnership() async -> [String]? {
+        await withCheckedContinuation { reply in
+            if case .terminated = input.yield(.confirmOwnership(reply)) { reply.resume(returning: nil) }
+        }
+    }
+
+    private func confirmOwnership(_ ledger: inout OutcomeLedger) async -> [String]? {
+        guard let held = try? await queue.claimedSequences() else { return nil }
+        let lost = ledger.markLost(keeping: Set(held))
+        lease?.revoke(lost)
+        return ledger.messageIDs(lost)
+    }
+
     private func flush(_ pending: inout [CompletedMessage], _ ledger: inout OutcomeLedger) async {
+        // Messages taken over by another worker are only released: their new holder acknowledges them.
+        let lost = pending.filter(\.lost)
+        if !lost.isEmpty {
+            pending.removeAll(where: \.lost)
+            lease?.forget(lost.map(\.pipelineSeq))
+            await gate.release(lost.reduce(0) { $0 + $1.notifications }, bytes: lost.reduce(0) { $0 + $1.bytes })
+        }
         guard !pending.isEmpty else { return }
         var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
         var retried = false

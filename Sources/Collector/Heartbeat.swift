@@ -15,13 +15,23 @@ public struct Heartbeat: Sendable {
     public let logger: Logger
     /// Told whether the last beat reached Redis: readiness follows this shard's Redis.
     public let readiness: Readiness?
+    /// Renewed after every confirmed beat (ownership fencing); `shard` is this heartbeat's index in it.
+    public let lease: OwnershipLease?
+    public let shard: Int
+    /// After a lapse, asks the Acknowledger which claims recovery took away (the ids of the messages it
+    /// marked lost; nil if Redis could not say).
+    private let confirmOwnership: (@Sendable () async -> [String]?)?
 
-    public init(queue: WorkQueue, recoveryQueue: WorkQueue, ttlMillis: Int, logger: Logger, readiness: Readiness? = nil) {
+    public init(queue: WorkQueue, recoveryQueue: WorkQueue, ttlMillis: Int, logger: Logger, readiness: Readiness? = nil,
+                lease: OwnershipLease? = nil, shard: Int = 0, confirmOwnership: (@Sendable () async -> [String]?)? = nil) {
         self.queue = queue
         self.recoveryQueue = recoveryQueue
         self.ttlMillis = ttlMillis
         self.logger = logger
         self.readiness = readiness
+        self.lease = lease
+        self.shard = shard
+        self.confirmOwnership = confirmOwnership
     }
 
     public var unreachable: Readiness.Condition { .redisUnreachable(shard: queue.keys.queue) }
@@ -30,9 +40,43 @@ public struct Heartbeat: Sendable {
         "{\"host\":\"\(ProcessInfo.processInfo.hostName)\",\"pid\":\(getpid()),\"seen\":\(WallClock.nowMillis())}"
     }
 
-    /// Writes the key and the registry entry once; throws if Redis cannot be reached.
+    /// Writes the key and the registry entry once and renews the lease from the moment the beat was sent;
+    /// throws if Redis cannot be reached. Used alone before anything is claimed (startup).
     public func beatOnce() async throws {
+        let sentAt = OwnershipLease.now()
         try await queue.beat(ttlMillis: ttlMillis, info: info)
+        lease?.renew(shard: shard, beatSentAt: sentAt, ttlMillis: ttlMillis)
+    }
+
+    /// One beat while claims may be held. If the lease lapsed before Redis confirmed this beat, peers may
+    /// have returned this worker's claims to the queue: the lease is renewed only after the claims recovery
+    /// took are marked lost (the transport drops them unsent); the beat just written keeps the rest ours.
+    func beatHoldingClaims() async throws {
+        let sentAt = OwnershipLease.now()
+        try await queue.beat(ttlMillis: ttlMillis, info: info)
+        guard let lease else { return }
+        if lease.lapsed(shard: shard), let confirmOwnership {
+            logger.warning("ownership lease lapsed (no heartbeat confirmed in time: paused, or cut off from Redis); this shard's claims are held until Redis says which are still ours",
+                           metadata: ["queue": "\(queue.keys.queue)"])
+            guard let lost = await confirmOwnership() else {
+                throw LeaseError.cannotConfirm
+            }
+            if lost.isEmpty {
+                logger.notice("ownership confirmed: no claim was taken over; sending resumes", metadata: ["queue": "\(queue.keys.queue)"])
+            } else {
+                PushMetrics.shared.claimsLost.increment(by: lost.count)
+                logger.warning("dropped claims another worker took over while this one was paused or cut off from Redis; they are not sent here (their new holder sends them)", metadata: [
+                    "queue": "\(queue.keys.queue)", "messages": "\(lost.count)",
+                    "message_id": "\(lost.prefix(20).map { Printable.clipped($0, to: 128) }.joined(separator: ","))",
+                ])
+            }
+        }
+        lease.renew(shard: shard, beatSentAt: sentAt, ttlMillis: ttlMillis)
+    }
+
+    enum LeaseError: Error, CustomStringConvertible {
+        case cannotConfirm
+        var description: String { "cannot read this worker's processing hash to confirm its claims" }
     }
 
     /// Beats every third of the TTL and looks for dead workers every two thirds, until cancelled.
@@ -40,7 +84,7 @@ public struct Heartbeat: Sendable {
         async let recovering: Void = recoveryLoop()
         while !Task.isCancelled {
             do {
-                try await beatOnce()
+                try await beatHoldingClaims()
                 readiness?.clear(unreachable)
             } catch {
                 readiness?.set(unreachable)

@@ -46,6 +46,9 @@ public struct OutcomeLedger: Sendable {
         var records: [OutcomeRecord]
         var failures: [Failure: [String]] = [:]
         var attempts = 0
+        /// Recovery gave the claim to another worker (ownership fencing): its tokens are only counted
+        /// down, and it ends without acknowledgement or records.
+        var lost = false
     }
 
     public let workerID: String
@@ -58,7 +61,11 @@ public struct OutcomeLedger: Sendable {
     /// Claim sequences of every message still tracked (for reconciliation with the processing hash).
     public var trackedSequences: Set<UInt64> { Set(entries.values.map(\.seq)) }
 
-    public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) {
+    /// Starts tracking a claimed message. False if its sequence is already tracked (a claim identity handed
+    /// out twice, which the claim script's floor rules out); the tracked message is kept.
+    @discardableResult
+    public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
+        if entries[claim.seq] != nil { return false }
         counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
         let entry = Entry(seq: claim.element.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
                           remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
@@ -70,10 +77,40 @@ public struct OutcomeLedger: Sendable {
         } else {
             entries[claim.seq] = entry
         }
+        return true
     }
+
+    /// The tracked messages whose claim sequence is not among `held` (what the processing hash still holds):
+    /// recovery took them. They are marked lost and their pipeline seqs returned; nothing of them will be
+    /// acknowledged or recorded here.
+    public mutating func markLost(keeping held: Set<UInt64>) -> [UInt64] {
+        var lost: [UInt64] = []
+        for (key, entry) in entries where !entry.lost && !held.contains(entry.seq) {
+            entries[key]?.lost = true
+            lost.append(key)
+        }
+        counts.claimsLost += lost.count
+        return lost.sorted()
+    }
+
+    /// The ids of tracked messages (for logs), by pipeline seq.
+    public func messageIDs(_ seqs: [UInt64]) -> [String] { seqs.compactMap { entries[$0]?.messageID } }
 
     public mutating func resolve(_ resolution: Resolution, into completed: inout [CompletedMessage]) {
         guard var entry = entries[resolution.seq] else { return }
+        if entry.lost {
+            // Whatever this token's outcome was here, the message's new holder decides its records.
+            entry.remaining -= 1
+            if entry.remaining <= 0 {
+                entries[resolution.seq] = nil
+                completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [],
+                                                  notifications: entry.notifications, bytes: entry.raw.count,
+                                                  pipelineSeq: resolution.seq, lost: true))
+            } else {
+                entries[resolution.seq] = entry
+            }
+            return
+        }
         switch resolution.outcome {
         case .delivered:
             counts.delivered += 1
@@ -86,6 +123,8 @@ public struct OutcomeLedger: Sendable {
             counts.deadLettered += 1
             entry.failures[Failure(reason: reason, status: status), default: []].append(resolution.token)
             entry.attempts = max(entry.attempts, attempts)
+        case .claimLost:
+            break  // only for a lost entry (above); the transport drops nothing it was not told to
         }
         entry.remaining -= 1
         if entry.remaining <= 0 {
@@ -99,6 +138,11 @@ public struct OutcomeLedger: Sendable {
     /// The filter dropped the message: whatever tokens were pending end in the audit list.
     public mutating func filter(seq: UInt64, topic: String, word: String, into completed: inout [CompletedMessage]) {
         guard var entry = entries.removeValue(forKey: seq) else { return }
+        if entry.lost {
+            completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [], notifications: entry.notifications,
+                                              bytes: entry.raw.count, pipelineSeq: seq, lost: true))
+            return
+        }
         counts.filteredMessages += 1
         entry.records.append(.filtered(OutcomeRecords.filtered(
             messageID: entry.messageID, topic: topic, matched: word, filteredAtMillis: WallClock.nowMillis())))

@@ -43,6 +43,9 @@ public enum TokenOutcome: Sendable, Equatable {
     case feedback(reason: String, timestampMillis: Int64)
     /// Dead letter: permanent APNs error, exhausted retries, expiry, or our own reason.
     case failed(reason: String, status: Int?, attempts: Int)
+    /// Not sent: recovery gave the message's claim to another worker while this one could not reach Redis
+    /// (ownership fencing, SPEC section 3). Not an outcome of the message: its new holder sends it.
+    case claimLost
 }
 
 /// A token's final outcome, addressed to the message that owns it.

@@ -6,6 +6,8 @@ public struct OutcomeCounts: Sendable, Equatable {
     public var deadLettered = 0
     public var filteredMessages = 0
     public var acknowledgedMessages = 0
+    /// Messages dropped unsent because recovery gave their claims to another worker (ownership fencing).
+    public var claimsLost = 0
     /// Messages claimed and not yet complete.
     public var trackedMessages = 0
     public init() {}
@@ -31,6 +33,7 @@ extension OutcomeCounts {
         sum.deadLettered += rhs.deadLettered
         sum.filteredMessages += rhs.filteredMessages
         sum.acknowledgedMessages += rhs.acknowledgedMessages
+        sum.claimsLost += rhs.claimsLost
         sum.trackedMessages += rhs.trackedMessages
         return sum
     }

@@ -14,8 +14,9 @@ public final class Pusher: Sendable {
     private let logger: Logger
 
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
+    /// `lease`: whether the worker still owns its claims (ownership fencing); requests wait while it has lapsed.
     public init(settings: APNsSettings, retry: RetrySettings, logger: Logger, readiness: Readiness? = nil,
-                sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+                lease: OwnershipLease = .unfenced(), sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         // One lane drives about one core at most, so each credential gets several lanes, each a thread with
         // its own HTTP/2 client and its share of the connections.
         let lanes = settings.transportThreads > 0
@@ -58,7 +59,7 @@ public final class Pusher: Sendable {
             for lane in 0..<lanes {
                 transport.lane = lane
                 transports.append(try APNsTransport(settings: transport, provider: provider, readiness: readiness, logger: logger,
-                                                    credential: credentialState, sink: sink))
+                                                    credential: credentialState, lease: lease, sink: sink))
             }
             appLanes.append((app.topic, indices))
             byCredential[app.credential] = indices

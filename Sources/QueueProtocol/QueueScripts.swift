@@ -1,13 +1,14 @@
 /// The Lua scripts of the queue protocol. Each runs atomically in Redis, which is what makes claim,
 /// acknowledgement and recovery safe against a worker killed at any instant. Each touches the keys of one
 /// prefix only, so with hash-tagged prefixes every script is single-slot (Redis Cluster). None of them does
-/// work that grows with the length of the queue or of a processing hash, except recovery (a rare path,
-/// and bounded per call by its chunk size).
+/// work that grows with the length of the queue or of a processing hash: each is O(what it moves).
 enum QueueScripts {
     /// Claims the oldest queue elements into the processing hash under fresh sequence numbers.
     /// KEYS: queue, processing, sequence, deliveries.
     /// ARGV: most elements, most bytes (one element is taken even if larger), '1' if an isolated claim may
-    /// be made now, the death count from which an element is claimed alone.
+    /// be made now, the death count from which an element is claimed alone, the lowest sequence the caller
+    /// may be given (one above the highest it already holds: if Redis came back from an older snapshot and
+    /// the sequence rolled back, the sequence jumps ahead, so no claim identity is ever handed out twice).
     /// An element whose earlier holders died has a count in `deliveries` (acknowledging it clears the count).
     /// From ARGV[4] deaths on it is claimed alone, so that if it kills this worker too, nothing else is held
     /// with it: only it reaches `recovery.max_deliveries`, and the messages once claimed with it get delivered.
@@ -57,6 +58,12 @@ enum QueueScripts {
     redis.call('LTRIM', KEYS[1], 0, -n - 1)
     local last = redis.call('INCRBY', KEYS[3], n)
     local first = last - n + 1
+    local floor = tonumber(ARGV[5]) or 0
+    if first < floor then
+      first = floor
+      last = floor + n - 1
+      redis.call('SET', KEYS[3], last)
+    end
     local args = {}
     for i = 1, n do
       args[#args + 1] = first + i - 1
@@ -156,14 +163,16 @@ enum QueueScripts {
     return out
     """)
 
-    /// Returns up to ARGV[4] of a worker's claims to the queue's consuming end, newest chunk first so that
-    /// after all chunks the oldest claim is consumed first. With ARGV[1] == '1' only if the worker is dead
-    /// (its heartbeat key is gone). With ARGV[2] == '1' the holder is counted as having died: an element whose
-    /// holders died ARGV[3] times is dead-lettered as PoisonMessage instead (never parsed here or by a worker:
-    /// parsing may be what kills them), so one message cannot take the fleet down in turn.
-    /// A processing list written by an earlier version is returned as it is (migration).
+    /// Returns a worker's claims to the queue's consuming end. The caller read the processing hash's fields
+    /// once (HKEYS) and passes them in chunks, newest first, each chunk newest first, so that after all chunks
+    /// the oldest claim is consumed first: every call is O(its chunk), the whole recovery linear in the claims.
+    /// With ARGV[1] == '1' only if the worker is dead (its heartbeat key is gone). With ARGV[2] == '1' the holder
+    /// is counted as having died: an element whose holders died ARGV[3] times is dead-lettered as PoisonMessage
+    /// instead (never parsed here or by a worker: parsing may be what kills them), so one message cannot take
+    /// the fleet down in turn. A field already gone (acknowledged meanwhile) is skipped.
+    /// A processing list written by an earlier version is returned as it is, ARGV[4] elements per call (migration).
     /// KEYS: processing, queue, heartbeat, deliveries, dlq, workers.
-    /// ARGV: only-if-dead, count-death, max deliveries, chunk, worker id, now (UNIX ms).
+    /// ARGV: only-if-dead, count-death, max deliveries, chunk, worker id, now (UNIX ms), then the fields.
     /// Returns {returned, poisoned, remaining, {ids of poisoned messages}}; {-1, 0, 0, {}} if the worker lives.
     static let recover = Script(name: "recover", source: """
     if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0, 0, {}} end
@@ -179,39 +188,40 @@ enum QueueScripts {
       for i = 1, #items do push[i] = items[i] end
       remaining = redis.call('LLEN', KEYS[1])
     elseif kind == 'hash' then
-      local fields = redis.call('HKEYS', KEYS[1])
-      local order = {}
-      for i = 1, #fields do order[i] = {tonumber(fields[i]) or 0, fields[i]} end
-      table.sort(order, function(a, b) return a[1] > b[1] end)
-      local take = math.min(chunk, #order)
+      -- Counted, never read again once empty: deleting its last field deletes the hash, and a deleted key
+      -- must not be touched again while its slot migrates (see acknowledge).
+      local held = redis.call('HLEN', KEYS[1])
       local maxDeliveries = tonumber(ARGV[3])
       local cleared = {}
-      for i = 1, take do
-        local field = order[i][2]
+      for i = 7, #ARGV do
+        if held == 0 then break end
+        local field = ARGV[i]
         local element = redis.call('HGET', KEYS[1], field)
-        redis.call('HDEL', KEYS[1], field)
-        local poison = false
-        if element and ARGV[2] == '1' then
-          local digest = redis.sha1hex(element)
-          if redis.call('HINCRBY', KEYS[4], digest, 1) >= maxDeliveries then
-            poison = true
-            cleared[#cleared + 1] = digest
+        if element then
+          redis.call('HDEL', KEYS[1], field)
+          held = held - 1
+          local poison = false
+          if ARGV[2] == '1' then
+            local digest = redis.sha1hex(element)
+            if redis.call('HINCRBY', KEYS[4], digest, 1) >= maxDeliveries then
+              poison = true
+              cleared[#cleared + 1] = digest
+            end
+          end
+          if poison then
+            local ok, decoded = pcall(cjson.decode, element)
+            if ok and type(decoded) == 'table' and type(decoded['id']) == 'string' then ids[#ids + 1] = decoded['id'] end
+            redis.call('LPUSH', KEYS[5], '{"attempts":0,"deliveries":' .. ARGV[3] .. ',"failed_at":' .. ARGV[6] ..
+              ',"message":null,"raw":' .. cjson.encode(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
+              cjson.encode(ARGV[5]) .. '}')
+            poisoned = poisoned + 1
+          else
+            push[#push + 1] = element
           end
         end
-        if poison then
-          local ok, decoded = pcall(cjson.decode, element)
-          if ok and type(decoded) == 'table' and type(decoded['id']) == 'string' then ids[#ids + 1] = decoded['id'] end
-          redis.call('LPUSH', KEYS[5], '{"attempts":0,"deliveries":' .. ARGV[3] .. ',"failed_at":' .. ARGV[6] ..
-            ',"message":null,"raw":' .. cjson.encode(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
-            cjson.encode(ARGV[5]) .. '}')
-          poisoned = poisoned + 1
-        elseif element then
-          push[#push + 1] = element
-        end
       end
-      remaining = #order - take
-      -- Death counts of poisoned elements go last, in one step: emptying the hash deletes it, and a
-      -- deleted key must not be touched again while the slot migrates (see acknowledge).
+      remaining = held
+      -- Death counts of poisoned elements go last, in one step (the same reason).
       if #cleared > 0 then redis.call('HDEL', KEYS[4], unpack(cleared)) end
     end
     local j = 1

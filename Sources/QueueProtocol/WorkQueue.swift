@@ -46,13 +46,20 @@ public struct CompletedMessage: Sendable {
     public var records: [OutcomeRecord]
     public var notifications: Int
     public var bytes: Int
+    /// The message's number in the pipeline (shard in its low bits), when it differs from `seq`.
+    public var pipelineSeq: UInt64
+    /// Recovery gave the claim to another worker (ownership fencing): not acknowledged, only released.
+    public var lost: Bool
 
-    public init(seq: UInt64, counted: Bool = false, records: [OutcomeRecord], notifications: Int, bytes: Int = 0) {
+    public init(seq: UInt64, counted: Bool = false, records: [OutcomeRecord], notifications: Int, bytes: Int = 0,
+                pipelineSeq: UInt64? = nil, lost: Bool = false) {
         self.seq = seq
         self.counted = counted
         self.records = records
         self.notifications = notifications
         self.bytes = bytes
+        self.pipelineSeq = pipelineSeq ?? seq
+        self.lost = lost
     }
 }
 
@@ -75,6 +82,9 @@ public struct WorkQueue: Sendable {
     /// `recovery.max_deliveries`: a message whose holders died this many times is dead-lettered as PoisonMessage.
     public let maxDeliveries: Int
     private let scripts: ScriptRunner
+    /// One above the highest claim sequence this queue has been given (shared by copies): the claim script
+    /// never hands out less, so sequences stay unique for this worker even when Redis loses recent writes.
+    private let nextSequence = Locked<UInt64>(0)
 
     /// Elements a recovery call moves at most, so a dead worker's 100,000 claims never sit in Lua memory at once.
     public static let recoveryChunk = 1000
@@ -96,7 +106,8 @@ public struct WorkQueue: Sendable {
         let isolateFrom = max(1, maxDeliveries - 1)
         let reply = try await scripts.run(QueueScripts.claim, keys: [keys.queue, processing, keys.sequence, keys.deliveries],
                                           arguments: [String(max(1, maxCount)), String(max(1, maxBytes)),
-                                                      allowIsolated ? "1" : "0", String(isolateFrom)].map { Array($0.utf8) })
+                                                      allowIsolated ? "1" : "0", String(isolateFrom),
+                                                      String(nextSequence.withLock { $0 })].map { Array($0.utf8) })
         guard let parts = reply.array, parts.count == 5, let first = parts[0].integer, let items = parts[1].array,
               let isolated = parts[3].integer, let blocked = parts[4].integer, first >= 0
         else { throw RedisError.unexpectedReply("claim: \(reply)") }
@@ -106,6 +117,9 @@ public struct WorkQueue: Sendable {
         for (offset, item) in items.enumerated() {
             guard let raw = item.bytes else { throw RedisError.unexpectedReply("claim: element \(offset)") }
             elements.append(ClaimedElement(seq: UInt64(first) + UInt64(offset), raw: raw, counted: counted.contains(Int64(offset))))
+        }
+        if let last = elements.last?.seq {
+            nextSequence.withLock { $0 = max($0, last &+ 1) }
         }
         return Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1)
     }
@@ -156,6 +170,9 @@ public struct WorkQueue: Sendable {
                 elements.append(ClaimedElement(seq: seq, raw: raw, counted: pair[1].integer == 1))
             }
         }
+        if let last = elements.map(\.seq).max() {
+            nextSequence.withLock { $0 = max($0, last &+ 1) }
+        }
         return elements
     }
 
@@ -167,27 +184,42 @@ public struct WorkQueue: Sendable {
 
     /// Returns a worker's claims to the queue, oldest consumed first, in chunks. `onlyIfDead`: leave a
     /// worker whose heartbeat is live alone. `countDeath`: the holder died, which counts toward
-    /// `maxDeliveries` (PoisonMessage).
+    /// `maxDeliveries` (PoisonMessage). The hash's fields are read once (HKEYS) and sorted here, so the
+    /// script calls cost Redis O(what they move): linear in the claims however many there are. Fields that
+    /// appear meanwhile are found by another pass.
     public func recover(worker: String, onlyIfDead: Bool, countDeath: Bool) async throws -> Recovery {
         var total = Recovery()
+        let processing = keys.processing(worker: worker)
         while true {
-            let reply = try await scripts.run(
-                QueueScripts.recover,
-                keys: [keys.processing(worker: worker), keys.queue, keys.heartbeat(worker: worker), keys.deliveries,
-                       keys.deadLetters, keys.workers],
-                arguments: [onlyIfDead ? "1" : "0", countDeath ? "1" : "0", String(maxDeliveries),
-                            String(Self.recoveryChunk), worker, String(WallClock.nowMillis())].map { Array($0.utf8) })
-            guard let parts = reply.array, parts.count == 4, let returned = parts[0].integer, let poisoned = parts[1].integer,
-                  let remaining = parts[2].integer
-            else { throw RedisError.unexpectedReply("recover: \(reply)") }
-            if returned < 0 {
-                total.alive = true
-                return total
+            var fields: [String] = []
+            do {
+                fields = (try await connection.execute(["HKEYS", processing]).array ?? []).compactMap(\.string)
+            } catch RedisError.server(let text) where text.hasPrefix("WRONGTYPE") {
+                // A processing list of an earlier version: the script moves it a chunk per call.
             }
-            total.returned += Int(returned)
-            total.poisoned += Int(poisoned)
-            total.poisonedIDs += (parts[3].array ?? []).compactMap(\.string)
-            if remaining == 0 { return total }
+            // Newest first, so that after every chunk's RPUSH the oldest claim is at the consuming end.
+            fields.sort { (UInt64($0) ?? 0) > (UInt64($1) ?? 0) }
+            var start = 0
+            repeat {
+                let chunk = fields[start..<min(fields.count, start + Self.recoveryChunk)]
+                start += chunk.count
+                let reply = try await scripts.run(
+                    QueueScripts.recover,
+                    keys: [processing, keys.queue, keys.heartbeat(worker: worker), keys.deliveries, keys.deadLetters, keys.workers],
+                    arguments: ([onlyIfDead ? "1" : "0", countDeath ? "1" : "0", String(maxDeliveries),
+                                 String(Self.recoveryChunk), worker, String(WallClock.nowMillis())] + chunk).map { Array($0.utf8) })
+                guard let parts = reply.array, parts.count == 4, let returned = parts[0].integer, let poisoned = parts[1].integer,
+                      let remaining = parts[2].integer
+                else { throw RedisError.unexpectedReply("recover: \(reply)") }
+                if returned < 0 {
+                    total.alive = true
+                    return total
+                }
+                total.returned += Int(returned)
+                total.poisoned += Int(poisoned)
+                total.poisonedIDs += (parts[3].array ?? []).compactMap(\.string)
+                if remaining == 0 { return total }
+            } while start < fields.count
         }
     }
 

@@ -40,9 +40,11 @@ struct PipelineService: Service, CustomStringConvertible {
 
     func run() async throws {
         let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes)
+        // Ownership fencing: nothing claimed is sent unless a heartbeat of its shard was confirmed recently.
+        let lease = OwnershipLease(shards: configuration.redis.prefixes.count)
         let shards = configuration.redis.prefixes.enumerated().map { index, prefix in
             ShardPipeline(index: index, prefix: prefix, configuration: configuration, workerID: workerID, gate: gate, logger: logger,
-                          readiness: readiness)
+                          readiness: readiness, lease: lease)
         }
         for shard in shards {
             guard try await prepare(shard.recoveryQueue, shard.heartbeat) else {
@@ -53,7 +55,8 @@ struct PipelineService: Service, CustomStringConvertible {
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
-            pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger, readiness: readiness) { resolutions in
+            pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger, readiness: readiness,
+                                lease: lease) { resolutions in
                 router.route(.resolved(resolutions))
             }
         } catch {

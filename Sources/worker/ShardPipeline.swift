@@ -19,7 +19,7 @@ struct ShardPipeline: Sendable {
     let counts = SharedCounts()
 
     init(index: Int, prefix: String, configuration: WorkerConfiguration, workerID: String, gate: CapacityGate, logger: Logger,
-         readiness: Readiness) {
+         readiness: Readiness, lease: OwnershipLease) {
         self.index = index
         let keys = RedisKeys(prefix: prefix)
         self.keys = keys
@@ -33,10 +33,12 @@ struct ShardPipeline: Sendable {
         claimQueue = queue("claim")
         ackQueue = queue("ack")
         recoveryQueue = queue("recovery")
+        let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
+                                        counts: counts, logger: logger, lease: lease)
+        self.acknowledger = acknowledger
         heartbeat = Heartbeat(queue: queue("heartbeat"), recoveryQueue: recoveryQueue,
-                              ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness)
-        acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
-                                    counts: counts, logger: logger)
+                              ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,
+                              lease: lease, shard: index, confirmOwnership: { await acknowledger.confirmOwnership() })
         collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
                               acknowledger: acknowledger.input, logger: logger, shard: index)
     }

@@ -58,8 +58,15 @@ class TransportTests: XCTestCase {
         transport.submit([job(tokens)])
         let results = try await box.wait(for: tokens.count, timeout: timeout)
         await transport.finish()
+        resentByLibcurl = transport.resentByLibcurl.load(ordering: .relaxed)
+        resentAfterConnectionLoss = transport.resentAfterConnectionLoss.load(ordering: .relaxed)
         return results
     }
+
+    /// Requests the last `deliverAll` saw libcurl send again on its own (0 on our own HTTP/2 sessions).
+    fileprivate var resentByLibcurl = 0
+    /// Requests the last `deliverAll` sent again after their connection died before the answer (ambiguous).
+    fileprivate var resentAfterConnectionLoss = 0
 
     /// How many times the server answered each token: every answer, or only acceptances (200).
     fileprivate func answers(by server: EmulatorStandIn, acceptedOnly: Bool) -> [String: Int] {
@@ -277,7 +284,17 @@ class TransportTests: XCTestCase {
         let results = try await deliverAll(tokens, to: server, connections: 2, attempts: 30, timeout: 90)
         XCTAssertEqual(results.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [])
         let sends = answers(by: server, acceptedOnly: true)
-        XCTAssertEqual(sends.filter { $0.value > 1 }.count, 0, "accepted twice: \(sends.filter { $0.value > 1 }.keys.sorted()); \(server.emulator.stats.json)")
+        let twice = sends.filter { $0.value > 1 }.keys.sorted()
+        if kind == .libcurl {
+            // libcurl 7.88 closes a connection on REFUSED_STREAM, cutting the other streams on it, and sends some
+            // requests again by itself, in neither case knowing whether the server had them (why our own sessions
+            // are the default). Both are counted (ConnectionLost, ResentByLibcurl); nothing else may duplicate.
+            XCTAssertLessThanOrEqual(twice.count, resentByLibcurl + resentAfterConnectionLoss,
+                                     "accepted twice beyond the ambiguous resends: \(twice); \(server.emulator.stats.json)")
+        } else {
+            XCTAssertEqual(twice.count, 0, "accepted twice: \(twice); \(server.emulator.stats.json)")
+        }
+        print("stream collapse (\(kind), socket action \(socketAction)): \(twice.count) accepted twice, \(resentByLibcurl) resent by libcurl, \(resentAfterConnectionLoss) after a connection loss")
         XCTAssertEqual(sends.count, tokens.count)
         XCTAssertGreaterThan(server.emulator.stats.streamLimitCollapses, 5, server.emulator.stats.json)
     }

@@ -34,6 +34,39 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertTrue(nothing.isEmpty)
     }
 
+    /// SPEC section 3: a reused sequence number never lets one message's outcome acknowledge another. Redis
+    /// restarted from an older snapshot forgets the last claims and rolls `push:sequence` back; the worker
+    /// still holds those claims under their sequences, so new claims must not be given them again.
+    func testClaimIdentitiesStayUniqueWhenRedisComesBackFromAnOlderSnapshot() async throws {
+        try await connection.lpush(keys.queue, ["a", "b", "c"])
+        let worker = queue("w1")
+        let early = try await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false)
+        XCTAssertEqual(early.elements.map(\.seq), [1, 2, 3])
+        _ = try await connection.execute(["SAVE"])
+        try await connection.lpush(keys.queue, ["d", "e", "f"])
+        let late = try await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false)
+        XCTAssertEqual(late.elements.map(\.seq), [4, 5, 6], "claimed after the snapshot: Redis will forget these")
+
+        redis.kill()
+        try redis.start()
+        var sequence: String?
+        try await eventually { sequence = try? await self.connection.execute(["GET", self.keys.sequence]).string; return sequence != nil }
+        XCTAssertEqual(sequence, "3", "the restored snapshot rolled the sequence back")
+
+        try await connection.lpush(keys.queue, ["g", "h"])
+        var after: Claim?
+        try await eventually { after = try? await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false); return after != nil }
+        XCTAssertEqual(after?.elements.map(\.seq), [7, 8], "never 4 and 5 again: they still name d and e in this worker")
+        XCTAssertEqual(after.map(texts), ["g", "h"])
+
+        // The outcome of "d" (sequence 4, lost with the rollback) acknowledges nothing; "g" stays claimed.
+        let acknowledged = try await worker.acknowledge([CompletedMessage(seq: 4, records: [], notifications: 1)], filteredCap: 10)
+        XCTAssertEqual(acknowledged, 0)
+        let held = try await worker.claimedSequences().sorted()
+        XCTAssertEqual(held, [1, 2, 3, 7, 8])
+        await worker.connection.close()
+    }
+
     func testClaimIsBoundedInBytesButAlwaysTakesOne() async throws {
         let big = String(repeating: "x", count: 5000)
         try await connection.lpush(keys.queue, [big, "small-1", "small-2"])
@@ -100,6 +133,35 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertEqual(order, (0..<total).map { "e\($0)" } + ["later"], "returned work is consumed first, oldest first")
         let registered = try await connection.execute(["ZSCORE", keys.workers, "dead"])
         XCTAssertEqual(registered, .null, "a recovered worker leaves the registry")
+    }
+
+    /// Issue 17: recovery is linear in what it moves. 100,000 claims of a dead worker come back in 100 script
+    /// calls over one read of the hash's fields (the old script read and sorted every field for each chunk of
+    /// 1,000: 100 HKEYS of a hash of up to 100,000), the oldest consumed first.
+    func testOneHundredThousandClaimsOfADeadWorkerReturnWithOneReadOfTheHash() async throws {
+        let total = 100_000
+        for start in stride(from: 0, to: total, by: 10_000) {
+            try await connection.lpush(keys.queue, (start..<start + 10_000).map { "e\($0)" })
+        }
+        let dead = queue("dead")
+        var claimed = 0
+        while claimed < total { claimed += try await claim(dead, 1000).count }
+        _ = try await connection.execute(["CONFIG", "RESETSTAT"])
+        let rescuer = queue("rescuer")
+        let recovery = try await rescuer.recover(worker: "dead", onlyIfDead: true, countDeath: true)
+        await rescuer.connection.close()
+        XCTAssertEqual(recovery.returned, total)
+        let stats = try await connection.execute(["INFO", "commandstats"]).string ?? ""
+        let hkeys = stats.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cmdstat_hkeys:") }
+        XCTAssertTrue(hkeys?.hasPrefix("cmdstat_hkeys:calls=1,") == true, "the hash's fields are read once: \(hkeys ?? "none")")
+        let evalsha = stats.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cmdstat_evalsha:") }
+        print("recovery of \(total) claims, Redis time: \(hkeys ?? ""); \(evalsha ?? "")")
+        try await assertEqual(try await connection.length(keys.queue), total)
+        let consumingEnd = try await connection.execute(["LRANGE", keys.queue, "-3", "-1"]).array?.compactMap(\.string)
+        XCTAssertEqual(consumingEnd, ["e2", "e1", "e0"], "the oldest claims are consumed first")
+        let elsewhere = try await connection.execute(["LRANGE", keys.queue, "0", "2"]).array?.compactMap(\.string)
+        XCTAssertEqual(elsewhere, ["e99999", "e99998", "e99997"])
+        await dead.connection.close()
     }
 
     func testALiveWorkersClaimsAreLeftAlone() async throws {

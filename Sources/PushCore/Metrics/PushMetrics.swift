@@ -16,6 +16,9 @@ public final class PushMetrics: Sendable {
     public let queueToAPNs: Timer
     public let inFlightNotifications: Gauge
     public let redisReconnects: Counter
+    /// Claims this worker dropped unsent because recovery gave them to another worker while it was paused or
+    /// cut off from Redis (ownership fencing).
+    public let claimsLost: Counter
 
     private let notifications = LabelledSeries<Counter> { Counter(label: "push_notifications_total", dimensions: $0) }
     private let responses = LabelledSeries<Counter> { Counter(label: "push_apns_responses_total", dimensions: $0) }
@@ -40,6 +43,7 @@ public final class PushMetrics: Sendable {
         queueToAPNs = Timer(label: "push_queue_to_apns_seconds")
         inFlightNotifications = Gauge(label: "push_in_flight_notifications")
         redisReconnects = Counter(label: "push_redis_reconnects_total")
+        claimsLost = Counter(label: "push_claims_lost_total")
         filterWords = Gauge(label: "push_filter_words")
     }
 
@@ -101,6 +105,8 @@ public final class PushMetrics: Sendable {
                 others["f" + reason, default: ("feedback", 0)].count += 1
             case .failed(let reason, _, _):
                 others["d" + reason, default: ("dead_letter", 0)].count += 1
+            case .claimLost:
+                break  // counted per message in push_claims_lost_total; its new holder gives it its outcome
             }
         }
         notifications(outcome: "delivered", reason: "", count: delivered)

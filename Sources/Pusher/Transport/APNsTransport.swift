@@ -31,11 +31,21 @@ public final class APNsTransport: @unchecked Sendable {
     public let resentByLibcurl = Atomic<Int>(0)
     /// Requests sent again because the server never processed them (refused streams, GOAWAY).
     public let resentUnprocessed = Atomic<Int>(0)
+    /// Requests sent again after their connection died before the answer: the server may have had them
+    /// (ambiguous, retry reason `ConnectionLost`).
+    public let resentAfterConnectionLoss = Atomic<Int>(0)
     private let readiness: Readiness?
     private let logger: Logger?
     private let metrics = PushMetrics.shared
     /// Whether APNs refuses the credential, shared by the lanes of one credential.
     private let credential: CredentialState
+    /// Whether this worker still owns its claims (ownership fencing): copied when its revision changes.
+    private let lease: OwnershipLease
+    private var leaseRevision = -1
+    private var leaseValidUntil: [UInt64] = []
+    private var revoked: Set<UInt64> = []
+    /// Requests whose shard's lease has lapsed: sent only once the heartbeat renews it, dropped if revoked.
+    private var held: [PendingRequest] = []
 
     // Thread-confined state.
     private var inFlight: [InFlight?] = []
@@ -83,8 +93,10 @@ public final class APNsTransport: @unchecked Sendable {
     }
 
     public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
-                credential: CredentialState = CredentialState(), sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+                credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
+                sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         self.settings = settings
+        self.lease = lease
         self.credential = credential
         self.readiness = readiness
         self.logger = logger
@@ -158,6 +170,7 @@ public final class APNsTransport: @unchecked Sendable {
             }
             let now = DispatchTime.now().uptimeNanoseconds
             while let due = delayed.popDue(now: now) { ready.append(due) }
+            refreshLease()
             let room = startRequests()
 
             completions.removeAll(keepingCapacity: true)
@@ -174,7 +187,7 @@ public final class APNsTransport: @unchecked Sendable {
                 sink(batch)
             }
             if !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
-            if finishing && active == 0 && readyHead >= ready.count && delayed.isEmpty
+            if finishing && active == 0 && readyHead >= ready.count && delayed.isEmpty && held.isEmpty
                 && intake.withLock({ $0.jobs.isEmpty }) {
                 break
             }
@@ -229,8 +242,50 @@ public final class APNsTransport: @unchecked Sendable {
         return room
     }
 
+    /// Copies the lease when it changed; held requests then get checked again.
+    private func refreshLease() {
+        let revision = lease.revision.load(ordering: .acquiring)
+        guard revision != leaseRevision else { return }
+        leaseRevision = revision
+        (leaseValidUntil, revoked) = lease.snapshot()
+        if !held.isEmpty {
+            ready.append(contentsOf: held)
+            held.removeAll(keepingCapacity: true)
+        }
+    }
+
+    private enum Fence { case send, hold, drop }
+
+    /// Ownership fencing: a request is held while the lease of any of its messages' shards has lapsed, and
+    /// dropped when every message it serves was taken over by another worker.
+    private func fence(_ request: PendingRequest, now: UInt64) -> Fence {
+        let job = request.job.job
+        let primary = job.sources[Int(job.owner[request.token])]
+        if job.extraOwners.isEmpty {
+            if now >= leaseValidUntil[min(Int(primary & 63), leaseValidUntil.count - 1)] { return .hold }
+            return revoked.isEmpty || !revoked.contains(primary) ? .send : .drop
+        }
+        var live = false
+        for seq in job.owners(ofToken: request.token) {
+            if now >= leaseValidUntil[min(Int(seq & 63), leaseValidUntil.count - 1)] { return .hold }
+            if !revoked.contains(seq) { live = true }
+        }
+        return live ? .send : .drop
+    }
+
     /// Hands one request to the driver; false if it was resolved or held instead.
     private func start(_ request: PendingRequest) -> Bool {
+        let now = DispatchTime.now().uptimeNanoseconds
+        switch fence(request, now: now) {
+        case .send:
+            break
+        case .hold:
+            held.append(request)
+            return false
+        case .drop:
+            resolve(request, .claimLost)
+            return false
+        }
         if request.job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
             resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
             return false
@@ -256,7 +311,7 @@ public final class APNsTransport: @unchecked Sendable {
             id = inFlight.count
             inFlight.append(nil)
         }
-        inFlight[id] = InFlight(request: request, generation: generation, startedAt: DispatchTime.now().uptimeNanoseconds)
+        inFlight[id] = InFlight(request: request, generation: generation, startedAt: now)
         active += 1
         driver.start(DriverRequest(id: id, job: request.job, token: request.token, bearer: bearer, generation: generation))
         return true
@@ -372,6 +427,7 @@ public final class APNsTransport: @unchecked Sendable {
             return
         }
         retryCounts[label ?? reason, default: 0] += 1
+        if label == "ConnectionLost" { resentAfterConnectionLoss.add(1, ordering: .relaxed) }
         var next = request
         next.attempt += 1
         let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
