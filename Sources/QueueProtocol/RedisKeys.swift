@@ -9,6 +9,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// Input list: producers LPUSH, workers claim from the other end.
     public var queue: String { "\(prefix):queue" }
     public var deadLetters: String { "\(prefix):dlq" }
+    /// Dead letters a running replay walked past and kept, oldest at the tail; put back at the dlq's oldest
+    /// end when the replay ends (or by the next replay or purge, if it was interrupted).
+    public var deadLetterHold: String { "\(prefix):dlq:hold" }
     public var feedback: String { "\(prefix):feedback" }
     public var filtered: String { "\(prefix):filtered" }
     /// Registry of workers: sorted set, member = worker id, score = last heartbeat (UNIX ms).

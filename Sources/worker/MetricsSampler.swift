@@ -31,12 +31,14 @@ struct MetricsSampler: Sendable {
         for queue in queues {
             let keys = queue.keys
             guard let replies = try? await queue.connection.pipeline(
-                [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback]].map { $0.map { Array($0.utf8) } })
+                [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.deadLetterHold]]
+                    .map { $0.map { Array($0.utf8) } })
             else { return }
             let values = replies.map { Int(clamping: $0.integer ?? 0) }
-            guard values.count == 3 else { return }
+            guard values.count == 4 else { return }
             lengths.queue += values[0]
-            lengths.dlq += values[1]
+            // Dead letters a running replay walked past and keeps are dead letters still.
+            lengths.dlq += values[1] + values[3]
             lengths.feedback += values[2]
         }
         metrics.queueLength(list: "queue", length: lengths.queue)

@@ -80,7 +80,7 @@ final class ReplayTests: ToolTestCase {
             try await Task.sleep(for: .milliseconds(Int.random(in: 150...450, using: &generator)))
             victim.signal(SIGKILL)
             _ = await victim.waitForExit(timeout: 5)
-            let left = try await client.length(keys.deadLetters)
+            let left = try await client.length(keys.deadLetters) + client.length(keys.deadLetterHold)
             let queued = try await client.length(keys.queue)
             XCTAssertEqual(left + queued, total, "after kill \(round): every entry is in exactly one place")
         }
@@ -93,6 +93,51 @@ final class ReplayTests: ToolTestCase {
         let ids = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
         XCTAssertEqual(ids.count, total)
         XCTAssertEqual(Set(ids).count, total, "no message twice")
+    }
+
+    /// Issue 17: a replay is linear in the entries it walks. Of 100,000 dead letters, every other one is
+    /// replayed; the kept ones never make Redis search past them (no LREM: each page of the oldest leaves the
+    /// list in one script, kept entries wait in the hold list), and they end where they were, in order.
+    func testASelectiveReplayOfAHundredThousandDeadLettersIsLinearAndKeepsTheOrder() async throws {
+        let total = 100_000
+        let letters = (0..<total).map { deadLetter("h\($0)", reason: $0 % 2 == 0 ? "Timeout" : "BadTopic", tokens: [token("a1", $0)]) }
+        for start in stride(from: 0, to: total, by: 10_000) { try await client.lpush(keys.deadLetters, Array(letters[start..<start + 10_000])) }
+        _ = try await client.execute(["CONFIG", "RESETSTAT"])
+        let result = try await replay(["--yes"])
+        XCTAssertEqual(result.status, 0, result.output)
+        let stats = try await client.execute(["INFO", "commandstats"]).string ?? ""
+        let lines = stats.split(whereSeparator: \.isNewline)
+        XCTAssertNil(lines.first { $0.hasPrefix("cmdstat_lrem:") }, "no search through the list")
+        print("replay of \(total) dead letters, half kept: \(lines.filter { $0.hasPrefix("cmdstat_evalsha:") || $0.hasPrefix("cmdstat_lrange:") })")
+        let queued = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
+        XCTAssertEqual(queued.count, total / 2)
+        XCTAssertEqual(queued.last, "h0", "the oldest replayed is consumed first")
+        XCTAssertEqual(queued.first, "h99998")
+        let kept = try await client.strings(keys.deadLetters)
+        XCTAssertEqual(kept, letters.enumerated().filter { $0.offset % 2 == 1 }.map(\.element).reversed(), "kept entries stay in their order")
+        try await assertEqual(try await client.length(keys.deadLetterHold), 0)
+    }
+
+    /// Entries a replay killed mid-way had set aside go back to the dead-letter list at the next replay or
+    /// purge, in their order.
+    func testAReplayKilledMidWayLeavesNothingAside() async throws {
+        let total = 3000
+        let letters = (0..<total).map { deadLetter("s\($0)", reason: $0 % 3 == 0 ? "Timeout" : "BadTopic", tokens: [token("a1", $0)]) }
+        try await client.lpush(keys.deadLetters, letters)
+        let victim = try start(["dlq", "replay", "--rate", "200", "--yes"])
+        try await eventually(timeout: .seconds(30)) { try await self.client.length(self.keys.deadLetterHold) > 0 }
+        victim.signal(SIGKILL)
+        _ = await victim.waitForExit(timeout: 5)
+        let held = try await client.length(keys.deadLetterHold)
+        XCTAssertGreaterThan(held, 0, "the killed run had set kept entries aside")
+        let purge = try await tool(["dlq", "purge", "--message-id", "nope", "--yes"])
+        XCTAssertEqual(purge.status, 1, "nothing matched: \(purge.output)")
+        let finish = try await replay(["--yes"])
+        XCTAssertEqual(finish.status, 0, finish.output)
+        try await assertEqual(try await client.length(keys.deadLetterHold), 0)
+        let kept = try await client.strings(keys.deadLetters)
+        XCTAssertEqual(kept, letters.enumerated().filter { $0.offset % 3 != 0 }.map(\.element).reversed(), "every kept entry back, in order")
+        try await assertEqual(try await client.length(keys.queue), total / 3)
     }
 
     func testExportPurgeImportRoundTrip() async throws {

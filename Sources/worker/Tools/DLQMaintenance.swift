@@ -84,7 +84,8 @@ struct DLQImport: AsyncParsableCommand {
     }
 }
 
-/// `worker dlq purge [SELECTION] [--yes]`: deletes the selected dead letters, each with an atomic LREM, after
+/// `worker dlq purge [SELECTION] [--yes]`: deletes the selected dead letters, a page of the oldest at a time in one
+/// script each (`DeadLetterQueue.process(page:)`, linear however many are kept), after
 /// a confirmation unless --yes. Leaves an audit line.
 struct DLQPurge: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "purge", abstract: "Delete the selected dead letters.")
@@ -117,12 +118,9 @@ struct DLQPurge: AsyncParsableCommand {
         }
         var deleted = 0
         for (keys, redis) in shards {
-            var here = 0
-            try await ReplayPlan.walk(keys, redis, selection: selection, startedAt: startedAt) { letter, selected in
-                guard selected else { return false }
-                let removed = try await redis.execute(bytes: [Array("LREM".utf8), Array(keys.deadLetters.utf8), Array("-1".utf8), letter.bytes])
-                here += Int(removed.integer ?? 0)
-                return true
+            var progress = Progress(total: planned, quiet: true)
+            let here = try await ReplayPlan.consume(keys, redis, selection: selection, startedAt: startedAt, progress: &progress) { _, selected in
+                selected ? .delete : .keep
             }
             deleted += here
             let record = ToolOutput.object([

@@ -7,8 +7,8 @@ import RedisClient
 /// `worker dlq replay`: moves selected dead letters' messages back to the queue (SPEC section 6).
 ///
 /// Each entry moves in one server-side script: it leaves `push:dlq` exactly when its message enters
-/// `push:queue` (LREM of that very entry, then LPUSH), so a replay interrupted at any instant, or two replays
-/// at once, neither lose nor duplicate anything. The set is fixed at start: the entries present then, oldest
+/// `push:queue` (a page of the oldest entries at a time: `DeadLetterQueue.process(page:)`), so a replay
+/// interrupted at any instant, or two replays at once, neither lose nor duplicate anything. The set is fixed at start: the entries present then, oldest
 /// first, and none that failed after the run began. Entries are read a page at a time (bounded memory).
 struct DLQReplay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -154,12 +154,18 @@ struct Progress {
     let total: Int
     var done = 0
     private let terminal = isatty(STDOUT_FILENO) == 1
+    private let quiet: Bool
     private var lastLine = ContinuousClock.now
 
-    init(total: Int) { self.total = total }
+    /// `quiet`: only counts (a purge prints its result, not its progress).
+    init(total: Int, quiet: Bool = false) {
+        self.total = total
+        self.quiet = quiet
+    }
 
     mutating func advance(_ count: Int) {
         done += count
+        if quiet { return }
         if terminal {
             let width = 30
             let filled = total == 0 ? width : min(width, done * width / total)
@@ -171,5 +177,5 @@ struct Progress {
         }
     }
 
-    func finish() { if terminal { print("") } }
+    func finish() { if terminal && !quiet { print("") } }
 }

@@ -54,8 +54,9 @@ struct ReplayPlan {
         return .replay(message: JSONWriter.canonical(.object(members)), droppedTokens: tokens.count - alive.count)
     }
 
-    /// Walks the shard's dead letters present at `startedAt`, oldest first. `body` returns whether it removed
-    /// the entry from the list (so the walk's position stays right). Stops after `max` selected entries.
+    /// Reads the shard's dead letters present at `startedAt`, oldest first, changing nothing (the plan, the
+    /// purge's count). `body` returns whether it removed the entry from the list (so the walk's position stays
+    /// right). Stops after `max` selected entries.
     static func walk(_ keys: RedisKeys, _ redis: any RedisCommands, selection: DeadLetterSelection, startedAt: Int64,
                      _ body: (DeadLetter, Bool) async throws -> Bool) async throws {
         let present = Int(try await redis.execute(["LLEN", keys.deadLetters]).integer ?? 0)
@@ -104,27 +105,78 @@ struct ReplayPlan {
     static func execute(keys: RedisKeys, redis: any RedisCommands, selection: DeadLetterSelection, includePermanent: Bool,
                         startedAt: Int64, rate: Double?, progress: inout Progress) async throws -> Int {
         let dead = try await deadTokens(keys, redis)
-        let queue = DeadLetterQueue(connection: redis, keys: keys)
-        var moved = 0
-        let clock = ContinuousClock.now
-        var local = progress
-        try await walk(keys, redis, selection: selection, startedAt: startedAt) { letter, selected in
+        return try await consume(keys, redis, selection: selection, startedAt: startedAt, rate: rate, progress: &progress) { letter, selected in
             guard selected, case .replay(let message, _) = decide(letter, deadTokens: dead, includePermanent: includePermanent,
-                                                                   nowSeconds: startedAt / 1000) else { return false }
+                                                                   nowSeconds: startedAt / 1000) else { return .keep }
+            return .replay(message)
+        }
+    }
+
+    /// Walks the shard's dead letters present at `startedAt`, oldest first, a page at a time; `action` decides
+    /// each entry (`selected`: it matches the selection, within `--max`). Each page leaves the list in one
+    /// script (`DeadLetterQueue.process(page:)`), kept entries waiting in the hold list until the walk ends, so
+    /// the run costs Redis O(entries walked) whatever it keeps. Entries an interrupted run left in the hold go
+    /// back first. Returns how many entries were replayed or deleted.
+    static func consume(_ keys: RedisKeys, _ redis: any RedisCommands, selection: DeadLetterSelection, startedAt: Int64,
+                        rate: Double? = nil, progress: inout Progress,
+                        action: (DeadLetter, Bool) -> DeadLetterQueue.PageAction) async throws -> Int {
+        let queue = DeadLetterQueue(connection: redis, keys: keys)
+        try await queue.restoreHeld()
+        do {
+            let done = try await walkPages(keys, redis, queue, selection: selection, startedAt: startedAt, rate: rate,
+                                           progress: &progress, action: action)
+            try await queue.restoreHeld()
+            return done
+        } catch {
+            _ = try? await queue.restoreHeld()
+            throw error
+        }
+    }
+
+    private static func walkPages(_ keys: RedisKeys, _ redis: any RedisCommands, _ queue: DeadLetterQueue,
+                                  selection: DeadLetterSelection, startedAt: Int64, rate: Double?, progress: inout Progress,
+                                  action: (DeadLetter, Bool) -> DeadLetterQueue.PageAction) async throws -> Int {
+        let present = Int(try await redis.execute(["LLEN", keys.deadLetters]).integer ?? 0)
+        // Paced, a page holds a tenth of a second's worth, so the pace holds within that.
+        let pageSize = rate.map { max(1, min(100, Int($0 / 10))) } ?? 100
+        let clock = ContinuousClock.now
+        var examined = 0
+        var selected = 0
+        var done = 0
+        while examined < present {
+            let want = min(pageSize, present - examined)
+            let items = try await redis.execute(["LRANGE", keys.deadLetters, String(-want), "-1"]).array ?? []
+            if items.isEmpty { break }
+            var page: [(entry: [UInt8], action: DeadLetterQueue.PageAction)] = []
+            var selectedInPage = 0
+            var reachedNewer = false
+            for item in items.reversed() {
+                let letter = DeadLetter(index: -1, shard: keys.prefix, bytes: item.bytes ?? [])
+                // The set is fixed at start: an entry that failed after the run began is not part of it.
+                if let failedAt = letter.failedAt, failedAt > startedAt {
+                    reachedNewer = true
+                    break
+                }
+                let isSelected = selection.matches(letter, now: startedAt) && selected + selectedInPage < (selection.max ?? Int.max)
+                if isSelected { selectedInPage += 1 }
+                page.append((letter.bytes, action(letter, isSelected)))
+            }
+            if page.isEmpty { break }
             if let rate {
                 // Paced against the start, so the average holds whatever each call takes.
-                let due = clock + .milliseconds(Int64(Double(moved) / rate * 1000))
+                let due = clock + .milliseconds(Int64(Double(done) / rate * 1000))
                 if due > ContinuousClock.now { try await Task.sleep(until: due) }
             }
-            // Either way the entry is no longer at its place: moved by us, or taken by someone else.
-            if try await queue.replay(entry: letter.bytes, message: message) {
-                moved += 1
-                local.advance(1)
+            guard let count = try await queue.process(page: page) else {
+                continue  // the tail changed under us (a concurrent replay or purge): read it again
             }
-            return true
+            examined += page.count
+            selected += selectedInPage
+            done += count
+            progress.advance(count)
+            if reachedNewer { break }
         }
-        progress = local
-        return moved
+        return done
     }
 
     func describe(prefix: String, json: Bool) -> String {

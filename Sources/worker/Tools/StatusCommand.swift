@@ -48,7 +48,7 @@ struct StatusCommand: AsyncParsableCommand {
         let now = WallClock.nowMillis()
         let replies = try await redis.pipeline([
             ["LLEN", keys.queue], ["LINDEX", keys.queue, "-1"], ["ZRANGE", keys.workers, "0", "-1", "WITHSCORES"],
-            ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.filtered],
+            ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.filtered], ["LLEN", keys.deadLetterHold],
         ].map { $0.map { Array($0.utf8) } })
         for case .error(let text) in replies { throw RedisError.server(text) }
         var oldest: Int64?
@@ -66,7 +66,8 @@ struct StatusCommand: AsyncParsableCommand {
                                      alive: detail[1].integer == 1))
         }
         return ShardStatus(prefix: keys.prefix, queued: Int(replies[0].integer ?? 0), oldestAgeMillis: oldest, workers: workers,
-                           deadLetters: Int(replies[3].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
+                           // Dead letters a running replay walked past and keeps (`<prefix>:dlq:hold`) count too.
+                           deadLetters: Int(replies[3].integer ?? 0) + Int(replies[6].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
                            filtered: Int(replies[5].integer ?? 0))
     }
 
