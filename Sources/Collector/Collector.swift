@@ -120,6 +120,7 @@ public final class Collector: Sendable {
                     _ = try await queue.waitForWork(timeoutSeconds: Self.idleWaitSeconds)
                 }
             } catch {
+                if stopping.load(ordering: .relaxed) { break }  // stopping: no retry, and no wait for one
                 if !broken { logger.error("claim failed; retrying with backoff", metadata: ["error": "\(error)"]) }
                 broken = true
                 try? await Task.sleep(for: .milliseconds(backoff.next()))

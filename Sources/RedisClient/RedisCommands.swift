@@ -5,6 +5,10 @@ public protocol RedisCommands: Sendable {
     func pipeline(_ commands: [[[UInt8]]]) async throws -> [RedisReply]
     /// Closes the connection(s) and their threads.
     func close() async
+    /// Ends the call in progress at once, from any thread: a read or write blocked on a silent peer (a network
+    /// partition, a black-holed host) fails now instead of after the socket timeout, and so does a connect.
+    /// Later calls connect again as usual. How shutdown keeps its bound whatever Redis does.
+    func interrupt()
 }
 
 extension RedisCommands {

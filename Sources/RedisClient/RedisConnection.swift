@@ -19,6 +19,10 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     public let caFile: String
     /// Socket timeout for every call; blocking commands must ask Redis to wait less than this.
     public let socketTimeout: Duration
+    /// The open socket's descriptor (-1: none) and how many times `interrupt()` was called, shared with
+    /// other threads: `interrupt()` shuts the socket down under this lock, and the connection's thread
+    /// clears the descriptor under it before closing, so a descriptor is never shut down after reuse.
+    private let live = Locked<(descriptor: Int32, interrupts: Int)>((-1, 0))
 
     public init(url: RedisURL, name: String, caFile: String = "", socketTimeout: Duration = .seconds(5)) {
         self.url = url
@@ -34,7 +38,16 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     /// Sends all commands in one write and reads all replies: one round trip however many commands.
     /// Error replies are returned in place, not thrown, so MULTI/EXEC callers can inspect them.
     public func pipeline(_ commands: [[[UInt8]]]) async throws -> [RedisReply] {
-        try await thread.run { [self] in try self.pipelineOnThread(commands) }
+        // An interrupt ends this call even if it is still waiting behind another on the thread.
+        let interrupts = live.withLock { $0.interrupts }
+        return try await thread.run { [self] in try self.pipelineOnThread(commands, interrupts: interrupts) }
+    }
+
+    public func interrupt() {
+        live.withLock { state in
+            state.interrupts += 1
+            if state.descriptor >= 0 { RedisSocket.shutDown(descriptor: state.descriptor) }
+        }
     }
 
     /// Closes the socket and ends the thread.
@@ -45,8 +58,9 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
 
     // MARK: on the connection's thread
 
-    private func pipelineOnThread(_ commands: [[[UInt8]]]) throws -> [RedisReply] {
-        let socket = try connected()
+    private func pipelineOnThread(_ commands: [[[UInt8]]], interrupts: Int) throws -> [RedisReply] {
+        if live.withLock({ $0.interrupts != interrupts }) { throw RedisError.connection("\(url.host):\(url.port): interrupted") }
+        let socket = try connected(interrupts: interrupts)
         do {
             var wire: [UInt8] = []
             for command in commands { wire += Self.format(command) }
@@ -81,9 +95,20 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
         return replies
     }
 
-    private func connected() throws -> RedisSocket {
+    private func connected(interrupts: Int) throws -> RedisSocket {
         if let socket { return socket }
-        let fresh = try RedisSocket(host: url.host, port: url.port, tls: url.tls, caFile: caFile, timeout: socketTimeout)
+        let fresh = try RedisSocket(host: url.host, port: url.port, tls: url.tls, caFile: caFile, timeout: socketTimeout) { [live] in
+            live.withLock { $0.interrupts != interrupts }
+        }
+        let registered = live.withLock { state -> Bool in
+            guard state.interrupts == interrupts else { return false }
+            state.descriptor = fresh.descriptor
+            return true
+        }
+        guard registered else {
+            fresh.close()
+            throw RedisError.connection("\(fresh.peer): interrupted")
+        }
         reader = redisReaderCreate()
         socket = fresh
         do {
@@ -111,6 +136,7 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     }
 
     private func drop() {
+        live.withLock { $0.descriptor = -1 }
         socket?.close()
         socket = nil
         if let reader { redisReaderFree(reader) }

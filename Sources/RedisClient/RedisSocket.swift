@@ -11,10 +11,12 @@ final class RedisSocket {
     private var context: OpaquePointer?  // SSL_CTX*
     let peer: String
 
-    /// Connects within `timeout`; every later read and write waits at most `timeout` too.
-    init(host: String, port: Int, tls useTLS: Bool, caFile: String, timeout: Duration) throws {
+    /// Connects within `timeout`, giving up early once `interrupted` says so (checked every 50 ms); every
+    /// later read and write waits at most `timeout` too.
+    init(host: String, port: Int, tls useTLS: Bool, caFile: String, timeout: Duration,
+         interrupted: () -> Bool = { false }) throws {
         peer = "\(host):\(port)"
-        fd = try Self.connect(host: host, port: port, timeout: timeout)
+        fd = try Self.connect(host: host, port: port, timeout: timeout, interrupted: interrupted)
         var interval = Self.timeval(timeout)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &interval, socklen_t(MemoryLayout<timeval>.size))
@@ -29,6 +31,15 @@ final class RedisSocket {
     }
 
     deinit { close() }
+
+    /// The descriptor, for `shutDown(descriptor:)` from another thread.
+    var descriptor: Int32 { fd }
+
+    /// Wakes a read or write blocked on this socket in another thread (it then fails); the descriptor stays
+    /// open until its owner closes it.
+    static func shutDown(descriptor: Int32) {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
 
     func close() {
         if let tls {
@@ -86,7 +97,7 @@ final class RedisSocket {
 
     // MARK: connecting
 
-    private static func connect(host: String, port: Int, timeout: Duration) throws -> Int32 {
+    private static func connect(host: String, port: Int, timeout: Duration, interrupted: () -> Bool) throws -> Int32 {
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_family = AF_UNSPEC
@@ -107,8 +118,15 @@ final class RedisSocket {
             var result = Glibc.connect(fd, address.pointee.ai_addr, address.pointee.ai_addrlen)
             if result < 0 && errno == EINPROGRESS {
                 var poller = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                let millis = Int32(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
-                if poll(&poller, 1, millis) == 1 {
+                var left = Int(clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+                var ready = false
+                // In slices, so that an interrupt (shutdown) ends a connect to a silent host early.
+                while left > 0 && !ready && !interrupted() {
+                    let slice = min(left, 50)
+                    ready = poll(&poller, 1, Int32(slice)) == 1
+                    left -= slice
+                }
+                if ready {
                     var error: Int32 = 0
                     var length = socklen_t(MemoryLayout<Int32>.size)
                     getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length)

@@ -62,6 +62,13 @@ public final class SentinelConnection: RedisCommands {
         return replies
     }
 
+    public func interrupt() {
+        state.withLock { state in
+            state.connection?.interrupt()
+            state.sentinelConnections.values.forEach { $0.interrupt() }
+        }
+    }
+
     public func close() async {
         let connections = state.withLock { state -> [RedisConnection] in
             let all = [state.connection].compactMap { $0 } + Array(state.sentinelConnections.values)

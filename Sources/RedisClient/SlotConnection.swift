@@ -124,6 +124,10 @@ public final class SlotConnection: RedisCommands {
         throw RedisError.server("TRYAGAIN: slot still moving after \(Self.maxRedirections) tries")
     }
 
+    public func interrupt() {
+        state.withLock { state in state.nodes.values.forEach { $0.interrupt() } }
+    }
+
     public func close() async {
         let connections = state.withLock { state -> [RedisConnection] in
             let all = Array(state.nodes.values)

@@ -90,6 +90,12 @@ struct PipelineService: Service, CustomStringConvertible {
                 }
                 pusher.abort()
                 shards.forEach { $0.acknowledger.abandon() }
+                // From now on a Redis call of the stages gets a moment, not a socket timeout: a healthy Redis
+                // answers within it (acknowledgements still written), a silent one cannot hold the exit.
+                while !Task.isCancelled {
+                    shards.forEach { $0.interruptStages() }
+                    guard (try? await Task.sleep(for: Self.callBudgetAfterDeadline)) != nil else { return }
+                }
             }
             await withGracefulShutdownHandler {
                 await runStages(shards: shards, router: router, pusher: pusher, filterStage: FilterStage(filter: filter))
@@ -99,10 +105,11 @@ struct PipelineService: Service, CustomStringConvertible {
                 shards.forEach { $0.collector.stop() }
             }
             background.cancelAll()
+            // A beat or recovery blocked on a silent Redis ends now rather than at its socket timeout.
+            shards.forEach { $0.interruptBackground() }
         }
         let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
-        var returned = 0
-        for shard in shards { returned += await finish(shard.claimQueue) }
+        let returned = await finishAll(shards)
         logger.info("worker stopped", metadata: [
             "delivered": "\(snapshot.delivered)", "feedback": "\(snapshot.feedback)",
             "dead_lettered": "\(snapshot.deadLettered)", "filtered_messages": "\(snapshot.filteredMessages)",
@@ -182,13 +189,33 @@ struct PipelineService: Service, CustomStringConvertible {
         }
     }
 
-    /// Returns what is still claimed to the queue and removes the heartbeat, trying for a few seconds at
-    /// most. If Redis is down the claims stay in the processing hash, and a live worker returns them once
-    /// the heartbeat expires.
-    /// How many claims it returned.
-    private func finish(_ queue: WorkQueue) async -> Int {
-        var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
+    /// Returns what every shard still claims to its queue and removes the heartbeats, all shards at once and
+    /// within `finishBudget` in all, whatever Redis does: at the end of the budget a call still waiting on a
+    /// silent Redis is interrupted. Claims not returned stay in the processing hash, and a live worker returns
+    /// them once the heartbeat expires. How many claims were returned.
+    private func finishAll(_ shards: [ShardPipeline]) async -> Int {
         let giveUp = ContinuousClock.now + Self.finishBudget
+        return await withTaskGroup(of: Int?.self) { group in
+            for shard in shards { group.addTask { await finish(shard.claimQueue, giveUp: giveUp) } }
+            group.addTask {
+                guard (try? await Task.sleep(until: giveUp)) != nil else { return nil }
+                shards.forEach { $0.claimQueue.connection.interrupt() }
+                return nil
+            }
+            var returned = 0
+            var finished = 0
+            for await result in group {
+                guard let result else { continue }
+                returned += result
+                finished += 1
+                if finished == shards.count { group.cancelAll() }
+            }
+            return returned
+        }
+    }
+
+    private func finish(_ queue: WorkQueue, giveUp: ContinuousClock.Instant) async -> Int {
+        var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
         while ContinuousClock.now < giveUp {
             do {
                 let returned = try await queue.returnOwnClaims()
@@ -196,7 +223,7 @@ struct PipelineService: Service, CustomStringConvertible {
                 return returned
             } catch {
                 logger.error("cannot return claims yet", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: .milliseconds(backoff.next()))
+                try? await Task.sleep(until: min(giveUp, ContinuousClock.now + .milliseconds(backoff.next())))
             }
         }
         logger.error("Redis unreachable at exit: claims stay in the processing hash for recovery by a live worker",
@@ -204,8 +231,11 @@ struct PipelineService: Service, CustomStringConvertible {
         return 0
     }
 
-    /// How long the exit tries to return claims to an unreachable Redis, after the shutdown deadline.
-    static let finishBudget = Duration.seconds(3)
+    /// How long the exit tries to return claims to an unreachable Redis, after the stages have ended: with
+    /// the moments the stages take to end after the deadline, SIGTERM exits within `shutdown.timeout_s` + 2 s.
+    static let finishBudget = Duration.seconds(1)
+    /// After the shutdown deadline, how long a Redis call of the stages may wait before it is interrupted.
+    static let callBudgetAfterDeadline = Duration.milliseconds(250)
 }
 
 extension Array where Element: Sendable {

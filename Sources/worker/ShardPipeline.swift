@@ -43,6 +43,19 @@ struct ShardPipeline: Sendable {
                               acknowledger: acknowledger.input, logger: logger, shard: index)
     }
 
+    /// Ends the Redis calls in progress of the claiming and acknowledging side at once (the shutdown deadline
+    /// has passed: whatever they were waiting for, a silent Redis must not hold the exit).
+    func interruptStages() {
+        claimQueue.connection.interrupt()
+        ackQueue.connection.interrupt()
+    }
+
+    /// The same for the heartbeat and recovery loops, once they are cancelled.
+    func interruptBackground() {
+        heartbeat.queue.connection.interrupt()
+        recoveryQueue.connection.interrupt()
+    }
+
     func close() async {
         for queue in [claimQueue, ackQueue, recoveryQueue, heartbeat.queue] { await queue.connection.close() }
     }
