@@ -47,8 +47,16 @@ public final class Acknowledger: Sendable {
     /// in the processing hash, where recovery finds it.
     public func abandon() { abandoned.store(true, ordering: .relaxed) }
 
-    /// Runs until the input is finished and every completed message has been written.
+    /// Runs until the input is finished and every completed message has been written. Its flush timers are
+    /// child tasks of this call: none outlives it.
     public func run() async {
+        await withDiscardingTaskGroup { timers in
+            await acknowledge(timers: &timers)
+            timers.cancelAll()
+        }
+    }
+
+    private func acknowledge(timers: inout DiscardingTaskGroup) async {
         var ledger = OutcomeLedger(workerID: queue.workerID)
         var pending: [CompletedMessage] = []
         var flushScheduled = false
@@ -80,8 +88,8 @@ public final class Acknowledger: Sendable {
             } else if !pending.isEmpty && !flushScheduled {
                 flushScheduled = true
                 let input = self.input
-                Task {
-                    try? await Task.sleep(for: Self.flushDelay)
+                timers.addTask {
+                    guard (try? await Task.sleep(for: Self.flushDelay)) != nil else { return }
                     input.yield(.flushDue)
                 }
             }

@@ -53,10 +53,14 @@ public final class Collector: Sendable {
         stopping.store(true, ordering: .relaxed)
     }
 
+    /// Claims and batches until stopped. The claim loop and every window's timer are child tasks of this
+    /// call: none outlives it.
     public func run(output: AsyncStream<MessageBatch>.Continuation) async {
-        async let claiming: Void = claimLoop()
-        await batchLoop(output: output)
-        await claiming
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.claimLoop() }
+            await batchLoop(output: output, timers: &group)
+            group.cancelAll()  // windows still timing have nothing left to close
+        }
     }
 
     // MARK: claiming
@@ -131,7 +135,7 @@ public final class Collector: Sendable {
 
     // MARK: validating and batching
 
-    private func batchLoop(output: AsyncStream<MessageBatch>.Continuation) async {
+    private func batchLoop(output: AsyncStream<MessageBatch>.Continuation, timers: inout DiscardingTaskGroup) async {
         var batcher = WindowBatcher(bounds: settings.batch)
         var limits = MessageLimits()
         limits.maxElementBytes = settings.maxElementBytes
@@ -179,8 +183,8 @@ public final class Collector: Sendable {
                         if let full { ready.append(full) }
                         if case .startTimer(let kind, let generation) = effect {
                             let input = eventInput
-                            Task {
-                                try? await Task.sleep(for: window)
+                            timers.addTask {
+                                guard (try? await Task.sleep(for: window)) != nil else { return }
                                 input.yield(.deadline(kind, generation: generation))
                             }
                         }

@@ -21,17 +21,19 @@ struct FilterReloader: Sendable {
         source.resume()
         defer { source.cancel() }
         PushMetrics.shared.filterWords.record(filter.current.matcher.entries.count)
-        let ticker = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(intervalMillis))
-                input.yield(false)
+        // The ticker is a child task: it ends with this call.
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                while (try? await Task.sleep(for: .milliseconds(intervalMillis))) != nil {
+                    input.yield(false)
+                }
             }
-        }
-        defer { ticker.cancel() }
-        await withTaskCancellationHandler {
-            for await forced in checks { await reload(force: forced) }
-        } onCancel: {
-            input.finish()
+            await withTaskCancellationHandler {
+                for await forced in checks { await reload(force: forced) }
+            } onCancel: {
+                input.finish()
+            }
+            group.cancelAll()
         }
     }
 

@@ -18,16 +18,31 @@ final class CollectorTests: RedisTestCase {
         let tasks: [Task<Void, Never>]
     }
 
+    /// The connections the tests opened besides `connection`: each runs a thread of its own until it is
+    /// closed, in tearDown.
+    private var opened: [RedisConnection] = []
+
+    override func tearDown() async throws {
+        for connection in opened { await connection.close() }
+        try await super.tearDown()
+    }
+
+    private func newConnection(_ url: RedisURL, name: String) -> RedisConnection {
+        let connection = RedisConnection(url: url, name: name)
+        opened.append(connection)
+        return connection
+    }
+
     private func start(settings: CollectorSettings = CollectorSettings()) -> Harness {
         let logger = Logger(label: "test")
         let gate = CapacityGate(limit: settings.maxInFlight)
         let counts = SharedCounts()
         let acknowledger = Acknowledger(
-            queue: WorkQueue(connection: RedisConnection(url: redis.url, name: "ack"), keys: keys, workerID: "w"),
+            queue: WorkQueue(connection: newConnection(redis.url, name: "ack"), keys: keys, workerID: "w"),
             gate: gate, filteredCap: 100, counts: counts, logger: logger)
         let collector = Collector(
             settings: settings,
-            queue: WorkQueue(connection: RedisConnection(url: redis.url, name: "claim"), keys: keys, workerID: "w"),
+            queue: WorkQueue(connection: newConnection(redis.url, name: "claim"), keys: keys, workerID: "w"),
             gate: gate, acknowledger: acknowledger.input, logger: logger)
         let (batches, output) = AsyncStream.makeStream(of: MessageBatch.self)
         let tasks = [Task { await acknowledger.run() }, Task { await collector.run(output: output) }]
@@ -153,10 +168,10 @@ final class CollectorTests: RedisTestCase {
     func testDeadWorkersAreFoundInTheRegistryWithoutScanningTheKeyspace() async throws {
         let big = try RedisServer(arguments: ["--enable-debug-command", "yes"])
         defer { big.kill() }
-        let admin = RedisConnection(url: big.url, name: "admin")
+        let admin = newConnection(big.url, name: "admin")
         try await admin.execute(["DEBUG", "POPULATE", "200000", "unrelated"])  // a shared Redis with many keys
         func queue(_ worker: String) -> WorkQueue {
-            WorkQueue(connection: RedisConnection(url: big.url, name: worker), keys: keys, workerID: worker)
+            WorkQueue(connection: newConnection(big.url, name: worker), keys: keys, workerID: worker)
         }
         try await admin.lpush(keys.queue, ["a", "b"])
         let dead = queue("dead")
@@ -172,6 +187,5 @@ final class CollectorTests: RedisTestCase {
         XCTAssertEqual(returned, 2)
         try await assertEqual(try await admin.calls(of: "scan"), 0, "liveness and recovery never scan the keyspace")
         try await assertEqual(try await admin.calls(of: "keys"), 0)
-        await admin.close()
     }
 }

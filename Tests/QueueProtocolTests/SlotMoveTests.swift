@@ -12,7 +12,9 @@ final class SlotMoveTests: XCTestCase {
     /// a script whose keys were moved there must still run during the move.
     func testAScriptRunsOnTheImportingNodeWhoseScriptCacheIsEmpty() async throws {
         let cluster = try await RedisClusterServers()
+        addTeardownBlock { await cluster.stop() }
         let client = SlotConnection(url: try RedisURL(parsing: cluster.seedURL), name: "scripts")
+        addTeardownBlock { await client.close() }
         let runner = ScriptRunner(connection: client)
         let script = Script(name: "incr", source: "return redis.call('INCR', KEYS[1])")
         let key = "{s}:counter"
@@ -24,8 +26,6 @@ final class SlotMoveTests: XCTestCase {
         try await assertEqual(try await runner.run(script, keys: [key], arguments: []), .integer(2))
         try await cluster.finishMigration(move)
         try await assertEqual(try await runner.run(script, keys: [key], arguments: []), .integer(3))
-        await client.close()
-        await cluster.stop()
     }
 
     /// On a migrating source, a key a script empties is deleted, and touching it again in the same script
@@ -33,7 +33,9 @@ final class SlotMoveTests: XCTestCase {
     /// it deleted are written, and a message no longer claimed writes nothing.
     func testAnAcknowledgementOnAMigratingSourceIsAppliedWhole() async throws {
         let cluster = try await RedisClusterServers()
+        addTeardownBlock { await cluster.stop() }
         let client = SlotConnection(url: try RedisURL(parsing: cluster.seedURL), name: "ack")
+        addTeardownBlock { await client.close() }
         let keys = RedisKeys(prefix: "push:{q}")
         let queue = WorkQueue(connection: client, keys: keys, workerID: "w")
         // Every key of the script exists on the source, so Redis lets the script start there.
@@ -59,7 +61,5 @@ final class SlotMoveTests: XCTestCase {
         try await assertEqual(try await client.execute(["LRANGE", keys.filtered, "0", "-1"]).array?.compactMap(\.string), ["older"])
         try await assertEqual(try await client.execute(["EXISTS", keys.processing(worker: "w")]).integer, 0)
         try await assertEqual(try await client.execute(["EXISTS", keys.deliveries]).integer, 0, "m2's death count cleared")
-        await client.close()
-        await cluster.stop()
     }
 }

@@ -7,8 +7,18 @@ import XCTest
 
 /// The queue protocol (SPEC section 3) against a real redis-server.
 final class WorkQueueTests: RedisTestCase {
+    /// The connections `queue(_:)` opened: each runs a thread of its own until it is closed, in tearDown.
+    private var opened: [RedisConnection] = []
+
+    override func tearDown() async throws {
+        for connection in opened { await connection.close() }
+        try await super.tearDown()
+    }
+
     private func queue(_ worker: String) -> WorkQueue {
-        WorkQueue(connection: RedisConnection(url: redis.url, name: worker), keys: keys, workerID: worker)
+        let connection = RedisConnection(url: redis.url, name: worker)
+        opened.append(connection)
+        return WorkQueue(connection: connection, keys: keys, workerID: worker)
     }
 
     private func claim(_ worker: WorkQueue, _ count: Int = 1000, bytes: Int = 1 << 30) async throws -> [String] {
@@ -64,7 +74,6 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertEqual(acknowledged, 0)
         let held = try await worker.claimedSequences().sorted()
         XCTAssertEqual(held, [1, 2, 3, 7, 8])
-        await worker.connection.close()
     }
 
     func testClaimIsBoundedInBytesButAlwaysTakesOne() async throws {
@@ -149,7 +158,6 @@ final class WorkQueueTests: RedisTestCase {
         _ = try await connection.execute(["CONFIG", "RESETSTAT"])
         let rescuer = queue("rescuer")
         let recovery = try await rescuer.recover(worker: "dead", onlyIfDead: true, countDeath: true)
-        await rescuer.connection.close()
         XCTAssertEqual(recovery.returned, total)
         let stats = try await connection.execute(["INFO", "commandstats"]).string ?? ""
         let hkeys = stats.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cmdstat_hkeys:") }
@@ -161,7 +169,6 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertEqual(consumingEnd, ["e2", "e1", "e0"], "the oldest claims are consumed first")
         let elsewhere = try await connection.execute(["LRANGE", keys.queue, "0", "2"]).array?.compactMap(\.string)
         XCTAssertEqual(elsewhere, ["e99999", "e99998", "e99997"])
-        await dead.connection.close()
     }
 
     func testALiveWorkersClaimsAreLeftAlone() async throws {

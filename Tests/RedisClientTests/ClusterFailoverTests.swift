@@ -10,11 +10,13 @@ import XCTest
 final class ClusterFailoverTests: XCTestCase {
     func testFollowsThePromotedReplicaWhenThePrimaryItWasGivenDies() async throws {
         let cluster = try await RedisClusterServers(primaries: 3, replicasEach: 1, nodeTimeoutMillis: 2000)
+        addTeardownBlock { await cluster.stop() }
         let key = "push:{failover}:counter"
         let primary = try await cluster.owner(of: try await cluster.slot(of: key)).index
         let replica = try await cluster.replicaIndex(of: primary)
         // Only the primary that is about to die is given.
         let client = SlotConnection(seeds: [cluster.nodes[primary].url], key: key, name: "failover")
+        addTeardownBlock { await client.close() }
         for _ in 0..<10 { try await client.execute(["INCR", key]) }
         // Replicated before the kill, so none of the ten is lost with the old primary.
         try await assertEqual(try await client.execute(["WAIT", "1", "2000"]).integer, 1)
@@ -42,7 +44,5 @@ final class ClusterFailoverTests: XCTestCase {
         // The next commands go there directly.
         try await assertEqual(try await client.execute(["INCR", key]).integer, 12)
         try await assertEqual(try await cluster.onNode(replica, ["GET", key]), .bulk(Array("12".utf8)))
-        await client.close()
-        await cluster.stop()
     }
 }

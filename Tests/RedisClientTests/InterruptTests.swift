@@ -14,6 +14,7 @@ final class InterruptTests: XCTestCase {
         let proxy = try BlackholeProxy(targetPort: redis.port)
         defer { proxy.stop() }
         let connection = RedisConnection(url: RedisURL(host: "127.0.0.1", port: proxy.port), name: "interrupted")
+        addTeardownBlock { await connection.close() }
         try await assertEqual(try await connection.execute(["PING"]).string, "PONG")
         proxy.blackhole()
         let started = ContinuousClock.now
@@ -31,7 +32,6 @@ final class InterruptTests: XCTestCase {
         var reply: RedisReply?
         try await eventually { reply = try? await connection.execute(["PING"]); return reply != nil }
         XCTAssertEqual(reply?.string, "PONG", "the next call connects again")
-        await connection.close()
     }
 }
 

@@ -9,9 +9,10 @@ import XCTest
 final class RedisSecurityTests: XCTestCase {
     func testTLSWithTheServersCA() async throws {
         let server = try RedisServer(tls: true)
-        defer { server.kill() }
+        // Killed after the connection is closed (teardown blocks run last first): closing sends TLS close_notify.
+        addTeardownBlock { server.kill() }
         let connection = RedisConnection(url: try RedisURL(parsing: server.urlString), name: "tls", caFile: server.caFile)
-        defer { Task { await connection.close() } }
+        addTeardownBlock { await connection.close() }
         try await connection.execute(["SET", "k", "over tls"])
         let value = try await connection.execute(["GET", "k"]).string
         XCTAssertEqual(value, "over tls")
@@ -27,20 +28,20 @@ final class RedisSecurityTests: XCTestCase {
     /// checks that the name OpenSSL reads is still alive when it reads it.
     func testTLSToAHostNameVerifiesTheNameAndSendsIt() async throws {
         let server = try RedisServer(tls: true)
-        defer { server.kill() }
+        addTeardownBlock { server.kill() }
         let connection = RedisConnection(url: try RedisURL(parsing: "rediss://localhost:\(server.port)/0"), name: "tls-name",
                                          caFile: server.caFile)
+        addTeardownBlock { await connection.close() }
         try await connection.execute(["SET", "k", "by name"])
         try await assertEqual(try await connection.execute(["GET", "k"]).string, "by name")
-        await connection.close()
     }
 
     func testTLSRefusesAServerItCannotVerify() async throws {
         let server = try RedisServer(tls: true)
-        defer { server.kill() }
+        addTeardownBlock { server.kill() }
         // The system's CAs do not know the test CA.
         let connection = RedisConnection(url: try RedisURL(parsing: server.urlString), name: "tls-untrusted")
-        defer { Task { await connection.close() } }
+        addTeardownBlock { await connection.close() }
         do {
             try await connection.execute(["PING"])
             XCTFail("an unverified server must be refused")
@@ -49,7 +50,7 @@ final class RedisSecurityTests: XCTestCase {
         }
         // Plain TCP to a TLS port fails too, rather than hanging.
         let plain = RedisConnection(url: RedisURL(host: "127.0.0.1", port: server.port), name: "plain", socketTimeout: .seconds(2))
-        defer { Task { await plain.close() } }
+        addTeardownBlock { await plain.close() }
         do {
             try await plain.execute(["PING"])
             XCTFail("plain text to a TLS port cannot work")
@@ -61,7 +62,7 @@ final class RedisSecurityTests: XCTestCase {
                                                  ">pusher-Secret-2", "~push:*", "+@all"])
         defer { server.kill() }
         let acl = RedisConnection(url: try RedisURL(parsing: "redis://pusher:pusher-Secret-2@127.0.0.1:\(server.port)/0"), name: "acl")
-        defer { Task { await acl.close() } }
+        addTeardownBlock { await acl.close() }
         try await acl.execute(["SET", "push:x", "1"])
         do {
             try await acl.execute(["SET", "other", "1"])
@@ -70,13 +71,13 @@ final class RedisSecurityTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("NOPERM"), "\(error)")
         }
         let legacy = RedisConnection(url: try RedisURL(parsing: "redis://:default-Secret-1@127.0.0.1:\(server.port)"), name: "pass")
-        defer { Task { await legacy.close() } }
+        addTeardownBlock { await legacy.close() }
         let pong = try await legacy.execute(["PING"]).string
         XCTAssertEqual(pong, "PONG")
 
         let wrongText = "redis://pusher:wrong-Secret-3@127.0.0.1:\(server.port)/0"
         let wrong = RedisConnection(url: try RedisURL(parsing: wrongText), name: "wrong")
-        defer { Task { await wrong.close() } }
+        addTeardownBlock { await wrong.close() }
         do {
             try await wrong.execute(["PING"])
             XCTFail("a wrong password must fail")

@@ -9,9 +9,11 @@ import XCTest
 final class SentinelFailoverTests: XCTestCase {
     func testFollowsTheSentinelsToThePromotedReplica() async throws {
         let servers = try await RedisSentinelServers()
+        addTeardownBlock { await servers.stop() }
         // redis.url's host:port lead nowhere: only its password, database and TLS are used with Sentinel.
         let url = try RedisURL(parsing: "redis://127.0.0.1:1/0")
         let client = SentinelConnection(url: url, sentinel: servers.settings, name: "sentinel")
+        addTeardownBlock { await client.close() }
         for _ in 0..<10 { try await client.execute(["INCR", "counter"]) }
         try await assertEqual(try await client.execute(["WAIT", "1", "2000"]).integer, 1)
         XCTAssertEqual(client.currentPrimary, "127.0.0.1:\(servers.primary.port)")
@@ -35,24 +37,25 @@ final class SentinelFailoverTests: XCTestCase {
         XCTAssertEqual(client.currentPrimary, "127.0.0.1:\(servers.replica.port)")
         let named = await servers.namedPrimary()
         XCTAssertEqual(named, "127.0.0.1:\(servers.replica.port)")
-        await client.close()
-        await servers.stop()
     }
 
     func testADemotedPrimaryIsLeftForTheOneTheSentinelsName() async throws {
         let servers = try await RedisSentinelServers()
+        addTeardownBlock { await servers.stop() }
         // Asking the sentinels only after errors: what moves this one is the demotion of the old primary.
         let client = SentinelConnection(url: RedisURL(host: "127.0.0.1", port: 1), sentinel: servers.settings, name: "switchover",
                                         refreshInterval: .seconds(600))
+        addTeardownBlock { await client.close() }
         // Asking them every second (the default): moved within about a second of the sentinels' decision.
         let polling = SentinelConnection(url: RedisURL(host: "127.0.0.1", port: 1), sentinel: servers.settings, name: "polling")
+        addTeardownBlock { await polling.close() }
         try await client.execute(["SET", "k", "1"])
         try await polling.execute(["PING"])
         try await assertEqual(try await client.execute(["WAIT", "1", "2000"]).integer, 1)
         // A switchover keeps the old primary up, as a replica: its writes are refused with READONLY.
         let admin = RedisConnection(url: RedisURL(host: "127.0.0.1", port: servers.sentinelPorts[0]), name: "switch")
+        addTeardownBlock { await admin.close() }
         try await admin.execute(["SENTINEL", "FAILOVER", servers.master])
-        await admin.close()
         try await eventually(timeout: .seconds(20)) {
             await servers.namedPrimary() == "127.0.0.1:\(servers.replica.port)"
         }
@@ -78,8 +81,5 @@ final class SentinelFailoverTests: XCTestCase {
         XCTAssertLessThan(ContinuousClock.now - switched, .seconds(20))
         XCTAssertEqual(refused, 0, "a command refused with READONLY is sent again to the new primary, not failed")
         XCTAssertEqual(client.currentPrimary, "127.0.0.1:\(servers.replica.port)")
-        await client.close()
-        await polling.close()
-        await servers.stop()
     }
 }

@@ -9,7 +9,9 @@ import XCTest
 final class SlotRedirectionTests: XCTestCase {
     func testAPipelineWithAMovedAndAnUnmovedKeyRunsEachWriteExactlyOnce() async throws {
         let cluster = try await RedisClusterServers()
+        addTeardownBlock { await cluster.stop() }
         let client = SlotConnection(url: try RedisURL(parsing: cluster.seedURL), name: "redirect")
+        addTeardownBlock { await client.close() }
         let moved = "{t}:moved", stayed = "{t}:stayed"
         try await client.execute(["SET", moved, "1"])
         try await client.execute(["SET", stayed, "1"])
@@ -29,13 +31,13 @@ final class SlotRedirectionTests: XCTestCase {
         try await cluster.finishMigration(move)
         try await assertEqual(try await client.execute(["GET", moved]).string, "2")
         try await assertEqual(try await client.execute(["GET", stayed]).string, "2")
-        await client.close()
-        await cluster.stop()
     }
 
     func testCommandsAnsweredTryAgainAreSentAgainAloneAfterTheMoveEnds() async throws {
         let cluster = try await RedisClusterServers()
+        addTeardownBlock { await cluster.stop() }
         let client = SlotConnection(url: try RedisURL(parsing: cluster.seedURL), name: "tryagain")
+        addTeardownBlock { await client.close() }
         let a = "{u}:a", b = "{u}:b"
         try await client.execute(["SET", a, "1"])
         try await client.execute(["SET", b, "1"])
@@ -51,7 +53,5 @@ final class SlotRedirectionTests: XCTestCase {
         let answers = try await replies
         XCTAssertEqual(answers.first, .integer(2))
         XCTAssertEqual(answers.last, .array([.bulk(Array("1".utf8)), .bulk(Array("2".utf8))]))
-        await client.close()
-        await cluster.stop()
     }
 }

@@ -11,6 +11,7 @@ import XCTest
 final class ClusterFailoverWorkerTests: XCTestCase {
     func testAPrimaryKilledMidRunStopsNothingAndLosesNothing() async throws {
         let cluster = try await RedisClusterServers(primaries: 3, replicasEach: 1, nodeTimeoutMillis: 2000)
+        addTeardownBlock { await cluster.stop() }
         // 40 ms per answer, 20 notifications in flight per worker: the run lasts long enough to kill mid-way.
         let apns = try await EmulatorStandIn { $0.latencyMillis = 40 }
         let shards = (0..<4).map { "push:{\($0)}" }
@@ -22,6 +23,7 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         for (index, slot) in slots.enumerated() where try await cluster.owner(of: slot).index == victim { affected.append(index) }
         let seeds = cluster.nodes.map(\.url)
         let clients = shards.map { SlotConnection(seeds: seeds, key: $0, name: "producer-\($0)") }
+        addTeardownBlock { for client in clients { await client.close() } }
         let perShard = 1500
         for (index, client) in clients.enumerated() {
             for chunk in stride(from: 0, to: perShard, by: 500) {
@@ -98,9 +100,7 @@ final class ClusterFailoverWorkerTests: XCTestCase {
             let status = await worker.waitForExit(timeout: 30)
             XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
         }
-        for client in clients { await client.close() }
         await apns.stop()
-        await cluster.stop()
     }
 }
 

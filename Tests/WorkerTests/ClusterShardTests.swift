@@ -10,10 +10,12 @@ import XCTest
 final class ClusterShardTests: XCTestCase {
     func testFourShardsTwoWorkersAndASlotMovedMidRunLoseAndDuplicateNothing() async throws {
         let cluster = try await RedisClusterServers()
+        addTeardownBlock { await cluster.stop() }
         let apns = try await EmulatorStandIn { $0.latencyMillis = 5 }
         let shards = (0..<4).map { "push:{\($0)}" }
         let keys = shards.map { RedisKeys(prefix: $0) }
         let clients = shards.map { SlotConnection(url: try! RedisURL(parsing: cluster.seedURL), name: "producer-\($0)") }
+        addTeardownBlock { for client in clients { await client.close() } }
         let perShard = 400
         try await fill(clients, keys, perShard: perShard, tokenPrefix: "a")
         let directory = makeTemporaryDirectory("cluster")
@@ -46,9 +48,7 @@ final class ClusterShardTests: XCTestCase {
             let status = await worker.waitForExit(timeout: 20)
             XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
         }
-        for client in clients { await client.close() }
         await apns.stop()
-        await cluster.stop()
     }
 
     /// The operator's own tool under running workers: `redis-cli --cluster reshard --cluster-pipeline 1` moves
@@ -57,10 +57,12 @@ final class ClusterShardTests: XCTestCase {
     func testRedisCliReshardingWholeNodesUnderRunningWorkersLosesAndDuplicatesNothing() async throws {
         guard let cli = which("redis-cli") else { throw XCTSkip("redis-cli is not installed") }
         let cluster = try await RedisClusterServers()
+        addTeardownBlock { await cluster.stop() }
         let apns = try await EmulatorStandIn { $0.latencyMillis = 20 }
         let shards = (0..<4).map { "push:{\($0)}" }
         let keys = shards.map { RedisKeys(prefix: $0) }
         let clients = shards.map { SlotConnection(url: try! RedisURL(parsing: cluster.seedURL), name: "producer-\($0)") }
+        addTeardownBlock { for client in clients { await client.close() } }
         let perShard = 1500
         try await fill(clients, keys, perShard: perShard, tokenPrefix: "b")
         let directory = makeTemporaryDirectory("reshard")
@@ -109,8 +111,6 @@ final class ClusterShardTests: XCTestCase {
             let status = await worker.waitForExit(timeout: 20)
             XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
         }
-        for client in clients { await client.close() }
         await apns.stop()
-        await cluster.stop()
     }
 }

@@ -12,6 +12,7 @@ final class FilterReloadTests: XCTestCase {
         let redis = try RedisServer()
         let apns = try await EmulatorStandIn()
         let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
         let keys = RedisKeys()
         let directory = makeTemporaryDirectory("filter-reload")
         let words = directory + "/words.txt"
@@ -56,7 +57,6 @@ final class FilterReloadTests: XCTestCase {
         XCTAssertEqual(prometheusSample(metrics, "push_filter_words"), 1, metrics)
         XCTAssertFalse(worker.log.contains("exited"), "SIGHUP must never end the worker")
 
-        await client.close()
         await apns.stop()
         redis.kill()
     }

@@ -27,6 +27,7 @@ final class QueueFailureTests: XCTestCase {
         // Every answer takes 3 s, so a worker still holds what it claimed when it is killed.
         let apns = try await EmulatorStandIn { $0.latencyMillis = 3000 }
         let client = RedisConnection(url: redis.url, name: "poison-client")
+        addTeardownBlock { await client.close() }
         let directory = makeTemporaryDirectory("poison")
         let poison = messageJSON(id: "p-1", tokens: [token("a1", 1)])
         let other = messageJSON(id: "g-1", tokens: [token("a1", 2)])
@@ -63,7 +64,6 @@ final class QueueFailureTests: XCTestCase {
         last.signal(SIGTERM)
         let status = await last.waitForExit(timeout: 20)
         XCTAssertEqual(status, 0, last.log)
-        await client.close()
         await apns.stop()
     }
 
@@ -73,12 +73,16 @@ final class QueueFailureTests: XCTestCase {
         // Answers come 1.5 s after the requests: Redis is gone by then, so their acknowledgements fail.
         let apns = try await EmulatorStandIn { $0.latencyMillis = 1500 }
         let client = RedisConnection(url: redis.url, name: "shutdown-client")
+        addTeardownBlock { await client.close() }
         let directory = makeTemporaryDirectory("redis-gone")
         try await client.lpush(keys.queue, (0..<10).map { messageJSON(id: "r\($0)", tokens: [token("a1", $0)]) })
         let worker = try WorkerProcess(environment: environment(redis, apns, ["WORKER_ID": "stranded", "SHUTDOWN_TIMEOUT_S": "2"]),
                                        logFile: "\(directory)/worker.log")
+        // Claimed, and the claim's reply reached the worker (a request is at APNs): Redis, killed the moment
+        // it ran the claim, could otherwise take the reply with it, and nothing would be in flight.
         try await eventually(timeout: .seconds(20)) {
             try await client.claimedCount(self.keys.processing(worker: "stranded")) == 10
+                && apns.emulator.stats.peakConcurrentStreams > 0
         }
         redis.kill()
         let stop = ContinuousClock.now
@@ -90,10 +94,9 @@ final class QueueFailureTests: XCTestCase {
         XCTAssertTrue(worker.log.contains("stay claimed for recovery"), worker.log)
         try redis.start()
         let reconnected = RedisConnection(url: redis.url, name: "after")
+        addTeardownBlock { await reconnected.close() }
         try await assertEqual(try await reconnected.claimedCount(keys.processing(worker: "stranded")), 10,
                               "the claims stay for recovery (delivery is at least once)")
-        await reconnected.close()
-        await client.close()
         await apns.stop()
     }
 }

@@ -15,13 +15,15 @@ final class SecurityTests: XCTestCase {
     func testNoSecretReachesTheLogsAtTraceLevelOverTLSWithAnACLUser() async throws {
         let redis = try RedisServer(tls: true, arguments: ["--user", "pusher", "on", ">\(aclPassword)", "~push:*", "+@all",
                                                            "--user", "default", "off"])
-        defer { redis.kill() }
+        // Killed after the client is closed (teardown blocks run last first): closing sends TLS close_notify.
+        addTeardownBlock { redis.kill() }
         let apns = try await EmulatorStandIn()
         let directory = makeTemporaryDirectory("secrets")
         let certificates = try generateClientCertificate(in: directory, password: certPassword)
         var url = try RedisURL(parsing: "rediss://pusher:\(aclPassword)@127.0.0.1:\(redis.port)/0")
         url.tls = true
         let client = RedisConnection(url: url, name: "secrets-client", caFile: redis.caFile)
+        addTeardownBlock { await client.close() }
         try await client.lpush(keys.queue, (0..<30).map { messageJSON(id: "s\($0)", tokens: [token("a1", $0)]) })
 
         let worker = try WorkerProcess(environment: [
@@ -43,7 +45,6 @@ final class SecurityTests: XCTestCase {
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)
         XCTAssertEqual(status, 0, worker.log)
-        await client.close()
         await apns.stop()
 
         let log = worker.log

@@ -11,9 +11,11 @@ import XCTest
 final class SentinelFailoverWorkerTests: XCTestCase {
     func testWorkersFollowTheSentinelsThroughAFailover() async throws {
         let servers = try await RedisSentinelServers()
+        addTeardownBlock { await servers.stop() }
         let apns = try await EmulatorStandIn { $0.latencyMillis = 40 }
         let keys = RedisKeys()
         let producer = SentinelConnection(url: RedisURL(host: "127.0.0.1", port: 1), sentinel: servers.settings, name: "producer")
+        addTeardownBlock { await producer.close() }
         let total = 3000
         for chunk in stride(from: 0, to: total, by: 500) {
             try await producer.execute(["LPUSH", keys.queue] + (chunk..<(chunk + 500)).map { n in
@@ -54,8 +56,6 @@ final class SentinelFailoverWorkerTests: XCTestCase {
             let status = await worker.waitForExit(timeout: 20)
             XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
         }
-        await producer.close()
         await apns.stop()
-        await servers.stop()
     }
 }

@@ -18,6 +18,7 @@ final class ShutdownBoundTests: XCTestCase {
         let redisProxy = try BlackholeProxy(targetPort: redis.port)
         let apnsProxy = try BlackholeProxy(targetPort: apns.emulator.port)
         let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
         let keys = RedisKeys()
         let total = 400
         try await client.lpush(keys.queue, (0..<total).map { messageJSON(id: "b\($0)", tokens: [token("a1", $0)]) })
@@ -53,7 +54,6 @@ final class ShutdownBoundTests: XCTestCase {
         }
         redisProxy.stop()
         apnsProxy.stop()
-        await client.close()
         await apns.stop()
     }
 

@@ -46,6 +46,7 @@ final class ToolsTests: ToolTestCase {
         let old = WallClock.nowMillis() - 600_000
         try await client.lpush(keys.queue, [#"{"id":"q1","enqueued_at":\#(old)}"#, "{}"])
         let live = WorkQueue(connection: RedisConnection(url: redis.url, name: "live"), keys: keys, workerID: "w-live")
+        addTeardownBlock { await live.connection.close() }
         try await live.beat(ttlMillis: 60_000, info: "{}")
         try await client.execute(["ZADD", keys.workers, String(WallClock.nowMillis() - 300_000), "w-dead"])
         try await client.execute(["HSET", keys.processing(worker: "w-dead"), "7", "{}", "8", "{}"])
@@ -61,7 +62,6 @@ final class ToolsTests: ToolTestCase {
         XCTAssertEqual(shard["dead_workers_with_claims"] as? Int, 1)
         XCTAssertEqual(shard["dead_letters"] as? Int, 1)
         XCTAssertGreaterThanOrEqual(shard["oldest_age_ms"] as? Int ?? 0, 600_000)
-        await live.connection.close()
     }
 
     func testDeadLetterViewsCountListAndShowWithoutChangingAnything() async throws {
