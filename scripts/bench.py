@@ -5,7 +5,7 @@ worker drains them. Prints notifications/s, worker CPU per notification, Redis C
 letters; with --peers also h2load (the endpoint's limit), a Go sender on x/net/http2 and aioapns on the same
 endpoint in the same run; --suite runs issue 8's workloads (a) to (g) and prints a table and JSON.
 Figures vary with the machine's load: compare figures of one run."""
-import argparse, json, os, re, resource, shutil, signal, socket, subprocess, sys, tempfile, time, urllib.request
+import argparse, json, os, re, resource, shutil, signal, socket, subprocess, sys, tempfile, threading, time, urllib.request
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TOPIC = "com.example.chat"
@@ -45,11 +45,27 @@ class Redis:
         n = int(self._line()[1:])
         while len(self.buf) < n + 2: self.buf += self.s.recv(65536)
         v, self.buf = self.buf[:n], self.buf[n + 2:]; return v
-    def fill(self, messages):
+    def fill(self, messages, key="push:queue"):
         chunks = 0
         for i in range(0, len(messages), 1000):
-            self.s.sendall(resp(["LPUSH", "push:queue"] + messages[i:i + 1000])); chunks += 1
+            self.s.sendall(resp(["LPUSH", key] + messages[i:i + 1000])); chunks += 1
         for _ in range(chunks): self._line()
+
+
+class ChatPacer(threading.Thread):
+    """One-token chat pushes on push:queue at a steady rate, each stamped with enqueued_at, beside a broadcast."""
+    def __init__(self, port, per_second):
+        super().__init__(daemon=True)
+        self.r = Redis(port); self.interval = 1 / per_second; self.done = threading.Event(); self.sent = 0
+    def run(self):
+        tick = time.monotonic()
+        while not self.done.is_set():
+            self.sent += 1
+            self.r.call("LPUSH", "push:queue", '{"id":"chat%d","topic":"%s","tokens":["%064x"],"payload":{"aps":{"alert":"hi"}},"enqueued_at":%d}'
+                        % (self.sent, TOPIC, (0xc << 252) + self.sent, int(time.time() * 1000)))
+            tick += self.interval
+            time.sleep(max(0, tick - time.monotonic()))
+    def stop(self): self.done.set()
 
 
 def cpu_seconds(pid):
@@ -175,11 +191,12 @@ def metrics_text(mport):
     return urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
 
 
-def latency_quantiles(mport):
+def latency_quantiles(mport, lane="queue"):
+    """Bucket bounds of p50 and p99 of push_queue_to_apns_seconds for one input list (`list` label)."""
     text = metrics_text(mport)
     buckets = []
     for line in text.splitlines():
-        if line.startswith("push_queue_to_apns_seconds_bucket"):
+        if line.startswith("push_queue_to_apns_seconds_bucket") and f'list="{lane}"' in line:
             le = line.split('le="')[1].split('"')[0]
             buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
     buckets.sort()
@@ -209,7 +226,9 @@ def retries_by_reason(mport):
 def run_worker(a, run, endpoint, r):
     """The pipeline: enqueue, start the worker(s), wait for the queue and the processing hashes to empty."""
     msgs = messages(a)
-    if not a.rate: r.fill(msgs)
+    # --broadcast: the messages are a broadcast on push:queue:bulk (or push:queue, the baseline), with chat
+    # pushes paced beside it unless "alone".
+    if not a.rate: r.fill(msgs, "push:queue" if a.broadcast == "queue" else "push:queue:bulk" if a.broadcast else "push:queue")
     total = a.messages * a.tokens
     env = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{r.port}/0", APNS_ENDPOINT=endpoint.url,
                APNS_CA_FILE=endpoint.ca, APNS_CONNECTIONS=str(a.connections),
@@ -242,8 +261,15 @@ def run_worker(a, run, endpoint, r):
             sent += len(batch)
             tick += 0.01
             time.sleep(max(0, tick - time.monotonic()))
+    chat = None
+    if a.broadcast in ("bulk", "queue"):
+        chat = ChatPacer(r.port, per_second=50)
+        chat.start()
     while total:
-        if r.call("LLEN", "push:queue") == 0 and not r.call("KEYS", "push:processing:*"): break
+        if (r.call("LLEN", "push:queue") == 0 and r.call("LLEN", "push:queue:bulk") == 0
+                and not r.call("KEYS", "push:processing:*")):
+            if not chat: break
+            chat.stop(); chat.join(); chat = None  # the broadcast is done: the last chat pushes drain
         time.sleep(0.02)
     elapsed = time.monotonic() - start
     cpu = sum(cpu_seconds(w.pid) for w in workers)
@@ -253,7 +279,7 @@ def run_worker(a, run, endpoint, r):
         result.update(rate_per_s=round(total / elapsed), cpu_us_per_notification=round(cpu / total * 1e6, 1),
                       redis_cpu_us_per_message=round((redis_cpu(r) - redis_cpu_before) / a.messages * 1e6, 2))
     result["retries"] = retries_by_reason(mport)
-    if a.rate:
+    if a.rate or a.broadcast in ("bulk", "queue"):
         p50, p99, count = latency_quantiles(mport)
         result.update(queue_to_apns_p50_ms_at_most=p50, queue_to_apns_p99_ms_at_most=p99)
     for w in workers: w.send_signal(signal.SIGTERM)
@@ -330,7 +356,7 @@ def bench(a):
         r = Redis(rport); r.port = rport
         result = {"transport": a.transport, "libcurl": libcurl_version(a.libcurl_dir), "endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
                   "latency_ms": a.latency_ms if a.endpoint == "emulator" else 0, "connections": a.connections,
-                  "workers": a.workers}
+                  "workers": a.workers, "broadcast": a.broadcast}
         result.update(run_worker(a, run, endpoint, r))
         stats = []
         for line in r.call("INFO", "commandstats").decode().splitlines():
@@ -354,7 +380,8 @@ def bench(a):
 def report(result):
     r = result
     print(f"transport={r['transport']} libcurl={r['libcurl']} endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
-          f"latency_ms={r['latency_ms']} connections={r['connections']} workers={r['workers']}")
+          f"latency_ms={r['latency_ms']} connections={r['connections']} workers={r['workers']}"
+          + (f" broadcast={r['broadcast']}" if r.get("broadcast") else ""))
     if r["notifications"]:
         print(f"notifications={r['notifications']} elapsed_s={r['seconds']} rate_per_s={r['rate_per_s']:,} "
               f"cpu_us_per_notification={r['cpu_us_per_notification']} dead_letters={r['dead_letters']} "
@@ -396,6 +423,9 @@ def parser():
     ap.add_argument("--nginx-streams", type=int, default=128, help="nginx's http2_max_concurrent_streams")
     ap.add_argument("--retries", type=int, default=0, help="retry.max_attempts of the worker (0: its default)")
     ap.add_argument("--transports", default="nghttp2,libcurl", help="with --suite: the transports to run each workload with")
+    ap.add_argument("--broadcast", choices=["bulk", "queue", "alone"],
+                    help="the messages are a broadcast on push:queue:bulk with chat pushes at 50/s on push:queue (bulk), "
+                         "both on push:queue (queue, the baseline), or the broadcast alone (alone)")
     ap.add_argument("--messages", type=int, default=100_000)
     ap.add_argument("--tokens", type=int, default=1, help="tokens per message")
     ap.add_argument("--kind", default="private")

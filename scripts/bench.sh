@@ -9,6 +9,8 @@
 #                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--json FILE]
 #                    [--libcurl-dir DIR]   (the worker with another libcurl.so.4, e.g. bookworm-backports' 8.14)
 #                    [--preload LIB]       (the worker with LIB preloaded, e.g. another malloc)
+#                    [--broadcast bulk|queue|alone]  (the messages as a broadcast on push:queue:bulk, chat pushes at 50/s
+#                    on push:queue beside it; queue: both on push:queue; alone: no chat)
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
 #   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
 set -euo pipefail

@@ -120,7 +120,7 @@ public final class Acknowledger: Sendable {
         if !lost.isEmpty {
             pending.removeAll(where: \.lost)
             lease?.forget(lost.map(\.pipelineSeq))
-            await gate.release(lost.reduce(0) { $0 + $1.notifications }, bytes: lost.reduce(0) { $0 + $1.bytes })
+            await release(lost)
         }
         guard !pending.isEmpty else { return }
         var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
@@ -153,10 +153,17 @@ public final class Acknowledger: Sendable {
                 try? await Task.sleep(for: .milliseconds(backoff.next()))
             }
         }
-        let released = pending.reduce(0) { $0 + $1.notifications }
-        let bytes = pending.reduce(0) { $0 + $1.bytes }
+        await release(pending)
         pending.removeAll(keepingCapacity: true)
-        await gate.release(released, bytes: bytes)
+    }
+
+    /// Gives the messages' room back to the collector, each lane its own.
+    private func release(_ messages: [CompletedMessage]) async {
+        for lane in Lane.allCases {
+            let part = messages.filter { Lane.of(pipelineSeq: $0.pipelineSeq) == lane }
+            guard !part.isEmpty else { continue }
+            await gate.release(part.reduce(0) { $0 + $1.notifications }, bytes: part.reduce(0) { $0 + $1.bytes }, lane: lane)
+        }
     }
 
     /// Elements in the processing hash that the ledger does not know: claimed by a call whose reply was lost.

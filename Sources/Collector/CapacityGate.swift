@@ -1,10 +1,16 @@
+import PushCore
+
 /// Bounds what the pipeline holds, in notifications (tokens) and in bytes of claimed elements: the
 /// collector claims only while both are under their limits, so memory stays bounded whatever the backlog.
+/// It also counts what the bulk lane holds, which `collector.bulk_share` bounds while chat work waits.
 public actor CapacityGate {
     public let limit: Int
     public let byteLimit: Int
     public private(set) var inFlight = 0
     public private(set) var bytesInFlight = 0
+    /// The part of `inFlight` and `bytesInFlight` claimed from the bulk list.
+    public private(set) var bulkInFlight = 0
+    public private(set) var bulkBytesInFlight = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var emptyWaiters: [CheckedContinuation<Void, Never>] = []
     private var opened = false
@@ -21,6 +27,9 @@ public actor CapacityGate {
 
     /// Room in notifications and bytes, and whether nothing is in flight, read in one call.
     public var state: (room: Int, byteRoom: Int, isEmpty: Bool) { (room, byteRoom, isEmpty) }
+
+    /// What each lane holds, read in one call.
+    public var lanes: (chat: Int, bulk: Int, bulkBytes: Int) { (inFlight - bulkInFlight, bulkInFlight, bulkBytesInFlight) }
 
     /// Returns once there is room for `notifications` more (or the gate was opened for shutdown). Waiting
     /// for a good batch's worth, rather than any room at all, keeps claims large when the pipeline is full:
@@ -41,14 +50,22 @@ public actor CapacityGate {
         await withCheckedContinuation { emptyWaiters.append($0) }
     }
 
-    public func add(_ notifications: Int, bytes: Int = 0) {
+    public func add(_ notifications: Int, bytes: Int = 0, lane: Lane = .chat) {
         inFlight += notifications
         bytesInFlight += bytes
+        if lane == .bulk {
+            bulkInFlight += notifications
+            bulkBytesInFlight += bytes
+        }
     }
 
-    public func release(_ notifications: Int, bytes: Int = 0) {
+    public func release(_ notifications: Int, bytes: Int = 0, lane: Lane = .chat) {
         inFlight -= notifications
         bytesInFlight -= bytes
+        if lane == .bulk {
+            bulkInFlight -= notifications
+            bulkBytesInFlight -= bytes
+        }
         if inFlight < limit && bytesInFlight < byteLimit { wake(&waiters) }
         if isEmpty { wake(&emptyWaiters) }
     }

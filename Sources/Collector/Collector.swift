@@ -10,7 +10,7 @@ public final class Collector: Sendable {
     private enum Event: Sendable {
         /// `parsed`, if given, is resumed once the elements are validated and their tokens counted in the gate.
         case claimed([ClaimedElement], parsed: CheckedContinuation<Void, Never>?)
-        case deadline(MessageKind, generation: Int)
+        case deadline(WindowBatcher.Key, generation: Int)
         /// The claim connection broke: elements may have been claimed without us seeing them. The claim
         /// loop waits for `done`, so nothing it claims later can be mistaken for such an orphan.
         case reconcile(done: CheckedContinuation<Void, Never>)
@@ -80,26 +80,40 @@ public final class Collector: Sendable {
     /// at most one full claim.
     private var claimThreshold: Int { max(1, min(Self.maxClaim, settings.maxInFlight / 10)) }
 
+    /// The room bulk work never takes, so that a chat push always finds some at once: a twentieth.
+    private var chatReserve: (count: Int, bytes: Int) { (max(1, settings.maxInFlight / 20), settings.maxInFlightBytes / 20) }
+
+    /// How long the loop waits for chat work while bulk work fills its share: a chat push arriving then is
+    /// claimed within this (BLMOVE wakes at once when it is pushed).
+    static let chatWaitWhileBulkFullSeconds = 0.05
+
     private func claimLoop() async {
         var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
             var gateState = await gate.state
-            if (gateState.room < claimThreshold && !gateState.isEmpty) || gateState.byteRoom == 0 {
+            var lanes = await gate.lanes
+            // Full of chat work (bulk holds none of it): wait for a good batch's worth, so claims stay large.
+            if (gateState.room < claimThreshold && !gateState.isEmpty && lanes.bulk == 0) || gateState.room == 0
+                || gateState.byteRoom == 0 {
                 eventInput.yield(.full)
                 await gate.waitForRoom(atLeast: claimThreshold)
                 gateState = await gate.state
+                lanes = await gate.lanes
             }
             if stopping.load(ordering: .relaxed) { break }
             let (freeRoom, byteRoom, allowIsolated) = gateState
+            let bulk = bulkAllowance(room: freeRoom, byteRoom: byteRoom, lanes: lanes, pipelineEmpty: gateState.isEmpty)
             do {
-                let (tokenBytes, overflow) = freeRoom.multipliedReportingOverflow(by: Self.minimumBytesPerToken)
                 let claim = try await queue.claim(maxCount: max(1, min(freeRoom, Self.maxClaim)),
-                                                  maxBytes: min(byteRoom, overflow ? Int.max : tokenBytes),
-                                                  allowIsolated: allowIsolated)
+                                                  maxBytes: min(byteRoom, Self.bytes(forTokens: freeRoom)),
+                                                  allowIsolated: allowIsolated, bulk: bulk)
                 if !claim.elements.isEmpty {
                     PushMetrics.shared.messagesClaimed.increment(by: claim.elements.count)
-                    await gate.add(claim.elements.count, bytes: claim.elements.reduce(0) { $0 + $1.raw.count })
+                    for lane in Lane.allCases {
+                        let part = claim.elements.filter { Lane.of(claimSequence: $0.seq) == lane }
+                        if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane) }
+                    }
                     // The next claim waits until these are parsed and their tokens counted, so the room it
                     // sees is true: claims cannot outrun validation and overshoot max_in_flight.
                     let input = eventInput
@@ -121,7 +135,10 @@ public final class Collector: Sendable {
                     if claim.blockedByIsolation { eventInput.yield(.full) }
                     await gate.waitUntilEmpty()
                 } else if claim.elements.isEmpty, !stopping.load(ordering: .relaxed) {
-                    _ = try await queue.waitForWork(timeoutSeconds: Self.idleWaitSeconds)
+                    // Bulk work fills its part: watch the chat list closely (its room is kept free); otherwise
+                    // idle, woken by the first chat push (bulk pushes are seen at the next claim, within a second).
+                    let bulkFull = lanes.bulk > 0 && bulk.whileChatIdle.count == 0
+                    _ = try await queue.waitForWork(timeoutSeconds: bulkFull ? Self.chatWaitWhileBulkFullSeconds : Self.idleWaitSeconds)
                 }
             } catch {
                 if stopping.load(ordering: .relaxed) { break }  // stopping: no retry, and no wait for one
@@ -131,6 +148,30 @@ public final class Collector: Sendable {
             }
         }
         eventInput.yield(.stopped)
+    }
+
+    /// What the bulk list may give in the next claim (SPEC section 3): never the chat reserve; while chat
+    /// has work (in the list, or in flight here), at most `collector.bulk_share` of the room in all; and, as
+    /// for chat, a good batch's worth or nothing while the pipeline is busy.
+    func bulkAllowance(room: Int, byteRoom: Int, lanes: (chat: Int, bulk: Int, bulkBytes: Int), pipelineEmpty: Bool) -> BulkAllowance {
+        let reserve = chatReserve
+        var idle = max(0, room - reserve.count)
+        var idleBytes = max(0, min(byteRoom - reserve.bytes, Self.bytes(forTokens: idle)))
+        let shareCount = Int(Double(settings.maxInFlight) * settings.bulkShare)
+        let shareBytes = Int(Double(settings.maxInFlightBytes) * settings.bulkShare)
+        var busy = min(idle, max(0, shareCount - lanes.bulk))
+        var busyBytes = max(0, min(idleBytes, shareBytes - lanes.bulkBytes, Self.bytes(forTokens: busy)))
+        if !pipelineEmpty && busy < claimThreshold { (busy, busyBytes) = (0, 0) }
+        if !pipelineEmpty && idle < claimThreshold { (idle, idleBytes) = (0, 0) }
+        // Chat work in flight is chat work: bulk keeps to its share until it is done.
+        if lanes.chat > 0 { (idle, idleBytes) = (busy, busyBytes) }
+        return BulkAllowance(whileChatBusy: (min(busy, Self.maxClaim), busyBytes), whileChatIdle: (min(idle, Self.maxClaim), idleBytes))
+    }
+
+    /// The most bytes of elements that can hold no more than `tokens` tokens (see `minimumBytesPerToken`).
+    static func bytes(forTokens tokens: Int) -> Int {
+        let (bytes, overflow) = tokens.multipliedReportingOverflow(by: minimumBytesPerToken)
+        return overflow ? Int.max : bytes
     }
 
     // MARK: validating and batching
@@ -146,7 +187,7 @@ public final class Collector: Sendable {
             case .claimed(let items, let parsed):
                 var registrations: [ClaimRegistration] = []
                 registrations.reserveCapacity(items.count)
-                var extra = 0
+                var extra: [Lane: Int] = [:]
                 var ready: [MessageBatch] = []
                 let now = WallClock.nowSeconds()
                 for item in items {
@@ -169,7 +210,7 @@ public final class Collector: Sendable {
                     case .valid(let message, let rejected):
                         PushMetrics.shared.notifications(outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
                         let notifications = max(1, message.tokens.count)
-                        extra += notifications - 1
+                        extra[Lane.of(pipelineSeq: seq), default: 0] += notifications - 1
                         let stamp = WallClock.nowMillis()
                         registrations.append(ClaimRegistration(
                             element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
@@ -181,27 +222,30 @@ public final class Collector: Sendable {
                             }))
                         let (full, effect) = batcher.add(message)
                         if let full { ready.append(full) }
-                        if case .startTimer(let kind, let generation) = effect {
+                        if case .startTimer(let key, let generation) = effect {
                             let input = eventInput
                             timers.addTask {
                                 guard (try? await Task.sleep(for: window)) != nil else { return }
-                                input.yield(.deadline(kind, generation: generation))
+                                input.yield(.deadline(key, generation: generation))
                             }
                         }
                     }
                 }
-                if extra > 0 { await gate.add(extra) }
+                for (lane, count) in extra where count > 0 { await gate.add(count, lane: lane) }
                 // Registration goes first, so no result can reach the Acknowledger before its message.
                 acknowledger.yield(.claimed(registrations))
                 for batch in ready { output.yield(batch) }
                 parsed?.resume()
-            case .deadline(let kind, let generation):
-                if let batch = batcher.deadline(kind: kind, generation: generation) { output.yield(batch) }
+            case .deadline(let key, let generation):
+                if let batch = batcher.deadline(key: key, generation: generation) { output.yield(batch) }
             case .reconcile(let done):
                 let orphans = await withCheckedContinuation { acknowledger.yield(.findOrphans($0)) }
                 if !orphans.isEmpty {
                     logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
-                    await gate.add(orphans.count, bytes: orphans.reduce(0) { $0 + $1.raw.count })
+                    for lane in Lane.allCases {
+                        let part = orphans.filter { Lane.of(claimSequence: $0.seq) == lane }
+                        if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane) }
+                    }
                     eventInput.yield(.claimed(orphans, parsed: nil))
                 }
                 done.resume()

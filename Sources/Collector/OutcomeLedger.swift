@@ -37,6 +37,8 @@ public struct OutcomeLedger: Sendable {
 
     private struct Entry: Sendable {
         var seq: UInt64
+        /// The message's number in the pipeline (its lane and shard in it).
+        var pipelineSeq: UInt64
         var counted: Bool
         var raw: [UInt8]
         var messageID: String
@@ -67,7 +69,7 @@ public struct OutcomeLedger: Sendable {
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
         if entries[claim.seq] != nil { return false }
         counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
-        let entry = Entry(seq: claim.element.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
+        let entry = Entry(seq: claim.element.seq, pipelineSeq: claim.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
                           remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
         if claim.pendingTokens == 0 {
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
@@ -167,6 +169,6 @@ public struct OutcomeLedger: Sendable {
                 attempts: entry.attempts, failedAtMillis: now, worker: workerID)))
         }
         return CompletedMessage(seq: entry.seq, counted: entry.counted, records: records,
-                                notifications: entry.notifications, bytes: entry.raw.count)
+                                notifications: entry.notifications, bytes: entry.raw.count, pipelineSeq: entry.pipelineSeq)
     }
 }

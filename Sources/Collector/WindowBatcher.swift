@@ -1,50 +1,66 @@
 import PushCore
 
-/// The collection window as a state machine: per kind, a batch is emitted when it reaches its size
-/// bound, or when its window (counted from its first message) ends. The caller owns the timers.
+/// The collection window as a state machine: per kind and lane (chat and bulk never share a batch, so bulk
+/// never holds a chat push back), a batch is emitted when it reaches its size bound, or when its window
+/// (counted from its first message) ends. The caller owns the timers.
 public struct WindowBatcher: Sendable {
+    /// What a window gathers: one kind of message from one lane.
+    public struct Key: Hashable, Sendable {
+        public var kind: MessageKind
+        public var lane: Lane
+        public init(kind: MessageKind, lane: Lane) {
+            self.kind = kind
+            self.lane = lane
+        }
+    }
+
     public let bounds: BatchBounds
-    private var buffers: [MessageKind: [PushMessage]] = [:]
-    private var generations: [MessageKind: Int] = [:]
+    private var buffers: [Key: [PushMessage]] = [:]
+    private var generations: [Key: Int] = [:]
 
     public init(bounds: BatchBounds) { self.bounds = bounds }
 
     public enum Effect: Equatable, Sendable {
-        /// A new window began for this kind: call `deadline(kind:generation:)` when it ends.
-        case startTimer(MessageKind, generation: Int)
+        /// A new window began for this key: call `deadline(key:generation:)` when it ends.
+        case startTimer(Key, generation: Int)
     }
 
     /// Adds a message; returns a full batch if the bound was reached, and whether a timer must start.
     public mutating func add(_ message: PushMessage) -> (batch: MessageBatch?, effect: Effect?) {
-        let kind = message.kind
+        let key = Key(kind: message.kind, lane: Lane.of(pipelineSeq: message.seq))
         var effect: Effect?
-        if buffers[kind, default: []].isEmpty {
-            generations[kind, default: 0] += 1
-            effect = .startTimer(kind, generation: generations[kind]!)
-            buffers[kind, default: []].reserveCapacity(bounds.bound(for: kind))
+        if buffers[key, default: []].isEmpty {
+            generations[key, default: 0] += 1
+            effect = .startTimer(key, generation: generations[key]!)
+            buffers[key, default: []].reserveCapacity(bounds.bound(for: key.kind))
         }
-        buffers[kind, default: []].append(message)
-        if buffers[kind]!.count >= bounds.bound(for: kind) {
-            return (take(kind), effect)
+        buffers[key, default: []].append(message)
+        if buffers[key]!.count >= bounds.bound(for: key.kind) {
+            return (take(key), effect)
         }
         return (nil, effect)
     }
 
     /// The window of `generation` ended: its batch, unless it already left because it was full.
-    public mutating func deadline(kind: MessageKind, generation: Int) -> MessageBatch? {
-        guard generations[kind] == generation, !(buffers[kind]?.isEmpty ?? true) else { return nil }
-        return take(kind)
+    public mutating func deadline(key: Key, generation: Int) -> MessageBatch? {
+        guard generations[key] == generation, !(buffers[key]?.isEmpty ?? true) else { return nil }
+        return take(key)
     }
 
-    /// Everything buffered, for shutdown.
+    /// Everything buffered (shutdown, or a full pipeline), chat batches first.
     public mutating func drain() -> [MessageBatch] {
-        MessageKind.allCases.compactMap { kind in (buffers[kind]?.isEmpty ?? true) ? nil : take(kind) }
+        Lane.allCases.flatMap { lane in
+            MessageKind.allCases.compactMap { kind -> MessageBatch? in
+                let key = Key(kind: kind, lane: lane)
+                return (buffers[key]?.isEmpty ?? true) ? nil : take(key)
+            }
+        }
     }
 
-    private mutating func take(_ kind: MessageKind) -> MessageBatch {
-        let messages = buffers[kind] ?? []
-        buffers[kind] = []
-        generations[kind, default: 0] += 1
-        return MessageBatch(kind: kind, messages: messages)
+    private mutating func take(_ key: Key) -> MessageBatch {
+        let messages = buffers[key] ?? []
+        buffers[key] = []
+        generations[key, default: 0] += 1
+        return MessageBatch(kind: key.kind, messages: messages)
     }
 }

@@ -118,6 +118,9 @@ public struct CollectorSettings: Sendable, Equatable {
     public var maxInFlightBytes = 64 << 20
     /// A queue element larger than this is dead-lettered without being parsed.
     public var maxElementBytes = 1_048_576
+    /// Of `maxInFlight` (and `maxInFlightBytes`), the most `push:queue:bulk` work may hold while
+    /// `push:queue` has work; with none, bulk may use all of it (SPEC section 3).
+    public var bulkShare = 0.5
     public init() {}
 }
 

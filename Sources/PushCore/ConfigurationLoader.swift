@@ -8,7 +8,7 @@ public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
         "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
-        "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes",
+        "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes", "collector.bulk_share",
         "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
         "apns.credential_probe_max_ms", "apns.transport", "apns.ping_interval_ms",
@@ -144,6 +144,7 @@ public struct ConfigurationLoader: Sendable {
         config.collector.maxInFlightBytes = try reader.int("collector.max_in_flight_bytes", config.collector.maxInFlightBytes, min: 1 << 20)
         config.recovery.maxDeliveries = try reader.int("recovery.max_deliveries", config.recovery.maxDeliveries, min: 1, max: 1000)
         config.collector.maxElementBytes = try reader.int("collector.max_element_bytes", config.collector.maxElementBytes, min: 1024)
+        config.collector.bulkShare = try reader.share("collector.bulk_share", config.collector.bulkShare)
 
         let endpoint = reader.string("apns.endpoint", "production")
         switch endpoint {
@@ -226,6 +227,16 @@ public struct ConfigurationLoader: Sendable {
             }
             guard value >= min else { throw ConfigurationError.invalid(key: key, reason: "must be at least \(min)") }
             guard value <= max else { throw ConfigurationError.invalid(key: key, reason: "must be at most \(max)") }
+            return value
+        }
+
+        /// A share: a number above 0 and at most 1.
+        func share(_ key: String, _ fallback: Double) throws -> Double {
+            guard let text = values[key] else { return fallback }
+            guard let value = Double(text.trimmingCharacters(in: .whitespaces)), value.isFinite else {
+                throw ConfigurationError.invalid(key: key, reason: "'\(text)' is not a number")
+            }
+            guard value > 0 && value <= 1 else { throw ConfigurationError.invalid(key: key, reason: "must be above 0 and at most 1") }
             return value
         }
     }

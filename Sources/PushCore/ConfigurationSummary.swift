@@ -18,6 +18,7 @@ extension WorkerConfiguration: CustomStringConvertible {
             "collector.max_in_flight: \(collector.maxInFlight)",
             "collector.max_in_flight_bytes: \(collector.maxInFlightBytes)",
             "collector.max_element_bytes: \(collector.maxElementBytes)",
+            "collector.bulk_share: \(collector.bulkShare)",
             "recovery.max_deliveries: \(recovery.maxDeliveries)",
             "apns.endpoint: \(apns.endpoint.baseURL)",
             "apns.ca_file: \(apns.caFile.isEmpty ? "(system CAs)" : apns.caFile)",

@@ -1,3 +1,4 @@
+import PushCore
 import RedisClient
 
 /// Operations on the dead-letter list that must be atomic: a replayed entry leaves `push:dlq` exactly when
@@ -27,7 +28,8 @@ public struct DeadLetterQueue: Sendable {
     /// every step costs Redis O(its page), never a search through entries kept earlier. Nil if the tail is no
     /// longer what was read (a concurrent replay or purge changed it): read it again. Otherwise how many entries
     /// were replayed or deleted.
-    public func process(page: [(entry: [UInt8], action: PageAction)]) async throws -> Int? {
+    /// `to`: the input list replayed messages enter (`push:queue`, or `push:queue:bulk`).
+    public func process(page: [(entry: [UInt8], action: PageAction)], to lane: Lane = .chat) async throws -> Int? {
         guard !page.isEmpty else { return 0 }
         var arguments: [[UInt8]] = []
         arguments.reserveCapacity(page.count * 2)
@@ -39,7 +41,7 @@ public struct DeadLetterQueue: Sendable {
             case .keep: arguments.append([UInt8(ascii: "K")])
             }
         }
-        let reply = try await scripts.run(Self.pageScript, keys: [keys.deadLetters, keys.queue, keys.deadLetterHold],
+        let reply = try await scripts.run(Self.pageScript, keys: [keys.deadLetters, keys.queue(lane), keys.deadLetterHold],
                                           arguments: arguments)
         guard let count = reply.integer else { throw RedisError.unexpectedReply("dead-letter page: \(reply)") }
         return count < 0 ? nil : Int(count)

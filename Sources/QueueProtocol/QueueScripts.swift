@@ -3,20 +3,24 @@
 /// prefix only, so with hash-tagged prefixes every script is single-slot (Redis Cluster). None of them does
 /// work that grows with the length of the queue or of a processing hash: each is O(what it moves).
 enum QueueScripts {
-    /// Claims the oldest queue elements into the processing hash under fresh sequence numbers.
-    /// KEYS: queue, processing, sequence, deliveries.
+    /// Claims the oldest elements of the chat list, then of the bulk list, into the processing hash under
+    /// fresh sequence numbers (bulk ones plus 2^52, `Lane.bulkSequenceBase`, so the field tells recovery which
+    /// list an element returns to).
+    /// KEYS: queue, processing, sequence, deliveries, bulk queue.
     /// ARGV: most elements, most bytes (one element is taken even if larger), '1' if an isolated claim may
     /// be made now, the death count from which an element is claimed alone, the lowest sequence the caller
     /// may be given (one above the highest it already holds: if Redis came back from an older snapshot and
-    /// the sequence rolled back, the sequence jumps ahead, so no claim identity is ever handed out twice).
+    /// the sequence rolled back, the sequence jumps ahead, so no claim identity is ever handed out twice),
+    /// then the most elements and bytes the bulk list may give while the chat list has work (it had some
+    /// to give now, or still holds some), and the most when it has none (SPEC section 3: bulk work holds at
+    /// most `collector.bulk_share` of the room while `push:queue` has work).
     /// An element whose earlier holders died has a count in `deliveries` (acknowledging it clears the count).
     /// From ARGV[4] deaths on it is claimed alone, so that if it kills this worker too, nothing else is held
     /// with it: only it reaches `recovery.max_deliveries`, and the messages once claimed with it get delivered.
-    /// Returns {first sequence, {elements, oldest first}, {0-based offsets of counted elements}, isolated (0/1),
-    /// blocked (0/1)}; blocked means the next element must be claimed alone and could not be now.
+    /// Returns {first sequence, {elements, oldest first, chat ones first}, {0-based offsets of counted
+    /// elements}, isolated (0/1), blocked (0/1), how many of the elements are chat ones}; blocked means the
+    /// next element must be claimed alone and could not be now.
     static let claim = Script(name: "claim", source: """
-    local maxCount = tonumber(ARGV[1])
-    local maxBytes = tonumber(ARGV[2])
     local allowIsolated = ARGV[3] == '1'
     local isolateFrom = tonumber(ARGV[4])
     local checkCounts = redis.call('HLEN', KEYS[4]) > 0
@@ -25,48 +29,71 @@ enum QueueScripts {
     local bytes = 0
     local isolated = 0
     local blocked = 0
-    local done = false
-    while not done and #items < maxCount do
-      local want = math.min(100, maxCount - #items)
-      local got = redis.call('LRANGE', KEYS[1], -(#items + want), -(#items + 1))
-      if #got == 0 then break end
-      for k = #got, 1, -1 do
-        local item = got[k]
-        if #items > 0 and bytes + #item > maxBytes then done = true break end
-        local deaths = 0
-        if checkCounts then deaths = tonumber(redis.call('HGET', KEYS[4], redis.sha1hex(item)) or '0') end
-        if deaths >= isolateFrom then
-          if #items == 0 and allowIsolated then
-            items[1] = item
-            counted[1] = 0
-            isolated = 1
-          elseif #items == 0 then
-            blocked = 1
+    local stop = false
+    -- Takes from the oldest end of `list` while within `maxCount` more elements and `maxBytes` more bytes.
+    local function take(list, maxCount, maxBytes)
+      local taken = 0
+      local takenBytes = 0
+      local done = false
+      while not done and taken < maxCount do
+        local want = math.min(100, maxCount - taken)
+        local got = redis.call('LRANGE', list, -(taken + want), -(taken + 1))
+        if #got == 0 then break end
+        for k = #got, 1, -1 do
+          local item = got[k]
+          if #items > 0 and takenBytes + #item > maxBytes then done = true break end
+          local deaths = 0
+          if checkCounts then deaths = tonumber(redis.call('HGET', KEYS[4], redis.sha1hex(item)) or '0') end
+          if deaths >= isolateFrom then
+            if #items == 0 and allowIsolated then
+              items[1] = item
+              counted[1] = 0
+              isolated = 1
+              taken = 1
+            elseif #items == 0 then
+              blocked = 1
+            end
+            stop = true
+            done = true
+            break
           end
-          done = true
-          break
+          if deaths > 0 then counted[#counted + 1] = #items end
+          items[#items + 1] = item
+          bytes = bytes + #item
+          takenBytes = takenBytes + #item
+          taken = taken + 1
+          if taken >= maxCount then break end
         end
-        if deaths > 0 then counted[#counted + 1] = #items end
-        items[#items + 1] = item
-        bytes = bytes + #item
-        if #items >= maxCount then break end
+        if #got < want then break end
       end
-      if #got < want then break end
+      if taken > 0 then redis.call('LTRIM', list, 0, -taken - 1) end
+      return taken
+    end
+    local chat = take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
+    if not stop then
+      local busy = chat > 0 or redis.call('LLEN', KEYS[1]) > 0
+      local bulkCount = tonumber(busy and ARGV[6] or ARGV[8])
+      local bulkBytes = tonumber(busy and ARGV[7] or ARGV[9])
+      bulkCount = math.min(bulkCount, tonumber(ARGV[1]) - chat)
+      bulkBytes = math.min(bulkBytes, tonumber(ARGV[2]) - bytes)
+      if bulkCount > 0 and bulkBytes > 0 then take(KEYS[5], bulkCount, bulkBytes) end
     end
     local n = #items
-    if n == 0 then return {0, {}, {}, 0, blocked} end
-    redis.call('LTRIM', KEYS[1], 0, -n - 1)
+    if n == 0 then return {0, {}, {}, 0, blocked, 0} end
     local last = redis.call('INCRBY', KEYS[3], n)
     local first = last - n + 1
     local floor = tonumber(ARGV[5]) or 0
     if first < floor then
       first = floor
       last = floor + n - 1
-      redis.call('SET', KEYS[3], last)
+      redis.call('SET', KEYS[3], string.format('%d', last))
     end
     local args = {}
     for i = 1, n do
-      args[#args + 1] = first + i - 1
+      local seq = first + i - 1
+      if i > chat then seq = seq + 4503599627370496 end
+      -- %d: Lua's own number formatting keeps 14 digits only.
+      args[#args + 1] = string.format('%d', seq)
       args[#args + 1] = items[i]
       if #args >= 512 then
         redis.call('HSET', KEYS[2], unpack(args))
@@ -74,7 +101,7 @@ enum QueueScripts {
       end
     end
     if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
-    return {first, items, counted, isolated, 0}
+    return {first, items, counted, isolated, 0, chat}
     """)
 
     /// Acknowledges messages and writes their outcome records in one step: O(1) per message (HDEL by
@@ -171,7 +198,8 @@ enum QueueScripts {
     /// instead (never parsed here or by a worker: parsing may be what kills them), so one message cannot take
     /// the fleet down in turn. A field already gone (acknowledged meanwhile) is skipped.
     /// A processing list written by an earlier version is returned as it is, ARGV[4] elements per call (migration).
-    /// KEYS: processing, queue, heartbeat, deliveries, dlq, workers.
+    /// A field of 2^52 or more (`Lane.bulkSequenceBase`) was claimed from the bulk list and returns there.
+    /// KEYS: processing, queue, heartbeat, deliveries, dlq, workers, bulk queue.
     /// ARGV: only-if-dead, count-death, max deliveries, chunk, worker id, now (UNIX ms), then the fields.
     /// Returns {returned, poisoned, remaining, {ids of poisoned messages}}; {-1, 0, 0, {}} if the worker lives.
     static let recover = Script(name: "recover", source: """
@@ -179,6 +207,7 @@ enum QueueScripts {
     local chunk = tonumber(ARGV[4])
     local kind = redis.call('TYPE', KEYS[1])['ok']
     local push = {}
+    local pushBulk = {}
     local poisoned = 0
     local ids = {}
     local remaining = 0
@@ -215,6 +244,8 @@ enum QueueScripts {
               ',"message":null,"raw":' .. cjson.encode(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
               cjson.encode(ARGV[5]) .. '}')
             poisoned = poisoned + 1
+          elseif (tonumber(field) or 0) >= 4503599627370496 then
+            pushBulk[#pushBulk + 1] = element
           else
             push[#push + 1] = element
           end
@@ -224,14 +255,18 @@ enum QueueScripts {
       -- Death counts of poisoned elements go last, in one step (the same reason).
       if #cleared > 0 then redis.call('HDEL', KEYS[4], unpack(cleared)) end
     end
-    local j = 1
-    while j <= #push do
-      local k = math.min(#push, j + 511)
-      redis.call('RPUSH', KEYS[2], unpack(push, j, k))
-      j = k + 1
+    local function pushAll(list, elements)
+      local j = 1
+      while j <= #elements do
+        local k = math.min(#elements, j + 511)
+        redis.call('RPUSH', list, unpack(elements, j, k))
+        j = k + 1
+      end
     end
+    pushAll(KEYS[2], push)
+    pushAll(KEYS[7], pushBulk)
     if remaining == 0 and ARGV[1] == '1' then redis.call('ZREM', KEYS[6], ARGV[5]) end
-    return {#push, poisoned, remaining, ids}
+    return {#push + #pushBulk, poisoned, remaining, ids}
     """)
 }
 

@@ -1,3 +1,5 @@
+import PushCore
+
 /// The Redis key names of SPEC section 3. They are public API: producers and tools depend on them.
 /// With `redis.shards`, each shard is a prefix with a Redis Cluster hash tag (`push:{0}`), so every key of
 /// one shard lives in one slot and every script stays single-slot.
@@ -8,6 +10,10 @@ public struct RedisKeys: Sendable, Equatable {
 
     /// Input list: producers LPUSH, workers claim from the other end.
     public var queue: String { "\(prefix):queue" }
+    /// Input list of work that may wait (broadcasts, campaigns): never ahead of `queue` (SPEC section 3).
+    public var bulkQueue: String { "\(prefix):queue:bulk" }
+    /// The input list of a lane.
+    public func queue(_ lane: Lane) -> String { lane == .bulk ? bulkQueue : queue }
     public var deadLetters: String { "\(prefix):dlq" }
     /// Dead letters a running replay walked past and kept, oldest at the tail; put back at the dlq's oldest
     /// end when the replay ends (or by the next replay or purge, if it was interrupted).

@@ -30,6 +30,24 @@ public struct ClaimedElement: Sendable, Equatable {
     }
 }
 
+/// How much the bulk list may give in one claim (SPEC section 3): a count of elements and bytes while the chat
+/// list has work, and when it has none (the claim script tells which, atomically).
+public struct BulkAllowance: Sendable, Equatable {
+    public var whileChatBusy: (count: Int, bytes: Int)
+    public var whileChatIdle: (count: Int, bytes: Int)
+
+    public init(whileChatBusy: (count: Int, bytes: Int), whileChatIdle: (count: Int, bytes: Int)) {
+        self.whileChatBusy = whileChatBusy
+        self.whileChatIdle = whileChatIdle
+    }
+
+    public static let none = BulkAllowance(whileChatBusy: (0, 0), whileChatIdle: (0, 0))
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.whileChatBusy == rhs.whileChatBusy && lhs.whileChatIdle == rhs.whileChatIdle
+    }
+}
+
 /// What one claim call brought.
 public struct Claim: Sendable {
     public var elements: [ClaimedElement]
@@ -102,26 +120,39 @@ public struct WorkQueue: Sendable {
     /// Atomically moves up to `maxCount` of the oldest elements, at most `maxBytes` in all (at least one),
     /// from the queue into this worker's processing hash. An element whose holders died
     /// `maxDeliveries - 1` times comes alone (`Claim.isolated`), and only when `allowIsolated`.
-    public func claim(maxCount: Int, maxBytes: Int, allowIsolated: Bool) async throws -> Claim {
+    /// `bulk`: what the bulk list may give in the same call, while the chat list has work and when it has
+    /// none (`BulkAllowance`); none by default. Chat elements come first; bulk ones have sequences from
+    /// `Lane.bulkSequenceBase` up.
+    public func claim(maxCount: Int, maxBytes: Int, allowIsolated: Bool, bulk: BulkAllowance = .none) async throws -> Claim {
         let isolateFrom = max(1, maxDeliveries - 1)
-        let reply = try await scripts.run(QueueScripts.claim, keys: [keys.queue, processing, keys.sequence, keys.deliveries],
+        let reply = try await scripts.run(QueueScripts.claim,
+                                          keys: [keys.queue, processing, keys.sequence, keys.deliveries, keys.bulkQueue],
                                           arguments: [String(max(1, maxCount)), String(max(1, maxBytes)),
                                                       allowIsolated ? "1" : "0", String(isolateFrom),
-                                                      String(nextSequence.withLock { $0 })].map { Array($0.utf8) })
-        guard let parts = reply.array, parts.count == 5, let first = parts[0].integer, let items = parts[1].array,
-              let isolated = parts[3].integer, let blocked = parts[4].integer, first >= 0
+                                                      String(nextSequence.withLock { $0 }),
+                                                      String(max(0, bulk.whileChatBusy.count)), String(max(0, bulk.whileChatBusy.bytes)),
+                                                      String(max(0, bulk.whileChatIdle.count)), String(max(0, bulk.whileChatIdle.bytes)),
+                                                     ].map { Array($0.utf8) })
+        guard let parts = reply.array, parts.count == 6, let first = parts[0].integer, let items = parts[1].array,
+              let isolated = parts[3].integer, let blocked = parts[4].integer, let chat = parts[5].integer, first >= 0
         else { throw RedisError.unexpectedReply("claim: \(reply)") }
         let counted = Set((parts[2].array ?? []).compactMap(\.integer))
         var elements: [ClaimedElement] = []
         elements.reserveCapacity(items.count)
         for (offset, item) in items.enumerated() {
             guard let raw = item.bytes else { throw RedisError.unexpectedReply("claim: element \(offset)") }
-            elements.append(ClaimedElement(seq: UInt64(first) + UInt64(offset), raw: raw, counted: counted.contains(Int64(offset))))
+            let seq = UInt64(first) + UInt64(offset) + (offset < chat ? 0 : Lane.bulkSequenceBase)
+            elements.append(ClaimedElement(seq: seq, raw: raw, counted: counted.contains(Int64(offset))))
         }
-        if let last = elements.last?.seq {
-            nextSequence.withLock { $0 = max($0, last &+ 1) }
+        if !elements.isEmpty {
+            noteSequencesGiven(UInt64(first) + UInt64(elements.count) - 1)
         }
         return Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1)
+    }
+
+    /// Raises the floor of the claim counter above `counter` (a sequence without its lane's base).
+    private func noteSequencesGiven(_ counter: UInt64) {
+        nextSequence.withLock { $0 = max($0, counter &+ 1) }
     }
 
     /// Waits up to `timeoutSeconds` for the queue to hold something, without taking it: BLMOVE of the
@@ -170,8 +201,8 @@ public struct WorkQueue: Sendable {
                 elements.append(ClaimedElement(seq: seq, raw: raw, counted: pair[1].integer == 1))
             }
         }
-        if let last = elements.map(\.seq).max() {
-            nextSequence.withLock { $0 = max($0, last &+ 1) }
+        if let last = elements.map({ $0.seq >= Lane.bulkSequenceBase ? $0.seq - Lane.bulkSequenceBase : $0.seq }).max() {
+            noteSequencesGiven(last)
         }
         return elements
     }
@@ -205,7 +236,8 @@ public struct WorkQueue: Sendable {
                 start += chunk.count
                 let reply = try await scripts.run(
                     QueueScripts.recover,
-                    keys: [processing, keys.queue, keys.heartbeat(worker: worker), keys.deliveries, keys.deadLetters, keys.workers],
+                    keys: [processing, keys.queue, keys.heartbeat(worker: worker), keys.deliveries, keys.deadLetters, keys.workers,
+                           keys.bulkQueue],
                     arguments: ([onlyIfDead ? "1" : "0", countDeath ? "1" : "0", String(maxDeliveries),
                                  String(Self.recoveryChunk), worker, String(WallClock.nowMillis())] + chunk).map { Array($0.utf8) })
                 guard let parts = reply.array, parts.count == 4, let returned = parts[0].integer, let poisoned = parts[1].integer,

@@ -27,21 +27,23 @@ struct MetricsSampler: Sendable {
     /// Skipped when a shard's Redis does not answer: the gauges keep their last values, and readiness
     /// and the reconnect counter tell the story.
     private func sampleQueues() async {
-        var lengths = (queue: 0, dlq: 0, feedback: 0)
+        var lengths = (queue: 0, dlq: 0, feedback: 0, bulk: 0)
         for queue in queues {
             let keys = queue.keys
             guard let replies = try? await queue.connection.pipeline(
-                [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.deadLetterHold]]
-                    .map { $0.map { Array($0.utf8) } })
+                [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.deadLetterHold],
+                 ["LLEN", keys.bulkQueue]].map { $0.map { Array($0.utf8) } })
             else { return }
             let values = replies.map { Int(clamping: $0.integer ?? 0) }
-            guard values.count == 4 else { return }
+            guard values.count == 5 else { return }
+            lengths.bulk += values[4]
             lengths.queue += values[0]
             // Dead letters a running replay walked past and keeps are dead letters still.
             lengths.dlq += values[1] + values[3]
             lengths.feedback += values[2]
         }
         metrics.queueLength(list: "queue", length: lengths.queue)
+        metrics.queueLength(list: "bulk", length: lengths.bulk)
         metrics.queueLength(list: "dlq", length: lengths.dlq)
         metrics.queueLength(list: "feedback", length: lengths.feedback)
     }

@@ -15,7 +15,7 @@ final class WindowBatcherTests: XCTestCase {
         var batcher = WindowBatcher(bounds: bounds)
         let first = batcher.add(message(1, .private))
         XCTAssertNil(first.batch)
-        XCTAssertEqual(first.effect, .startTimer(.private, generation: 1))
+        XCTAssertEqual(first.effect, .startTimer(.init(kind: .private, lane: .chat), generation: 1))
         XCTAssertNil(batcher.add(message(2, .group)).batch)
         let full = batcher.add(message(3, .private))
         XCTAssertEqual(full.batch?.messages.map(\.seq), [1, 3])
@@ -31,8 +31,8 @@ final class WindowBatcherTests: XCTestCase {
         _ = batcher.add(message(2, .private))  // full: left by size, generation 1 is over
         let next = batcher.add(message(3, .private))
         guard case .startTimer(_, let generation) = next.effect else { return XCTFail("a new window starts") }
-        XCTAssertNil(batcher.deadline(kind: .private, generation: 1), "the old window's timer must not cut the new one short")
-        XCTAssertEqual(batcher.deadline(kind: .private, generation: generation)?.messages.map(\.seq), [3])
+        XCTAssertNil(batcher.deadline(key: .init(kind: .private, lane: .chat), generation: 1), "the old window's timer must not cut the new one short")
+        XCTAssertEqual(batcher.deadline(key: .init(kind: .private, lane: .chat), generation: generation)?.messages.map(\.seq), [3])
         XCTAssertTrue(batcher.drain().isEmpty)
     }
 }

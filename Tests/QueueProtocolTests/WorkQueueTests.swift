@@ -76,6 +76,43 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertEqual(held, [1, 2, 3, 7, 8])
     }
 
+    /// SPEC section 3: chat work is claimed first; bulk work takes at most its allowance while the chat
+    /// list has work, and all it is allowed once the chat list is empty. Bulk claims are marked in their
+    /// sequence (from 2^52), so acknowledging them is the same HDEL and recovery knows their list.
+    func testChatIsClaimedFirstAndBulkKeepsToItsShareWhileChatHasWork() async throws {
+        try await connection.lpush(keys.queue, ["c0", "c1", "c2"])
+        try await connection.lpush(keys.bulkQueue, ["b0", "b1", "b2", "b3", "b4"])
+        let worker = queue("w1")
+        let allowance = BulkAllowance(whileChatBusy: (count: 2, bytes: 1 << 20), whileChatIdle: (count: 100, bytes: 1 << 20))
+        let first = try await worker.claim(maxCount: 100, maxBytes: 1 << 20, allowIsolated: false, bulk: allowance)
+        XCTAssertEqual(texts(first), ["c0", "c1", "c2", "b0", "b1"], "chat first; bulk within its share while chat has work")
+        XCTAssertEqual(first.elements.map { Lane.of(claimSequence: $0.seq) }, [.chat, .chat, .chat, .bulk, .bulk])
+        XCTAssertEqual(first.elements.map(\.seq), [1, 2, 3, Lane.bulkSequenceBase + 4, Lane.bulkSequenceBase + 5])
+        let second = try await worker.claim(maxCount: 100, maxBytes: 1 << 20, allowIsolated: false, bulk: allowance)
+        XCTAssertEqual(texts(second), ["b2", "b3", "b4"], "no chat work: bulk may take all it is allowed")
+        let none = try await worker.claim(maxCount: 100, maxBytes: 1 << 20, allowIsolated: false)
+        XCTAssertTrue(none.elements.isEmpty)
+
+        let acknowledged = try await worker.acknowledge(second.elements.map { CompletedMessage(seq: $0.seq, records: [], notifications: 1) },
+                                                        filteredCap: 10)
+        XCTAssertEqual(acknowledged, 3, "a bulk claim is acknowledged like any other")
+        try await assertEqual(try await connection.claimedCount(keys.processing(worker: "w1")), 5)
+    }
+
+    /// Recovery returns each claim to the list it came from, the oldest of each at its consuming end.
+    func testRecoveryReturnsEveryClaimToItsOwnList() async throws {
+        try await connection.lpush(keys.queue, ["c0", "c1"])
+        try await connection.lpush(keys.bulkQueue, ["b0", "b1", "b2"])
+        let dead = queue("dead")
+        let all = BulkAllowance(whileChatBusy: (count: 10, bytes: 1 << 20), whileChatIdle: (count: 10, bytes: 1 << 20))
+        _ = try await dead.claim(maxCount: 100, maxBytes: 1 << 20, allowIsolated: false, bulk: all)
+        try await connection.lpush(keys.bulkQueue, ["b-later"])
+        let recovery = try await queue("rescuer").recover(worker: "dead", onlyIfDead: true, countDeath: true)
+        XCTAssertEqual(recovery.returned, 5)
+        try await assertEqual(try await connection.strings(keys.queue), ["c1", "c0"])
+        try await assertEqual(try await connection.strings(keys.bulkQueue), ["b-later", "b2", "b1", "b0"], "b0, the oldest, is consumed first")
+    }
+
     func testClaimIsBoundedInBytesButAlwaysTakesOne() async throws {
         let big = String(repeating: "x", count: 5000)
         try await connection.lpush(keys.queue, [big, "small-1", "small-2"])

@@ -13,7 +13,8 @@ public final class PushMetrics: Sendable {
     public let messagesAcknowledged: Counter
     public let messagesMerged: Counter
     public let apnsRequestDuration: Timer
-    public let queueToAPNs: Timer
+    /// `push_queue_to_apns_seconds` per input list (`list`: queue, bulk).
+    private let queueToAPNsByLane: [Timer]
     public let inFlightNotifications: Gauge
     public let redisReconnects: Counter
     /// Claims this worker dropped unsent because recovery gave them to another worker while it was paused or
@@ -40,7 +41,7 @@ public final class PushMetrics: Sendable {
         messagesAcknowledged = Counter(label: "push_messages_acknowledged_total")
         messagesMerged = Counter(label: "push_messages_merged_total")
         apnsRequestDuration = Timer(label: "push_apns_request_duration_seconds")
-        queueToAPNs = Timer(label: "push_queue_to_apns_seconds")
+        queueToAPNsByLane = Lane.allCases.map { Timer(label: "push_queue_to_apns_seconds", dimensions: [("list", $0.metricLabel)]) }
         inFlightNotifications = Gauge(label: "push_in_flight_notifications")
         redisReconnects = Counter(label: "push_redis_reconnects_total")
         claimsLost = Counter(label: "push_claims_lost_total")
@@ -72,6 +73,9 @@ public final class PushMetrics: Sendable {
         "ExpiredProviderToken", "InvalidProviderToken", "ProviderTokenUnavailable", "Timeout", "TransportError",
         "ConnectionError", "ConnectionLost", "RefusedStream", "GoawayUnprocessed", "NotSent", "ResentByLibcurl",
     ]
+
+    /// `enqueued_at` to APNs answer, for messages of this input list.
+    public func queueToAPNs(_ lane: Lane) -> Timer { queueToAPNsByLane[lane == .chat ? 0 : 1] }
 
     public func registerKnownSeries() {
         for (outcome, reason) in Self.knownOutcomes { notifications.series([("outcome", outcome), ("reason", reason)]).increment(by: 0) }

@@ -51,8 +51,10 @@ public final class APNsTransport: @unchecked Sendable {
     private var inFlight: [InFlight?] = []
     private var freeIDs: [Int] = []
     private var active = 0
-    private var ready: [PendingRequest] = []
-    private var readyHead = 0
+    /// Requests ready to start, chat before bulk (`ReadyQueues`).
+    private var ready = ReadyQueues<PendingRequest>()
+    /// Bulk requests in flight: below a tenth of the active limit, bulk's next request goes first.
+    private var bulkActive = 0
     private var delayed = DelayedQueue<PendingRequest>()
     private var completions: [DriverCompletion] = []
     private var resolutions: [Resolution] = []
@@ -166,10 +168,10 @@ public final class APNsTransport: @unchecked Sendable {
             if aborting { break }
             for job in jobs {
                 let context = JobContext(job: job)
-                for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1)) }
+                for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1), lane: context.lane) }
             }
             let now = DispatchTime.now().uptimeNanoseconds
-            while let due = delayed.popDue(now: now) { ready.append(due) }
+            while let due = delayed.popDue(now: now) { ready.append(due, lane: due.job.lane) }
             refreshLease()
             let room = startRequests()
 
@@ -187,11 +189,11 @@ public final class APNsTransport: @unchecked Sendable {
                 sink(batch)
             }
             if !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
-            if finishing && active == 0 && readyHead >= ready.count && delayed.isEmpty && held.isEmpty
+            if finishing && active == 0 && ready.isEmpty && delayed.isEmpty && held.isEmpty
                 && intake.withLock({ $0.jobs.isEmpty }) {
                 break
             }
-            let waiting = readyHead < ready.count
+            let waiting = !ready.isEmpty
             driver.noteWaitingWork(waiting && room == 0 && !pause.paused)
             driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
         }
@@ -219,9 +221,8 @@ public final class APNsTransport: @unchecked Sendable {
     private func startRequests() -> Int {
         var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
         var room = driver.room(limit: activeLimit - active)
-        while room > 0 && readyHead < ready.count && allowance > 0 {
-            let request = ready[readyHead]
-            readyHead += 1
+        while room > 0 && allowance > 0,
+              let request = ready.popNext(bulkBelowFloor: bulkActive < max(1, activeLimit / 10)) {
             guard start(request) else {
                 if pause.paused { allowance = 0 }  // the credential cannot sign: held, and the pause decides
                 continue
@@ -231,13 +232,6 @@ public final class APNsTransport: @unchecked Sendable {
                 pause.probeStarted()
                 allowance -= 1
             }
-        }
-        if readyHead == ready.count {
-            ready.removeAll(keepingCapacity: true)
-            readyHead = 0
-        } else if readyHead > 4096 {
-            ready.removeFirst(readyHead)
-            readyHead = 0
         }
         return room
     }
@@ -249,7 +243,7 @@ public final class APNsTransport: @unchecked Sendable {
         leaseRevision = revision
         (leaseValidUntil, revoked) = lease.snapshot()
         if !held.isEmpty {
-            ready.append(contentsOf: held)
+            ready.append(contentsOf: held.map { ($0, $0.job.lane) })
             held.removeAll(keepingCapacity: true)
         }
     }
@@ -313,6 +307,7 @@ public final class APNsTransport: @unchecked Sendable {
         }
         inFlight[id] = InFlight(request: request, generation: generation, startedAt: now)
         active += 1
+        if request.job.lane == .bulk { bulkActive += 1 }
         driver.start(DriverRequest(id: id, job: request.job, token: request.token, bearer: bearer, generation: generation))
         return true
     }
@@ -323,6 +318,7 @@ public final class APNsTransport: @unchecked Sendable {
         inFlight[id] = nil
         freeIDs.append(id)
         active -= 1
+        if entry.request.job.lane == .bulk { bulkActive -= 1 }
         return entry
     }
 
@@ -339,7 +335,7 @@ public final class APNsTransport: @unchecked Sendable {
                 let now = batchNowMillis ?? WallClock.nowMillis()
                 batchNowMillis = now
                 let waited = now - enqueued
-                if waited >= 0 { metrics.queueToAPNs.recordMilliseconds(waited) }
+                if waited >= 0 { metrics.queueToAPNs(request.job.lane).recordMilliseconds(waited) }
             }
             answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
             if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
@@ -360,7 +356,7 @@ public final class APNsTransport: @unchecked Sendable {
                     "token": "\(request.job.job.tokens[request.token].prefix(8))",
                 ])
             }
-            ready.append(request)
+            ready.append(request, lane: request.job.lane)
         case .failed(let reason, let sent):
             answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
             notePauseAnswer(status: nil)
@@ -393,7 +389,7 @@ public final class APNsTransport: @unchecked Sendable {
             apply(.retry(reason: "Timeout"), to: entry.request, status: nil, generation: entry.generation)
         }
         // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
-        activeLimit = limiter.update(now: now, demand: readyHead < ready.count, maximum: settings.maxActiveRequests)
+        activeLimit = limiter.update(now: now, demand: !ready.isEmpty, maximum: settings.maxActiveRequests)
         let connections = driver.openConnections
         let streams = driver.streamsLimit
         driverStats.withLock { $0 = (connections, streams) }
@@ -469,7 +465,7 @@ public final class APNsTransport: @unchecked Sendable {
                 "next_probe_ms": "\(pause.resumeAt > now ? (pause.resumeAt - now) / 1_000_000 : 0)",
             ])
         }
-        ready.append(request)
+        ready.append(request, lane: request.job.lane)
     }
 
     private func notePauseAnswer(status: Int?) {

@@ -5,6 +5,8 @@ import PushCore
 /// its tokens. Confined to the transport thread.
 final class JobContext {
     let job: PushJob
+    /// The list its messages came from (a job never mixes lanes: windows are per lane).
+    let lane: Lane
     let payload: UnsafeMutableRawBufferPointer
     /// The driver's prebuilt headers for `headersGeneration` (a curl_slist owner, an HTTP/2 header block).
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
@@ -15,6 +17,7 @@ final class JobContext {
 
     init(job: PushJob) {
         self.job = job
+        lane = job.sources.first.map { Lane.of(pipelineSeq: $0) } ?? .chat
         payload = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, job.payload.count), alignment: 1)
         payload.copyBytes(from: job.payload)
     }

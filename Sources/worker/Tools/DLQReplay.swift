@@ -23,6 +23,8 @@ struct DLQReplay: AsyncParsableCommand {
     @Option(name: .long, help: "At most this many messages per second.") var rate: Double?
     @Flag(name: .long, help: "Replay permanent failures too (BadDeviceToken, PayloadTooLarge, Malformed..., PoisonMessage, ...).") var includePermanent = false
     @Flag(name: .long, help: "Do not ask for confirmation.") var yes = false
+    @Option(name: .long, help: "The list replayed messages enter: queue (push:queue, the default) or bulk (push:queue:bulk: a large replay that must not delay chat pushes).")
+    var to: String = "queue"
 
     /// Reasons no replay can fix: the message or token itself is wrong, or it crashed workers.
     static let permanentReasons: Set<String> = [
@@ -37,6 +39,7 @@ struct DLQReplay: AsyncParsableCommand {
 
     func validate() throws {
         if let rate, !(rate > 0 && rate <= 1_000_000) { throw ValidationError("--rate must be above 0 (messages per second)") }
+        guard Lane(rawValue: to) != nil else { throw ValidationError("--to must be queue or bulk") }
     }
 
     func run() async throws {
@@ -69,7 +72,7 @@ struct DLQReplay: AsyncParsableCommand {
         for entry in plans {
             let result = try await ReplayPlan.execute(keys: entry.keys, redis: entry.redis, selection: selection,
                                                       includePermanent: includePermanent, startedAt: startedAt,
-                                                      rate: rate, progress: &progress)
+                                                      rate: rate, to: Lane(rawValue: to) ?? .chat, progress: &progress)
             moved += result
             try await audit(entry.keys, entry.redis, startedAt: startedAt, counts: entry.plan, moved: result, dryRun: false)
             await entry.redis.close()

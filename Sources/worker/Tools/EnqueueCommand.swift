@@ -25,6 +25,7 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long) var collapseId: String?
     @Option(name: .long, help: "The message id (with --count, a suffix -N is added); default: enqueue-<time>.") var id: String?
     @Option(name: .long, help: "How many copies to push.") var count: Int = 1
+    @Flag(name: .long, help: "Push onto push:queue:bulk (broadcasts, campaigns: work that never delays push:queue).") var bulk = false
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
@@ -76,7 +77,7 @@ struct EnqueueCommand: AsyncParsableCommand {
         let pushed: Int
         do {
             already = try await pusher.progress(keys: keys, runID: "enqueue-\(base)")
-            pushed = try await pusher.push(elements, onto: keys.queue, keys: keys, runID: "enqueue-\(base)")
+            pushed = try await pusher.push(elements, onto: bulk ? keys.bulkQueue : keys.queue, keys: keys, runID: "enqueue-\(base)")
         } catch let interrupted as ResumablePush.Interrupted {
             await redis.close()
             FileHandle.standardError.write(Data("error: \(interrupted.pushed) of \(interrupted.total) messages enqueued before: \(interrupted.cause); run the same command again with --id \(base) to enqueue the rest, none twice\n".utf8))
@@ -85,11 +86,11 @@ struct EnqueueCommand: AsyncParsableCommand {
         await redis.close()
         let fresh = pushed - already
         if options.json {
-            print(ToolOutput.json(ToolOutput.object(["queue": .string(keys.queue), "enqueued": ToolOutput.number(fresh),
+            print(ToolOutput.json(ToolOutput.object(["queue": .string(bulk ? keys.bulkQueue : keys.queue), "enqueued": ToolOutput.number(fresh),
                                                      "already_enqueued": ToolOutput.number(already), "id": .string(base)])))
         } else {
             let resumed = already > 0 ? "; \(already) were already there from an earlier run with this id" : ""
-            print("enqueued \(fresh) message\(fresh == 1 ? "" : "s") to \(keys.queue) (id \(base)\(count > 1 ? "-1..\(count)" : "")\(resumed))")
+            print("enqueued \(fresh) message\(fresh == 1 ? "" : "s") to \(bulk ? keys.bulkQueue : keys.queue) (id \(base)\(count > 1 ? "-1..\(count)" : "")\(resumed))")
         }
     }
 }

@@ -103,9 +103,10 @@ struct ReplayPlan {
 
     /// Replays what the plan selects; returns how many moved (a concurrent replay may have taken others).
     static func execute(keys: RedisKeys, redis: any RedisCommands, selection: DeadLetterSelection, includePermanent: Bool,
-                        startedAt: Int64, rate: Double?, progress: inout Progress) async throws -> Int {
+                        startedAt: Int64, rate: Double?, to lane: Lane = .chat, progress: inout Progress) async throws -> Int {
         let dead = try await deadTokens(keys, redis)
-        return try await consume(keys, redis, selection: selection, startedAt: startedAt, rate: rate, progress: &progress) { letter, selected in
+        return try await consume(keys, redis, selection: selection, startedAt: startedAt, rate: rate, to: lane,
+                                 progress: &progress) { letter, selected in
             guard selected, case .replay(let message, _) = decide(letter, deadTokens: dead, includePermanent: includePermanent,
                                                                    nowSeconds: startedAt / 1000) else { return .keep }
             return .replay(message)
@@ -118,12 +119,12 @@ struct ReplayPlan {
     /// the run costs Redis O(entries walked) whatever it keeps. Entries an interrupted run left in the hold go
     /// back first. Returns how many entries were replayed or deleted.
     static func consume(_ keys: RedisKeys, _ redis: any RedisCommands, selection: DeadLetterSelection, startedAt: Int64,
-                        rate: Double? = nil, progress: inout Progress,
+                        rate: Double? = nil, to lane: Lane = .chat, progress: inout Progress,
                         action: (DeadLetter, Bool) -> DeadLetterQueue.PageAction) async throws -> Int {
         let queue = DeadLetterQueue(connection: redis, keys: keys)
         try await queue.restoreHeld()
         do {
-            let done = try await walkPages(keys, redis, queue, selection: selection, startedAt: startedAt, rate: rate,
+            let done = try await walkPages(keys, redis, queue, selection: selection, startedAt: startedAt, rate: rate, to: lane,
                                            progress: &progress, action: action)
             try await queue.restoreHeld()
             return done
@@ -134,7 +135,8 @@ struct ReplayPlan {
     }
 
     private static func walkPages(_ keys: RedisKeys, _ redis: any RedisCommands, _ queue: DeadLetterQueue,
-                                  selection: DeadLetterSelection, startedAt: Int64, rate: Double?, progress: inout Progress,
+                                  selection: DeadLetterSelection, startedAt: Int64, rate: Double?, to lane: Lane,
+                                  progress: inout Progress,
                                   action: (DeadLetter, Bool) -> DeadLetterQueue.PageAction) async throws -> Int {
         let present = Int(try await redis.execute(["LLEN", keys.deadLetters]).integer ?? 0)
         // Paced, a page holds a tenth of a second's worth, so the pace holds within that.
@@ -167,7 +169,7 @@ struct ReplayPlan {
                 let due = clock + .milliseconds(Int64(Double(done) / rate * 1000))
                 if due > ContinuousClock.now { try await Task.sleep(until: due) }
             }
-            guard let count = try await queue.process(page: page) else {
+            guard let count = try await queue.process(page: page, to: lane) else {
                 continue  // the tail changed under us (a concurrent replay or purge): read it again
             }
             examined += page.count

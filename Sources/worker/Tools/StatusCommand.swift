@@ -25,6 +25,9 @@ struct StatusCommand: AsyncParsableCommand {
         var prefix: String
         var queued: Int
         var oldestAgeMillis: Int64?
+        /// `push:queue:bulk`: its depth and the age of its oldest message (from `enqueued_at`).
+        var bulkQueued: Int
+        var bulkOldestAgeMillis: Int64?
         var workers: [WorkerRow]
         var deadLetters: Int
         var feedback: Int
@@ -49,12 +52,14 @@ struct StatusCommand: AsyncParsableCommand {
         let replies = try await redis.pipeline([
             ["LLEN", keys.queue], ["LINDEX", keys.queue, "-1"], ["ZRANGE", keys.workers, "0", "-1", "WITHSCORES"],
             ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.filtered], ["LLEN", keys.deadLetterHold],
+            ["LLEN", keys.bulkQueue], ["LINDEX", keys.bulkQueue, "-1"],
         ].map { $0.map { Array($0.utf8) } })
         for case .error(let text) in replies { throw RedisError.server(text) }
-        var oldest: Int64?
-        if let element = replies[1].bytes, let enqueued = (try? JSONParser.parse(element))?["enqueued_at"]?.exactInteger {
-            oldest = now - enqueued
+        func age(_ reply: RedisReply) -> Int64? {
+            guard let element = reply.bytes, let enqueued = (try? JSONParser.parse(element))?["enqueued_at"]?.exactInteger else { return nil }
+            return now - enqueued
         }
+        let oldest = age(replies[1])
         let flat = (replies[2].array ?? []).compactMap(\.string)
         var workers: [WorkerRow] = []
         for index in stride(from: 0, to: flat.count - 1, by: 2) {
@@ -65,14 +70,17 @@ struct StatusCommand: AsyncParsableCommand {
             workers.append(WorkerRow(id: id, claims: Int(detail[0].integer ?? 0), heartbeatAgeMillis: now - seen,
                                      alive: detail[1].integer == 1))
         }
-        return ShardStatus(prefix: keys.prefix, queued: Int(replies[0].integer ?? 0), oldestAgeMillis: oldest, workers: workers,
+        return ShardStatus(prefix: keys.prefix, queued: Int(replies[0].integer ?? 0), oldestAgeMillis: oldest,
+                           bulkQueued: Int(replies[7].integer ?? 0), bulkOldestAgeMillis: age(replies[8]), workers: workers,
                            // Dead letters a running replay walked past and keeps (`<prefix>:dlq:hold`) count too.
                            deadLetters: Int(replies[3].integer ?? 0) + Int(replies[6].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
                            filtered: Int(replies[5].integer ?? 0))
     }
 
     static func text(_ status: ShardStatus) -> String {
-        var lines = ["\(status.prefix):queue  \(status.queued) queued" + (status.oldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? "")]
+        var lines = ["\(status.prefix):queue  \(status.queued) queued" + (status.oldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? ""),
+                     "\(status.prefix):queue:bulk  \(status.bulkQueued) queued"
+                        + (status.bulkOldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? "")]
         let live = status.workers.filter(\.alive)
         let dead = status.workers.filter { !$0.alive }
         lines.append("workers: \(live.count) live, \(dead.count) dead")
@@ -88,6 +96,8 @@ struct StatusCommand: AsyncParsableCommand {
         ToolOutput.object([
             "prefix": .string(status.prefix), "queued": ToolOutput.number(status.queued),
             "oldest_age_ms": status.oldestAgeMillis.map(ToolOutput.number) ?? .null,
+            "bulk_queued": ToolOutput.number(status.bulkQueued),
+            "bulk_oldest_age_ms": status.bulkOldestAgeMillis.map(ToolOutput.number) ?? .null,
             "workers": .array(status.workers.map { worker in
                 ToolOutput.object(["id": .string(worker.id), "claims": ToolOutput.number(worker.claims),
                                    "heartbeat_age_ms": ToolOutput.number(worker.heartbeatAgeMillis), "alive": .bool(worker.alive)])

@@ -1,0 +1,23 @@
+/// Which input list a message came from (SPEC section 3): `push:queue` for pushes a person is waiting for,
+/// `push:queue:bulk` for broadcasts and campaigns, which never go ahead of them.
+///
+/// The lane travels inside the numbers the pipeline already carries: a bulk claim's sequence is the claim
+/// counter plus `bulkSequenceBase` (2^52, far above any count of claims), so the processing hash's field says
+/// where recovery must return the element, and every pipeline seq, job source and result says its lane,
+/// without another key or field.
+public enum Lane: String, Sendable, CaseIterable {
+    case chat = "queue"
+    case bulk = "bulk"
+
+    /// Added to the claim counter for elements claimed from the bulk list.
+    public static let bulkSequenceBase: UInt64 = 1 << 52
+
+    /// The lane of a claim sequence (the processing hash's field).
+    public static func of(claimSequence seq: UInt64) -> Lane { seq >= bulkSequenceBase ? .bulk : .chat }
+
+    /// The lane of a pipeline seq (a claim sequence shifted over the shard's 6 bits).
+    public static func of(pipelineSeq seq: UInt64) -> Lane { seq >= bulkSequenceBase << 6 ? .bulk : .chat }
+
+    /// The label value of `list` in the metrics (`queue`, `bulk`).
+    public var metricLabel: String { rawValue }
+}

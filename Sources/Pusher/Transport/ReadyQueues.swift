@@ -1,0 +1,51 @@
+import PushCore
+
+/// The transport's requests ready to start, one FIFO per lane (SPEC section 3): a chat request never waits
+/// behind bulk ones, yet bulk is never starved: while it has fewer than its floor of requests active, its
+/// next one goes first.
+struct ReadyQueues<Element> {
+    private var chat = FIFO<Element>()
+    private var bulk = FIFO<Element>()
+
+    var isEmpty: Bool { chat.isEmpty && bulk.isEmpty }
+    var count: Int { chat.count + bulk.count }
+
+    mutating func append(_ element: Element, lane: Lane) {
+        if lane == .bulk { bulk.append(element) } else { chat.append(element) }
+    }
+
+    mutating func append(contentsOf elements: [(Element, Lane)]) {
+        for (element, lane) in elements { append(element, lane: lane) }
+    }
+
+    /// The next request to start: chat first, unless bulk is below its floor of active requests.
+    mutating func popNext(bulkBelowFloor: Bool) -> Element? {
+        if bulkBelowFloor, let next = bulk.popFirst() { return next }
+        return chat.popFirst() ?? bulk.popFirst()
+    }
+}
+
+/// A queue with amortized O(1) removal at the front: an array and the index of its head.
+struct FIFO<Element> {
+    private var items: [Element] = []
+    private var head = 0
+
+    var isEmpty: Bool { head >= items.count }
+    var count: Int { items.count - head }
+
+    mutating func append(_ element: Element) { items.append(element) }
+
+    mutating func popFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let element = items[head]
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 4096 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return element
+    }
+}
