@@ -99,6 +99,18 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await connection.claimedCount(keys.processing(worker: "w1")), 5)
     }
 
+    /// A broadcast element larger than bulk's byte allowance is still claimed beside chat work (the first of
+    /// each list is taken even if larger), so chat pushes arriving all the time cannot starve a broadcast.
+    func testALargeBulkElementIsClaimedBesideChatWork() async throws {
+        let large = String(repeating: "x", count: 50_000)
+        try await connection.lpush(keys.bulkQueue, [large, "b1"])
+        try await connection.lpush(keys.queue, ["c0"])
+        let worker = queue("w1")
+        let small = BulkAllowance(whileChatBusy: (count: 10, bytes: 1000), whileChatIdle: (count: 10, bytes: 1000))
+        let claim = try await worker.claim(maxCount: 100, maxBytes: 1 << 20, allowIsolated: false, bulk: small)
+        XCTAssertEqual(claim.elements.map { $0.raw.count }, [2, 50_000], "the chat push and the large bulk element, not b1")
+    }
+
     /// Recovery returns each claim to the list it came from, the oldest of each at its consuming end.
     func testRecoveryReturnsEveryClaimToItsOwnList() async throws {
         try await connection.lpush(keys.queue, ["c0", "c1"])
