@@ -94,16 +94,19 @@ public final class Collector: Sendable {
             var gateState = await gate.state
             var lanes = await gate.lanes
             // Full of chat work (bulk holds none of it): wait for a good batch's worth, so claims stay large.
-            if (gateState.room < claimThreshold && !gateState.isEmpty && lanes.bulk == 0) || gateState.room == 0
-                || gateState.byteRoom == 0 {
+            // Bulk work never holds the chat reserve: a broadcast message claimed whole may take the pipeline
+            // past max_in_flight, and chat still finds its reserve.
+            if (gateState.room < claimThreshold && !gateState.isEmpty && lanes.bulk == 0)
+                || chatRoom(gateState, lanes).count == 0 || chatRoom(gateState, lanes).bytes == 0 {
                 eventInput.yield(.full)
                 await gate.waitForRoom(atLeast: claimThreshold)
                 gateState = await gate.state
                 lanes = await gate.lanes
             }
             if stopping.load(ordering: .relaxed) { break }
-            let (freeRoom, byteRoom, allowIsolated) = gateState
-            let bulk = bulkAllowance(room: freeRoom, byteRoom: byteRoom, lanes: lanes, pipelineEmpty: gateState.isEmpty)
+            let allowIsolated = gateState.isEmpty
+            let (freeRoom, byteRoom) = chatRoom(gateState, lanes)
+            let bulk = bulkAllowance(room: gateState.room, byteRoom: gateState.byteRoom, lanes: lanes, pipelineEmpty: gateState.isEmpty)
             do {
                 let claim = try await queue.claim(maxCount: max(1, min(freeRoom, Self.maxClaim)),
                                                   maxBytes: min(byteRoom, Self.bytes(forTokens: freeRoom)),
@@ -148,6 +151,15 @@ public final class Collector: Sendable {
             }
         }
         eventInput.yield(.stopped)
+    }
+
+    /// The room chat work may claim: the pipeline's room, or what is left of the chat reserve if bulk work
+    /// (one broadcast message claimed whole may overshoot) has taken more.
+    private func chatRoom(_ state: (room: Int, byteRoom: Int, isEmpty: Bool), _ lanes: (chat: Int, bulk: Int, bulkBytes: Int))
+        -> (count: Int, bytes: Int) {
+        guard lanes.bulk > 0 else { return (state.room, state.byteRoom) }
+        let chatBytes = max(0, settings.maxInFlightBytes - state.byteRoom - lanes.bulkBytes)
+        return (max(state.room, chatReserve.count - lanes.chat), max(state.byteRoom, chatReserve.bytes - chatBytes))
     }
 
     /// What the bulk list may give in the next claim (SPEC section 3): never the chat reserve; while chat

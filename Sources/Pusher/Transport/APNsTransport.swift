@@ -55,6 +55,13 @@ public final class APNsTransport: @unchecked Sendable {
     private var ready = ReadyQueues<PendingRequest>()
     /// Bulk requests in flight: below a tenth of the active limit, bulk's next request goes first.
     private var bulkActive = 0
+    /// Bulk requests in flight at most: a limiter of their own that keeps the servers' latency near its best
+    /// (no latency floor), so that what bulk has on the wire never makes a chat request queue at the server
+    /// (a server slower than its streams queues every request it accepted, chat ones behind bulk ones).
+    private var bulkLimiter = ConcurrencyLimiter()
+    private var bulkActiveLimit: Int
+    private var bulkAllowed: Bool { bulkActive < bulkActiveLimit }
+    private var bulkBelowFloor: Bool { bulkActive < max(1, activeLimit / 10) }
     private var delayed = DelayedQueue<PendingRequest>()
     private var completions: [DriverCompletion] = []
     private var resolutions: [Resolution] = []
@@ -115,6 +122,9 @@ public final class APNsTransport: @unchecked Sendable {
                                 longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
         limiter.limit = activeLimit
         limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
+        bulkActiveLimit = activeLimit
+        bulkLimiter.limit = activeLimit
+        bulkLimiter.latencyFloorMicros = 0
         let thread = Thread { [self] in self.loop() }
         thread.name = "apns-transport"
         thread.start()
@@ -193,7 +203,7 @@ public final class APNsTransport: @unchecked Sendable {
                 && intake.withLock({ $0.jobs.isEmpty }) {
                 break
             }
-            let waiting = !ready.isEmpty
+            let waiting = ready.hasStartable(bulkAllowed: bulkAllowed || bulkBelowFloor)
             driver.noteWaitingWork(waiting && room == 0 && !pause.paused)
             driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
         }
@@ -222,7 +232,7 @@ public final class APNsTransport: @unchecked Sendable {
         var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
         var room = driver.room(limit: activeLimit - active)
         while room > 0 && allowance > 0,
-              let request = ready.popNext(bulkBelowFloor: bulkActive < max(1, activeLimit / 10)) {
+              let request = ready.popNext(bulkBelowFloor: bulkBelowFloor, bulkAllowed: bulkAllowed) {
             guard start(request) else {
                 if pause.paused { allowance = 0 }  // the credential cannot sign: held, and the pause decides
                 continue
@@ -331,6 +341,7 @@ public final class APNsTransport: @unchecked Sendable {
             let decision = ResponseClassifier.classify(status: status, body: body)
             metrics.apnsRequestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
+            bulkLimiter.observe(latencyMicros: wireMicros)
             if let enqueued = request.job.job.enqueuedAtMillis {
                 let now = batchNowMillis ?? WallClock.nowMillis()
                 batchNowMillis = now
@@ -390,6 +401,7 @@ public final class APNsTransport: @unchecked Sendable {
         }
         // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
         activeLimit = limiter.update(now: now, demand: !ready.isEmpty, maximum: settings.maxActiveRequests)
+        bulkActiveLimit = bulkLimiter.update(now: now, demand: ready.hasBulk, maximum: activeLimit)
         let connections = driver.openConnections
         let streams = driver.streamsLimit
         driverStats.withLock { $0 = (connections, streams) }

@@ -9,6 +9,10 @@ struct ReadyQueues<Element> {
 
     var isEmpty: Bool { chat.isEmpty && bulk.isEmpty }
     var count: Int { chat.count + bulk.count }
+    var hasBulk: Bool { !bulk.isEmpty }
+
+    /// Whether a request may start now: a chat one, or a bulk one that its limit lets out.
+    func hasStartable(bulkAllowed: Bool) -> Bool { !chat.isEmpty || (bulkAllowed && !bulk.isEmpty) }
 
     mutating func append(_ element: Element, lane: Lane) {
         if lane == .bulk { bulk.append(element) } else { chat.append(element) }
@@ -18,10 +22,12 @@ struct ReadyQueues<Element> {
         for (element, lane) in elements { append(element, lane: lane) }
     }
 
-    /// The next request to start: chat first, unless bulk is below its floor of active requests.
-    mutating func popNext(bulkBelowFloor: Bool) -> Element? {
+    /// The next request to start: chat first, unless bulk is below its floor of active requests; bulk only
+    /// while `bulkAllowed` (its own limit, which keeps the servers' queues short for chat).
+    mutating func popNext(bulkBelowFloor: Bool, bulkAllowed: Bool) -> Element? {
         if bulkBelowFloor, let next = bulk.popFirst() { return next }
-        return chat.popFirst() ?? bulk.popFirst()
+        if let next = chat.popFirst() { return next }
+        return bulkAllowed ? bulk.popFirst() : nil
     }
 }
 
