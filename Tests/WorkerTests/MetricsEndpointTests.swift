@@ -104,7 +104,8 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(prometheusSample(text, "push_apns_responses_total", ["status": "200"]), 2000, text)
         XCTAssertEqual(prometheusSample(text, "push_apns_responses_total", ["status": "413", "reason": "PayloadTooLarge"]), 1, text)
         XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_count"), 2002, text)
-        XCTAssertEqual(prometheusSample(text, "push_queue_to_apns_seconds_count"), 2000, "only messages that carry enqueued_at")
+        XCTAssertEqual(prometheusSample(text, "push_queue_to_apns_seconds_count", ["list": "queue"]), 2000, "only messages that carry enqueued_at")
+        XCTAssertEqual(prometheusSample(text, "push_queue_to_apns_seconds_count", ["list": "bulk"]) ?? 0, 0, "nothing came from push:queue:bulk")
         // Buckets for APNs latencies, 1 ms to 30 s; the emulator answers after 5 ms.
         XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "0.001"]), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "30.0"]), 2002, text)
