@@ -24,7 +24,7 @@ public final class Collector: Sendable {
     /// Which of the worker's shards this collector claims from; it is the low bits of every pipeline seq.
     public let shard: Int
     /// A worker consumes at most this many shards: the shard index takes the low 6 bits of a pipeline seq.
-    public static let maxShards = 64
+    public static let maxShards = PipelineSeq.maxShards
     private let queue: WorkQueue
     private let gate: CapacityGate
     private let acknowledger: AsyncStream<AcknowledgerEvent>.Continuation
@@ -66,10 +66,10 @@ public final class Collector: Sendable {
     // MARK: claiming
 
     /// A claim sequence (below 2^53, from Redis) with the shard index in the low 6 bits.
-    public static func pipelineSeq(_ claimSeq: UInt64, shard: Int) -> UInt64 { claimSeq << 6 | UInt64(shard & 63) }
+    public static func pipelineSeq(_ claimSeq: UInt64, shard: Int) -> UInt64 { PipelineSeq.make(claimSequence: claimSeq, shard: shard) }
 
     /// The shard a pipeline seq belongs to.
-    public static func shard(ofPipelineSeq seq: UInt64) -> Int { Int(seq & 63) }
+    public static func shard(ofPipelineSeq seq: UInt64) -> Int { PipelineSeq.shard(of: seq) }
 
     /// A JSON token string is at least 19 bytes (16 hex digits, quotes, comma), so an element of B bytes
     /// holds at most B / 19 tokens: claiming at most room x 19 bytes bounds the tokens a claim brings in
@@ -96,8 +96,9 @@ public final class Collector: Sendable {
             // Full of chat work (bulk holds none of it): wait for a good batch's worth, so claims stay large.
             // Bulk work never holds the chat reserve: a broadcast message claimed whole may take the pipeline
             // past max_in_flight, and chat still finds its reserve.
+            let reserveLeft = chatRoom(gateState, lanes)
             if (gateState.room < claimThreshold && !gateState.isEmpty && lanes.bulk == 0)
-                || chatRoom(gateState, lanes).count == 0 || chatRoom(gateState, lanes).bytes == 0 {
+                || reserveLeft.count == 0 || reserveLeft.bytes == 0 {
                 eventInput.yield(.full)
                 await gate.waitForRoom(atLeast: claimThreshold)
                 gateState = await gate.state

@@ -15,9 +15,25 @@ public enum Lane: String, Sendable, CaseIterable {
     /// The lane of a claim sequence (the processing hash's field).
     public static func of(claimSequence seq: UInt64) -> Lane { seq >= bulkSequenceBase ? .bulk : .chat }
 
-    /// The lane of a pipeline seq (a claim sequence shifted over the shard's 6 bits).
-    public static func of(pipelineSeq seq: UInt64) -> Lane { seq >= bulkSequenceBase << 6 ? .bulk : .chat }
+    /// The lane of a pipeline seq (`PipelineSeq`).
+    public static func of(pipelineSeq seq: UInt64) -> Lane { seq >= bulkSequenceBase << PipelineSeq.shardBits ? .bulk : .chat }
 
     /// The label value of `list` in the metrics (`queue`, `bulk`).
     public var metricLabel: String { rawValue }
+}
+
+/// A message's number in the pipeline, by which results find their message: its claim sequence (below 2^53,
+/// from Redis; its lane in it) with the index of the worker's shard in the low 6 bits. Made by the collector,
+/// read by the transport (the shard's ownership lease) and the result router.
+public enum PipelineSeq {
+    public static let shardBits = 6
+    /// A worker consumes at most this many shards.
+    public static let maxShards = 1 << shardBits
+
+    public static func make(claimSequence: UInt64, shard: Int) -> UInt64 {
+        claimSequence << shardBits | UInt64(shard & (maxShards - 1))
+    }
+
+    /// The shard a pipeline seq belongs to.
+    public static func shard(of seq: UInt64) -> Int { Int(seq & UInt64(maxShards - 1)) }
 }

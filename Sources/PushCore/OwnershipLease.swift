@@ -31,13 +31,13 @@ public final class OwnershipLease: Sendable {
 
     /// A lease for `shards` shards, lapsed until the first renewal.
     public init(shards: Int) {
-        state = Locked(State(validUntil: Array(repeating: 0, count: max(1, min(shards, 64)))))
+        state = Locked(State(validUntil: Array(repeating: 0, count: max(1, min(shards, PipelineSeq.maxShards)))))
     }
 
     /// A lease that never lapses: a transport used on its own (tests, tools) without claims to fence.
     public static func unfenced() -> OwnershipLease {
-        let lease = OwnershipLease(shards: 64)
-        lease.state.withLock { $0.validUntil = Array(repeating: .max, count: 64) }
+        let lease = OwnershipLease(shards: PipelineSeq.maxShards)
+        lease.state.withLock { $0.validUntil = Array(repeating: .max, count: PipelineSeq.maxShards) }
         return lease
     }
 

@@ -266,12 +266,12 @@ public final class APNsTransport: @unchecked Sendable {
         let job = request.job.job
         let primary = job.sources[Int(job.owner[request.token])]
         if job.extraOwners.isEmpty {
-            if now >= leaseValidUntil[min(Int(primary & 63), leaseValidUntil.count - 1)] { return .hold }
+            if now >= leaseValidUntil[min(PipelineSeq.shard(of: primary), leaseValidUntil.count - 1)] { return .hold }
             return revoked.isEmpty || !revoked.contains(primary) ? .send : .drop
         }
         var live = false
         for seq in job.owners(ofToken: request.token) {
-            if now >= leaseValidUntil[min(Int(seq & 63), leaseValidUntil.count - 1)] { return .hold }
+            if now >= leaseValidUntil[min(PipelineSeq.shard(of: seq), leaseValidUntil.count - 1)] { return .hold }
             if !revoked.contains(seq) { live = true }
         }
         return live ? .send : .drop
