@@ -17,7 +17,8 @@ public enum AcknowledgerEvent: Sendable {
 }
 
 /// Acknowledges finished messages: their outcome records and the removal from the processing hash are
-/// written in one atomic script call per batch, then their capacity is released to the collector.
+/// written in one atomic script call per batch, then the rest of their capacity is released to the collector
+/// (each token's room comes back as soon as the token has its outcome).
 public final class Acknowledger: Sendable {
     public let events: AsyncStream<AcknowledgerEvent>
     public let input: AsyncStream<AcknowledgerEvent>.Continuation
@@ -93,6 +94,9 @@ public final class Acknowledger: Sendable {
                     input.yield(.flushDue)
                 }
             }
+            let resolved = ledger.takeReleased()
+            if resolved.chat > 0 { await gate.release(resolved.chat, lane: .chat) }
+            if resolved.bulk > 0 { await gate.release(resolved.bulk, lane: .bulk) }
             counts.store(ledger.snapshot)
         }
         await flush(&pending, &ledger)

@@ -9,7 +9,8 @@ public struct ClaimRegistration: Sendable {
     public var appTopic: String
     /// Tokens still to reach an outcome; 0 completes the message at once (invalid input).
     public var pendingTokens: Int
-    /// Held in the in-flight gate until acknowledgement.
+    /// Counted in the in-flight gate: one per pending token (at least one). Each token's room comes back as
+    /// the token reaches its outcome; the message's last one (and its bytes) at acknowledgement.
     public var notifications: Int
     /// Records known at claim time: a dead letter for invalid input, feedback for malformed tokens.
     public var records: [OutcomeRecord]
@@ -44,6 +45,8 @@ public struct OutcomeLedger: Sendable {
         var messageID: String
         var appTopic: String
         var remaining: Int
+        /// What the message still holds in the in-flight gate: one per unresolved token, and one until it is
+        /// acknowledged.
         var notifications: Int
         var records: [OutcomeRecord]
         var failures: [Failure: [String]] = [:]
@@ -56,6 +59,8 @@ public struct OutcomeLedger: Sendable {
     public let workerID: String
     private var entries: [UInt64: Entry] = [:]
     public private(set) var counts = OutcomeCounts()
+    /// Room of tokens that reached their outcome, not yet given back to the gate (see `takeReleased`).
+    private var released = (chat: 0, bulk: 0)
 
     public init(workerID: String) { self.workerID = workerID }
 
@@ -103,6 +108,7 @@ public struct OutcomeLedger: Sendable {
         if entry.lost {
             // Whatever this token's outcome was here, the message's new holder decides its records.
             entry.remaining -= 1
+            releaseToken(of: &entry)
             if entry.remaining <= 0 {
                 entries[resolution.seq] = nil
                 completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [],
@@ -129,6 +135,7 @@ public struct OutcomeLedger: Sendable {
             break  // only for a lost entry (above); the transport drops nothing it was not told to
         }
         entry.remaining -= 1
+        releaseToken(of: &entry)
         if entry.remaining <= 0 {
             entries[resolution.seq] = nil
             completed.append(finish(entry))
@@ -149,6 +156,21 @@ public struct OutcomeLedger: Sendable {
         entry.records.append(.filtered(OutcomeRecords.filtered(
             messageID: entry.messageID, topic: topic, matched: word, filteredAtMillis: WallClock.nowMillis())))
         completed.append(finish(entry))
+    }
+
+    /// A token of the message reached its outcome: its room goes back at once, except the message's last unit,
+    /// which its acknowledgement gives back. Room per token keeps a large message's tail from idling the
+    /// pipeline: the next message is claimed while the last requests of this one are on the wire.
+    private mutating func releaseToken(of entry: inout Entry) {
+        guard entry.notifications > 1 else { return }
+        entry.notifications -= 1
+        if Lane.of(pipelineSeq: entry.pipelineSeq) == .bulk { released.bulk += 1 } else { released.chat += 1 }
+    }
+
+    /// The room of tokens resolved since the last call, per lane, for the caller to give back to the gate.
+    public mutating func takeReleased() -> (chat: Int, bulk: Int) {
+        defer { released = (0, 0) }
+        return released
     }
 
     public mutating func noteAcknowledged(_ count: Int) { counts.acknowledgedMessages += count }
