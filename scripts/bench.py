@@ -377,7 +377,7 @@ def bench(a):
                 name, rest = line[len("cmdstat_"):].split(":", 1)
                 fields = dict(kv.split("=") for kv in rest.split(","))
                 stats.append((float(fields["usec"]), name, int(fields["calls"])))
-        result["redis_top_commands"] = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:4])
+        result["redis_top_commands"] = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:8])
         if a.peers: result["peers"] = run_peers(a, run, endpoint)
         return result
     finally:
