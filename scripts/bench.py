@@ -245,6 +245,7 @@ def run_worker(a, run, endpoint, r):
                APNS_APPS_0_TOPIC=TOPIC, APNS_APPS_0_TEAM_ID=TEAM, APNS_APPS_0_KEY_ID=KEY_ID,
                APNS_APPS_0_KEY_FILE=f"{run}/key.p8", APNS_TRANSPORT=a.transport)
     if a.retries: env["RETRY_MAX_ATTEMPTS"] = str(a.retries)
+    if a.wait_replicas: env["REDIS_WAIT_REPLICAS"] = str(a.wait_replicas)
     if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
     if a.preload: env["LD_PRELOAD"] = a.preload  # e.g. another malloc, for the worker only
     redis_cpu_before = redis_cpu(r)
@@ -358,18 +359,27 @@ def libcurl_version(directory):
 
 def bench(a):
     run = tempfile.mkdtemp(prefix="push-bench-")
-    redis = endpoint = None
+    redis = endpoint = replica = None
     try:
         rport = free_port()
         redis = subprocess.Popen(["redis-server", "--port", str(rport), "--bind", "127.0.0.1", "--dir", run,
                                   "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+        if a.wait_replicas or a.replica:
+            # One replica of it (loopback): what redis.wait_replicas waits for.
+            os.makedirs(f"{run}/replica", exist_ok=True)
+            replica = subprocess.Popen(["redis-server", "--port", str(free_port()), "--bind", "127.0.0.1", "--dir", f"{run}/replica",
+                                        "--save", "", "--appendonly", "no", "--replicaof", "127.0.0.1", str(rport)],
+                                       stdout=subprocess.DEVNULL)
         subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
                         "-out", f"{run}/key.p8"], check=True, capture_output=True)
         endpoint = Endpoint(run, a.endpoint, a)
         r = Redis(rport); r.port = rport
+        while replica and "state=online" not in r.call("INFO", "replication").decode():
+            time.sleep(0.1)  # the replica has synced: from here on, WAIT measures replication, not the first sync
         result = {"transport": a.transport, "libcurl": libcurl_version(a.libcurl_dir), "endpoint": a.endpoint, "messages": a.messages, "tokens_per_message": a.tokens, "kind": a.kind,
                   "latency_ms": a.latency_ms if a.endpoint == "emulator" else 0, "connections": a.connections,
-                  "workers": a.workers, "broadcast": a.broadcast}
+                  "workers": a.workers, "broadcast": a.broadcast, "replica": bool(a.replica or a.wait_replicas),
+                  "wait_replicas": a.wait_replicas}
         result.update(run_worker(a, run, endpoint, r))
         stats = []
         for line in r.call("INFO", "commandstats").decode().splitlines():
@@ -383,6 +393,7 @@ def bench(a):
     finally:
         if endpoint: endpoint.stop()
         if redis: redis.kill()
+        if replica: replica.kill()
         if a.keep_logs:
             os.makedirs(a.keep_logs, exist_ok=True)
             for name in os.listdir(run):
@@ -451,6 +462,9 @@ def parser():
     ap.add_argument("--failure-rate", type=float, default=0, help="share of answers the emulator fails with 429/500/503")
     ap.add_argument("--check-duplicates", action="store_true",
                     help="the emulator records every accepted notification to count those sent twice (costs its CPU)")
+    ap.add_argument("--replica", action="store_true", help="start one replica of the benchmark's Redis")
+    ap.add_argument("--wait-replicas", type=int, default=0,
+                    help="start one replica of the benchmark's Redis and run the worker with redis.wait_replicas at this")
     ap.add_argument("--workers", type=int, default=1, help="worker processes sharing the one Redis")
     ap.add_argument("--rate", type=int, default=0,
                     help="enqueue at this many messages/s while the worker runs (with enqueued_at) instead of beforehand; "

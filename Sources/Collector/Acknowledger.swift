@@ -28,13 +28,18 @@ public final class Acknowledger: Sendable {
     private let logger: Logger
     private let counts: SharedCounts
     private let abandoned = Atomic(false)
+    /// `redis.wait_replicas` and `redis.wait_timeout_ms`: replicas each acknowledgement waits for (0: none).
+    private let replication: (replicas: Int, timeoutMillis: Int)
+    /// The last wait fell short: logged once when it starts and once when it ends, not at every flush.
+    private let replicationShort = Atomic(false)
     /// Told which messages were taken over (dropped unsent) and when the last of their tokens is accounted for.
     private let lease: OwnershipLease?
     /// How long a small batch of acknowledgements waits for company.
     static let flushDelay = Duration.milliseconds(10)
 
     public init(queue: WorkQueue, gate: CapacityGate, filteredCap: Int, counts: SharedCounts, logger: Logger,
-                lease: OwnershipLease? = nil) {
+                lease: OwnershipLease? = nil, replication: (replicas: Int, timeoutMillis: Int) = (0, 100)) {
+        self.replication = replication
         (events, input) = AsyncStream.makeStream(of: AcknowledgerEvent.self)
         self.lease = lease
         self.queue = queue
@@ -143,6 +148,7 @@ public final class Acknowledger: Sendable {
                 }
                 ledger.noteAcknowledged(acknowledged)
                 PushMetrics.shared.messagesAcknowledged.increment(by: acknowledged)
+                await waitForReplicas(messages: pending.count)
                 break
             } catch {
                 // The processing hash still holds these messages, so waiting loses nothing; once the shutdown
@@ -159,6 +165,30 @@ public final class Acknowledger: Sendable {
         }
         await release(pending)
         pending.removeAll(keepingCapacity: true)
+    }
+
+    /// With `redis.wait_replicas`: holds the messages' room until replicas have their acknowledgement, so a
+    /// failover right after it does not bring them back. A shortfall is counted, never retried: the
+    /// acknowledgement stands on the primary either way.
+    private func waitForReplicas(messages: Int) async {
+        guard replication.replicas > 0 else { return }
+        var reached = -1
+        do {
+            reached = try await queue.waitForReplicas(replication.replicas, timeoutMillis: replication.timeoutMillis)
+        } catch {
+            logger.debug("WAIT after an acknowledgement failed", metadata: ["error": "\(error)"])
+        }
+        if reached >= replication.replicas {
+            if replicationShort.exchange(false, ordering: .relaxed) {
+                logger.info("acknowledgements reach redis.wait_replicas replicas again", metadata: ["replicas": "\(reached)"])
+            }
+            return
+        }
+        PushMetrics.shared.redisWaitShortfalls.increment()
+        if !replicationShort.exchange(true, ordering: .relaxed) {
+            logger.warning("acknowledgements are not reaching redis.wait_replicas replicas within redis.wait_timeout_ms; a failover now would send them again (counted in push_redis_wait_shortfalls_total)",
+                           metadata: ["replicas": "\(max(0, reached))", "wanted": "\(replication.replicas)", "messages": "\(messages)"])
+        }
     }
 
     /// Gives the messages' room back to the collector, each lane its own.

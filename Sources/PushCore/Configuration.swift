@@ -45,6 +45,12 @@ public struct RedisSettings: Sendable, Equatable {
     public var caFile = ""
     /// Heartbeat key lifetime; a worker silent this long is presumed dead and its claims are returned.
     public var heartbeatTTLMillis = 10_000
+    /// `redis.wait_replicas`: after each acknowledgement, wait (Redis `WAIT`) until this many replicas have it,
+    /// so that a failover does not undo it (an undone acknowledgement is a duplicate). 0: do not wait.
+    public var waitReplicas = 0
+    /// `redis.wait_timeout_ms`: the longest one such wait; an acknowledgement not replicated by then stands
+    /// (it is counted in `push_redis_wait_shortfalls_total`), it is not retried.
+    public var waitTimeoutMillis = 100
     public init() {}
 
     /// Sets `redis.url` from all its addresses (the first one is `url`).

@@ -6,7 +6,7 @@ import Yams
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
-        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms",
+        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms", "redis.wait_replicas", "redis.wait_timeout_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes", "collector.bulk_share",
         "recovery.max_deliveries",
@@ -136,6 +136,8 @@ public struct ConfigurationLoader: Sendable {
         }
         if config.redis.prefix.isEmpty { throw ConfigurationError.invalid(key: "redis.prefix", reason: "must not be empty") }
         config.redis.heartbeatTTLMillis = try reader.int("redis.heartbeat_ttl_ms", config.redis.heartbeatTTLMillis, min: 1000)
+        config.redis.waitReplicas = try reader.int("redis.wait_replicas", config.redis.waitReplicas, min: 0, max: 64)
+        config.redis.waitTimeoutMillis = try reader.int("redis.wait_timeout_ms", config.redis.waitTimeoutMillis, min: 1, max: 60_000)
         config.collector.windowMillis = try reader.int("collector.window_ms", config.collector.windowMillis, min: 0)
         config.collector.batch.private = try reader.int("collector.batch.private", config.collector.batch.private, min: 1)
         config.collector.batch.group = try reader.int("collector.batch.group", config.collector.batch.group, min: 1)

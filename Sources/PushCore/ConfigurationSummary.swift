@@ -13,6 +13,7 @@ extension WorkerConfiguration: CustomStringConvertible {
             "redis.prefix: \(redis.prefix)",
             "redis.shards: \(redis.shards.isEmpty ? "(none: the prefix alone)" : redis.shards.joined(separator: ","))",
             "redis.heartbeat_ttl_ms: \(redis.heartbeatTTLMillis)",
+            "redis.wait_replicas: \(redis.waitReplicas == 0 ? "0 (acknowledgements do not wait for replicas)" : "\(redis.waitReplicas), at most \(redis.waitTimeoutMillis) ms")",
             "collector.window_ms: \(collector.windowMillis)",
             "collector.batch: private \(collector.batch.private), group \(collector.batch.group), system \(collector.batch.system)",
             "collector.max_in_flight: \(collector.maxInFlight)",

@@ -162,6 +162,15 @@ public struct WorkQueue: Sendable {
         return reply != .null
     }
 
+    /// Waits (Redis `WAIT`) until `replicas` replicas have every write this connection made, at most
+    /// `timeoutMillis`; returns how many had them by then. After an acknowledgement: what a replica has, a
+    /// failover to it does not undo. On a cluster it goes to the shard's primary, where the acknowledgement ran.
+    public func waitForReplicas(_ replicas: Int, timeoutMillis: Int) async throws -> Int {
+        let reply = try await connection.execute(["WAIT", String(max(0, replicas)), String(max(1, timeoutMillis))])
+        guard let reached = reply.integer else { throw RedisError.unexpectedReply("WAIT: \(reply)") }
+        return Int(reached)
+    }
+
     /// Acknowledges messages and writes their records atomically; returns how many were still claimed.
     @discardableResult
     public func acknowledge(_ messages: [CompletedMessage], filteredCap: Int) async throws -> Int {

@@ -34,7 +34,8 @@ struct ShardPipeline: Sendable {
         ackQueue = queue("ack")
         recoveryQueue = queue("recovery")
         let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
-                                        counts: counts, logger: logger, lease: lease)
+                                        counts: counts, logger: logger, lease: lease,
+                                        replication: (configuration.redis.waitReplicas, configuration.redis.waitTimeoutMillis))
         self.acknowledger = acknowledger
         heartbeat = Heartbeat(queue: queue("heartbeat"), recoveryQueue: recoveryQueue,
                               ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,

@@ -29,6 +29,22 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// `redis.wait_replicas` is off unless asked for, from YAML or the environment, and bounded.
+    func testAcknowledgementsWaitForReplicasOnlyWhenAsked() throws {
+        let plain = try ConfigurationLoader(environment: [:]).load(yaml: "")
+        XCTAssertEqual(plain.redis.waitReplicas, 0)
+        XCTAssertEqual(plain.redis.waitTimeoutMillis, 100)
+        let asked = try ConfigurationLoader(environment: ["REDIS_WAIT_TIMEOUT_MS": "250"]).load(yaml: "redis:\n  wait_replicas: 1\n")
+        XCTAssertEqual(asked.redis.waitReplicas, 1)
+        XCTAssertEqual(asked.redis.waitTimeoutMillis, 250)
+        XCTAssertThrowsError(try ConfigurationLoader(environment: ["REDIS_WAIT_REPLICAS": "-1"]).load(yaml: "")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "redis.wait_replicas", reason: "must be at least 0"))
+        }
+        XCTAssertThrowsError(try ConfigurationLoader(environment: [:]).load(yaml: "redis:\n  wait_timeout_ms: 0\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "redis.wait_timeout_ms", reason: "must be at least 1"))
+        }
+    }
+
     /// SPEC section 5: a short outage dead-letters nothing; the default budget spans several minutes.
     func testTheDefaultRetryBudgetSpansMinutes() {
         let retry = RetrySettings()

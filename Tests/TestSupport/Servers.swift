@@ -117,6 +117,12 @@ public final class RedisServer: @unchecked Sendable {
         guard waitForPort(port) else { throw TestSetupError("redis-server did not start on port \(port)") }
     }
 
+    /// Freezes (SIGSTOP) or thaws (SIGCONT) the server: a replica that stops taking the primary's stream.
+    public func signal(_ signal: Int32) {
+        guard let process else { return }
+        Foundation.kill(process.processIdentifier, signal)
+    }
+
     /// Stops the server abruptly (SIGKILL): with persistence on, what was written survives a start().
     public func kill() {
         guard let process else { return }

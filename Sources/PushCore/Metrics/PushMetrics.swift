@@ -20,6 +20,8 @@ public final class PushMetrics: Sendable {
     /// Claims this worker dropped unsent because recovery gave them to another worker while it was paused or
     /// cut off from Redis (ownership fencing).
     public let claimsLost: Counter
+    /// Acknowledgements that `redis.wait_replicas` replicas did not confirm within `redis.wait_timeout_ms`.
+    public let redisWaitShortfalls: Counter
 
     private let notifications = LabelledSeries<Counter> { Counter(label: "push_notifications_total", dimensions: $0) }
     private let responses = LabelledSeries<Counter> { Counter(label: "push_apns_responses_total", dimensions: $0) }
@@ -45,6 +47,7 @@ public final class PushMetrics: Sendable {
         inFlightNotifications = Gauge(label: "push_in_flight_notifications")
         redisReconnects = Counter(label: "push_redis_reconnects_total")
         claimsLost = Counter(label: "push_claims_lost_total")
+        redisWaitShortfalls = Counter(label: "push_redis_wait_shortfalls_total")
         filterWords = Gauge(label: "push_filter_words")
     }
 
