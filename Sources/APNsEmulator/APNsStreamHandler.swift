@@ -109,9 +109,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         connection.activeStreams -= 1
         // After a GOAWAY the connection closes once every stream it covers has its answer.
-        if connection.goingAway && connection.activeStreams == 0 {
-            let parent = context.channel.parent
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) { parent?.close(promise: nil) }
+        if connection.goingAway && connection.activeStreams == 0, let parent = context.channel.parent {
+            Self.closeAfterLinger(parent, on: context.eventLoop)
         }
     }
 
@@ -153,7 +152,18 @@ final class APNsStreamHandler: ChannelInboundHandler {
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         parent.writeAndFlush(goAway, promise: nil)
         if connection.activeStreams == 0 {
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(50)) { parent.close(promise: nil) }
+            Self.closeAfterLinger(parent, on: context.eventLoop)
         }
+    }
+
+    /// How long a connection whose streams are all answered after our GOAWAY stays open for the client to
+    /// read the last answers and close it first, as servers do (nginx's lingering close). Closed at once,
+    /// a socket with unread input from the client (frames it sent before it saw the GOAWAY) is reset by the
+    /// kernel, and a reset throws away the answers still unread in the client's receive buffer: a busy
+    /// client then saw requests the emulator had answered as lost, and sent them again.
+    static let lingerAfterGoAway = TimeAmount.seconds(2)
+
+    private static func closeAfterLinger(_ parent: Channel, on eventLoop: EventLoop) {
+        eventLoop.assumeIsolated().scheduleTask(in: lingerAfterGoAway) { parent.close(promise: nil) }
     }
 }
