@@ -53,76 +53,43 @@ def start():
 
 
 # Claims of `batch` elements from a 100,000-element list, each variant with one step more or less than the
-# claim script (KEYS: list, hash, counter; ARGV[1]: batch).
-V = {
-"lpush_chunks": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
+# claim script (KEYS: list, hash, counter; ARGV[1]: batch). Every variant takes the elements the same way:
+TAKE = """local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
 redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-local a = 1
+"""
+SEQUENCE = "local first = redis.call('INCRBY', KEYS[3], #got) - #got + 1\n"
+
+
+def hset_in_chunks(field, value):
+    """A hash field per element, written 256 fields per HSET, as the claim script does."""
+    return SEQUENCE + f"""local args = {{}}
+for i = #got, 1, -1 do
+  args[#args + 1] = {field}
+  args[#args + 1] = {value}
+  if #args >= 512 then redis.call('HSET', KEYS[2], unpack(args)) args = {{}} end
+end
+if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
+"""
+
+
+V = {
+    "lrange_ltrim_count": TAKE + "return #got",
+    "lrange_ltrim_return": TAKE + "return got",
+    "lpush_chunks": TAKE + """local a = 1
 while a <= #got do
   local b = math.min(#got, a + 511)
   redis.call('LPUSH', KEYS[2] .. 'l', unpack(got, a, b))
   a = b + 1
 end
 return #got""",
-"hset_seqfield_short": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-local first = redis.call('INCRBY', KEYS[3], #got) - #got + 1
-local args = {}
-for i = #got, 1, -1 do
-  args[#args + 1] = first + #got - i
-  args[#args + 1] = 'x'
-  if #args >= 512 then redis.call('HSET', KEYS[2], unpack(args)) args = {} end
-end
-if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
-return #got""",
-"lrange_ltrim_return": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-return got""",
-"lrange_ltrim_count": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-return #got""",
-"hset_format": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-local first = redis.call('INCRBY', KEYS[3], #got) - #got + 1
-local args = {}
-for i = #got, 1, -1 do
-  args[#args + 1] = string.format('%d', first + #got - i)
-  args[#args + 1] = got[i]
-  if #args >= 512 then redis.call('HSET', KEYS[2], unpack(args)) args = {} end
-end
-if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
-return #got""",
-"hset_tostring": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-local first = redis.call('INCRBY', KEYS[3], #got) - #got + 1
-local args = {}
-for i = #got, 1, -1 do
-  args[#args + 1] = first + #got - i
-  args[#args + 1] = got[i]
-  if #args >= 512 then redis.call('HSET', KEYS[2], unpack(args)) args = {} end
-end
-if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
-return #got""",
-"hset_per_element": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-local first = redis.call('INCRBY', KEYS[3], #got) - #got + 1
-for i = #got, 1, -1 do
+    "hset_seqfield_short": TAKE + hset_in_chunks("first + #got - i", "'x'") + "return #got",
+    "hset_tostring": TAKE + hset_in_chunks("first + #got - i", "got[i]") + "return #got",
+    "hset_format": TAKE + hset_in_chunks("string.format('%d', first + #got - i)", "got[i]") + "return #got",
+    "hset_per_element": TAKE + SEQUENCE + """for i = #got, 1, -1 do
   redis.call('HSET', KEYS[2], first + #got - i, got[i])
 end
 return #got""",
-"hset_one_field": """
-local got = redis.call('LRANGE', KEYS[1], -tonumber(ARGV[1]), -1)
-redis.call('LTRIM', KEYS[1], 0, -#got - 1)
-local first = redis.call('INCRBY', KEYS[3], #got) - #got + 1
-redis.call('HSET', KEYS[2], first, table.concat(got, '\\n'))
-return #got""",
+    "hset_one_field": TAKE + SEQUENCE + "redis.call('HSET', KEYS[2], first, table.concat(got, '\\n'))\nreturn #got",
 }
 
 
