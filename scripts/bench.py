@@ -19,7 +19,7 @@ def free_port():
 def resp(args):
     out = b"*%d\r\n" % len(args)
     for a in args:
-        a = a.encode() if isinstance(a, str) else a
+        a = a if isinstance(a, bytes) else str(a).encode()
         out += b"$%d\r\n%s\r\n" % (len(a), a)
     return out
 
@@ -31,20 +31,20 @@ class Redis:
         while b"\r\n" not in self.buf: self.buf += self.s.recv(65536)
         line, self.buf = self.buf.split(b"\r\n", 1); return line
     def call(self, *args):
-        self.s.sendall(resp(list(args))); line = self._line()
+        self.s.sendall(resp(list(args))); return self._reply()
+    def _reply(self):
+        """One reply: an integer, bytes (None for a null), a list of replies; a status or error line as it came."""
+        line = self._line()
         if line[:1] == b":": return int(line[1:])
         if line[:1] == b"*":
-            return [self._bulk() for _ in range(int(line[1:]))]
+            n = int(line[1:])
+            return None if n < 0 else [self._reply() for _ in range(n)]
         if line[:1] == b"$":
             n = int(line[1:])
             if n < 0: return None
             while len(self.buf) < n + 2: self.buf += self.s.recv(65536)
             v, self.buf = self.buf[:n], self.buf[n + 2:]; return v
         return line
-    def _bulk(self):
-        n = int(self._line()[1:])
-        while len(self.buf) < n + 2: self.buf += self.s.recv(65536)
-        v, self.buf = self.buf[:n], self.buf[n + 2:]; return v
     def fill(self, messages, key="push:queue"):
         chunks = 0
         for i in range(0, len(messages), 1000):
@@ -92,6 +92,17 @@ def redis_cpu(r):
     info = r.call("INFO", "cpu")
     info = info.decode() if isinstance(info, bytes) else ""
     return sum(float(line.split(":")[1]) for line in info.splitlines() if line.startswith(("used_cpu_sys:", "used_cpu_user:")))
+
+
+def command_stats(r):
+    """INFO commandstats as (microseconds, command, calls), the costliest first."""
+    stats = []
+    for line in r.call("INFO", "commandstats").decode().splitlines():
+        if line.startswith("cmdstat_"):
+            name, rest = line[len("cmdstat_"):].split(":", 1)
+            fields = dict(kv.split("=") for kv in rest.split(","))
+            stats.append((float(fields["usec"]), name, int(fields["calls"])))
+    return sorted(stats, reverse=True)
 
 
 def children_cpu():
@@ -381,13 +392,7 @@ def bench(a):
                   "workers": a.workers, "broadcast": a.broadcast, "replica": bool(a.replica or a.wait_replicas),
                   "wait_replicas": a.wait_replicas}
         result.update(run_worker(a, run, endpoint, r))
-        stats = []
-        for line in r.call("INFO", "commandstats").decode().splitlines():
-            if line.startswith("cmdstat_"):
-                name, rest = line[len("cmdstat_"):].split(":", 1)
-                fields = dict(kv.split("=") for kv in rest.split(","))
-                stats.append((float(fields["usec"]), name, int(fields["calls"])))
-        result["redis_top_commands"] = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in sorted(stats, reverse=True)[:8])
+        result["redis_top_commands"] = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in command_stats(r)[:8])
         if a.peers: result["peers"] = run_peers(a, run, endpoint)
         return result
     finally:
@@ -524,4 +529,5 @@ def main():
     if a.json: json.dump(results, open(a.json, "w"), indent=1)
 
 
-main()
+if __name__ == "__main__":
+    main()
