@@ -78,10 +78,10 @@ def report(label, r, c0, n):
           + ", ".join("%s %.2f" % (name, usec / n) for usec, name, _ in command_stats(r)[:4]))
 
 def protocol(batch):
-    """The worker's own scripts: 100,000 claimed, then acknowledged, `batch` per call."""
+    """The worker's own calls: 100,000 claimed, then acknowledged (plain deliveries), `batch` per call."""
     p, r = start()
     try:
-        cs = r.call("SCRIPT", "LOAD", script("claim")).decode(); ak = r.call("SCRIPT", "LOAD", script("acknowledge")).decode()
+        cs = r.call("SCRIPT", "LOAD", script("claim")).decode()
         fill(r, "push:queue", 100000)
         keys = ["push:queue", "push:processing:w", "push:sequence", "push:deliveries", "push:queue:bulk"]
         held = []
@@ -93,7 +93,7 @@ def protocol(batch):
         r.call("CONFIG", "RESETSTAT"); c0 = redis_cpu(r)
         for i in range(0, 100000, batch):
             fin = held[i:i + batch]
-            r.call("EVALSHA", ak, 5, "push:processing:w", "push:dlq", "push:feedback", "push:filtered", "push:deliveries", 100, len(fin), *fin)
+            r.call("HDEL", "push:processing:w", *fin)  # plain deliveries: WorkQueue.acknowledge needs no script
         report("acknowledge (batch %d)" % batch, r, c0, 100000)
     finally:
         p.kill()

@@ -108,35 +108,26 @@ enum QueueScripts {
     return {first, items, counted, isolated, 0, chat}
     """)
 
-    /// Acknowledges messages and writes their outcome records in one step: O(1) per message (HDEL by
-    /// sequence), and the element is never sent back. Records are written only if the message was still
-    /// claimed, so a retried acknowledgement (reply lost) or one for a message already recovered by another
-    /// worker writes nothing twice. KEYS: processing, dlq, feedback, filtered, deliveries.
-    /// ARGV[1]: filtered cap; ARGV[2]: how many plain messages follow (delivered, no records, no death
-    /// count: the common case, deleted with one HDEL per 512); then their sequences; then per other
-    /// message: sequence, '1' if it has a death count, record count, records (each prefixed 'D' dead
-    /// letter, 'F' feedback or 'A' filtered audit). Returns how many were acknowledged.
+    /// Acknowledges messages that have outcome records or a death count, and writes the records in one step:
+    /// O(1) per message (HDEL by sequence), and the element is never sent back. Records are written only if
+    /// the message was still claimed, so a retried acknowledgement (reply lost) or one for a message already
+    /// recovered by another worker writes nothing twice. (Plain deliveries, the common case, need none of
+    /// this: `WorkQueue.acknowledge` deletes their fields with HDEL.) KEYS: processing, dlq, feedback,
+    /// filtered, deliveries. ARGV[1]: filtered cap; then per message: sequence, '1' if it has a death count,
+    /// record count, records (each prefixed 'D' dead letter, 'F' feedback or 'A' filtered audit). Returns
+    /// how many were acknowledged.
     /// A hash whose last field is deleted is deleted with it, and on a cluster node that is migrating the
     /// slot, touching a deleted key again fails the script half-way ("non local key"). So the script counts
     /// what the processing and deliveries hashes hold and never touches one once it is empty, and deletes
     /// death counts in one step at the end.
     static let acknowledge = Script(name: "acknowledge", source: """
     local cap = tonumber(ARGV[1])
-    local plain = tonumber(ARGV[2])
     local held = redis.call('HLEN', KEYS[1])
     local acked = 0
-    local j = 3
-    while j < 3 + plain and held > 0 do
-      local k = math.min(2 + plain, j + 511)
-      local n = redis.call('HDEL', KEYS[1], unpack(ARGV, j, k))
-      acked = acked + n
-      held = held - n
-      j = k + 1
-    end
     local lists = {D = {}, F = {}, A = {}}
     local keys = {D = KEYS[2], F = KEYS[3], A = KEYS[4]}
     local digests = {}
-    local i = 3 + plain
+    local i = 2
     while i <= #ARGV do
       local seq = ARGV[i]
       local counted = ARGV[i + 1] == '1'

@@ -174,11 +174,27 @@ public struct WorkQueue: Sendable {
     /// Acknowledges messages and writes their records atomically; returns how many were still claimed.
     @discardableResult
     public func acknowledge(_ messages: [CompletedMessage], filteredCap: Int) async throws -> Int {
+        // Delivered messages with no records and no death count (nearly all of them) need no script: a plain
+        // HDEL is atomic and idempotent, and Redis parses its arguments once instead of copying each into Lua
+        // and back (0.42 against 0.72 µs of Redis CPU per message, docs/queue-protocol.md "Cost"). A field
+        // already gone (recovered elsewhere, or a retry whose first reply was lost) is not counted.
         let plain = messages.filter { $0.records.isEmpty && !$0.counted }
-        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8), Array(String(plain.count).utf8)]
-        arguments.reserveCapacity(2 + plain.count + (messages.count - plain.count) * 4)
-        arguments += plain.map { Array(String($0.seq).utf8) }
-        for message in messages where !(message.records.isEmpty && !message.counted) {
+        let others = messages.filter { !($0.records.isEmpty && !$0.counted) }
+        var acknowledged = 0
+        if !plain.isEmpty {
+            let commands = stride(from: 0, to: plain.count, by: Self.deleteChunk).map { start in
+                [Array("HDEL".utf8), Array(processing.utf8)]
+                    + plain[start..<min(plain.count, start + Self.deleteChunk)].map { Array(String($0.seq).utf8) }
+            }
+            for reply in try await connection.pipeline(commands) {
+                if case .error(let text) = reply { throw RedisError.server(text) }
+                acknowledged += Int(reply.integer ?? 0)
+            }
+        }
+        guard !others.isEmpty else { return acknowledged }
+        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8)]
+        arguments.reserveCapacity(1 + others.count * 4)
+        for message in others {
             arguments.append(Array(String(message.seq).utf8))
             arguments.append(message.counted ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
             arguments.append(Array(String(message.records.count).utf8))
@@ -187,8 +203,11 @@ public struct WorkQueue: Sendable {
         let reply = try await scripts.run(QueueScripts.acknowledge,
                                           keys: [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries],
                                           arguments: arguments)
-        return Int(reply.integer ?? 0)
+        return acknowledged + Int(reply.integer ?? 0)
     }
+
+    /// Fields per HDEL of plain acknowledgements; the chunks of one acknowledgement go in one pipeline.
+    static let deleteChunk = 1000
 
     /// The claim sequences this worker holds (reconciliation after a lost claim reply).
     public func claimedSequences() async throws -> [UInt64] {
