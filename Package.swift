@@ -109,6 +109,9 @@ let package = Package(
         // The word filter's MB/s with a 10,000-entry list on 1 KB texts (scripts/bench.sh --filter).
         .executableTarget(name: "filter-benchmark", dependencies: ["Filter"], path: "Benchmarks/FilterBenchmark"),
 
+        // CPU per message of parsing and merging, without Redis or HTTP/2 (scripts/bench.sh --stages).
+        .executableTarget(name: "stage-benchmark", dependencies: ["PushCore", "Merger"], path: "Benchmarks/StageBenchmark"),
+
         // A libFuzzer target for the message parser (scripts/fuzz.sh builds it with -sanitize=fuzzer); in a
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),

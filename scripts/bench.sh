@@ -15,6 +15,7 @@
 #                    on push:queue beside it; queue: both on push:queue; alone: no chat)
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
 #   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
+#   scripts/bench.sh --stages [MESSAGES]  CPU per message of parsing and merging, without Redis or HTTP/2
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --bench
@@ -26,6 +27,11 @@ if [ "${1:-}" = "--queue" ]; then
   trap 'redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
   sleep 0.5
   .build/release/queue-benchmark "$port" "${2:-100000}"
+  exit 0
+fi
+if [ "${1:-}" = "--stages" ]; then
+  swift build -c release --product stage-benchmark 2>&1 | tail -1
+  .build/release/stage-benchmark "${2:-200000}"
   exit 0
 fi
 if [ "${1:-}" = "--filter" ]; then

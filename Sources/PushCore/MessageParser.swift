@@ -42,6 +42,8 @@ public struct MessageParser: Sendable {
         "widgets": ".push-type.widgets",
     ]
     public static let maxTokens = MessageLimits.maxTokens
+    /// Up to this many tokens, one listed twice is found by comparing with each earlier one.
+    static let linearTokenScanLimit = 16
 
     public let limits: MessageLimits
 
@@ -181,7 +183,12 @@ public struct MessageParser: Sendable {
             guard let text = item.stringValue else { throw Problem("tokens[\(index)] is not a string") }
             if let token = DeviceToken.normalize(text) {
                 // A token listed twice is sent once.
-                if list.count > 1 { guard seen.insert(token).inserted else { continue } }
+                // Comparing with the few tokens before costs less than hashing; a set beyond that.
+                if list.count > Self.linearTokenScanLimit {
+                    guard seen.insert(token).inserted else { continue }
+                } else if tokens.contains(token) {
+                    continue
+                }
                 tokens.append(token)
             } else {
                 rejected.append(text)

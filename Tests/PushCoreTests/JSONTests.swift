@@ -35,6 +35,36 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    func testDuplicateKeysAreRejectedInSmallAndLargeObjects() throws {
+        // Small objects compare keys one by one, larger ones (over 16 members) use a set: both must catch them.
+        for size in [2, 15, 16, 17, 40] {
+            let members = (0..<size).map { "\"k\($0)\":\($0)" }
+            XCTAssertNoThrow(try parse("{" + members.joined(separator: ",") + "}"), "\(size) distinct keys")
+            for duplicateOf in [0, size - 1] {
+                let text = "{" + (members + ["\"k\(duplicateOf)\":0"]).joined(separator: ",") + "}"
+                XCTAssertThrowsError(try parse(text), "a duplicate of key \(duplicateOf) among \(size)") { error in
+                    XCTAssertTrue("\(error)".contains("duplicate key \"k\(duplicateOf)\""), "\(error)")
+                }
+            }
+        }
+    }
+
+    func testStringsOutsideASCIIAreValidatedAndASCIIOnesKeptAsWritten() throws {
+        XCTAssertEqual(try parse(#""plain ascii""#), .string("plain ascii"))
+        XCTAssertEqual(try parse("\"caf\u{E9}\""), .string("café"))
+        for bad: [UInt8] in [[0x22, 0xC3, 0x22], [0x22, 0x61, 0xFF, 0x22], [0x22, 0xED, 0xA0, 0x80, 0x22]] {
+            XCTAssertThrowsError(try JSONParser.parse(bad), "accepted \(bad)") { error in
+                XCTAssertTrue("\(error)".contains("invalid UTF-8"), "\(error)")
+            }
+        }
+    }
+
+    func testCanonicalFormSortsKeysWrittenInAnyOrder() throws {
+        XCTAssertEqual(try canonical(#"{"a":1,"b":{"y":2,"x":1},"c":3}"#), #"{"a":1,"b":{"x":1,"y":2},"c":3}"#)
+        XCTAssertEqual(try canonical(#"{"c":3,"a":1,"b":2}"#), #"{"a":1,"b":2,"c":3}"#)
+        XCTAssertEqual(try canonical(#"{"é":1,"z":2,"Z":3}"#), #"{"Z":3,"z":2,"é":1}"#, "UTF-8 byte order")
+    }
+
     func testExactIntegerNeverTraps() throws {
         XCTAssertEqual(try parse("9223372036854775807").exactInteger, Int64.max)
         XCTAssertNil(try parse("9223372036854775808").exactInteger)

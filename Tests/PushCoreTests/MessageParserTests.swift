@@ -90,6 +90,17 @@ final class MessageParserTests: XCTestCase {
         XCTAssertEqual(rejected, ["not-a-token"])
     }
 
+    func testDuplicateTokensAreSentOnceInShortAndLongLists() throws {
+        // Up to 16 tokens duplicates are found by comparison, beyond that with a set.
+        for count in [2, 16, 17, 100] {
+            let distinct = (0..<count).map { token("d", $0) }
+            let listed = distinct + [distinct[0].uppercased(), distinct[count - 1]]
+            let (message, rejected) = try XCTUnwrap(valid(messageJSON(id: "m", tokens: listed)))
+            XCTAssertEqual(message.tokens, distinct, "\(count) tokens")
+            XCTAssertEqual(rejected, [])
+        }
+    }
+
     func testTooManyTokens() {
         let many = (0...MessageParser.maxTokens).map { token("c", $0) }
         XCTAssertEqual(reason(messageJSON(id: "m", tokens: many)), "Malformed: tokens has 10001 entries, over 10000")

@@ -10,6 +10,8 @@ public struct JSONParseError: Error, Equatable, CustomStringConvertible {
 /// escapes, raw control characters in strings, and trailing bytes. It never traps on any input.
 public struct JSONParser {
     public static let defaultMaxDepth = 64
+    /// Up to this many members, duplicate keys are found by comparing with each earlier key.
+    static let linearKeyScanLimit = 16
 
     private let bytes: [UInt8]
     private var index = 0
@@ -70,7 +72,9 @@ public struct JSONParser {
         guard depth <= maxDepth else { throw failure("nested deeper than \(maxDepth) levels") }
         index += 1  // {
         var members: [JSONMember] = []
-        var keys = Set<String>()
+        // Duplicate keys: a linear scan while the object is small (messages and payloads have a handful of
+        // members, and hashing every key cost more than comparing), a set once it is not.
+        var keys: Set<String>?
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -81,7 +85,19 @@ public struct JSONParser {
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
             let keyStart = index
             let key = try string()
-            guard keys.insert(key).inserted else {
+            let duplicate: Bool
+            if var seen = keys {
+                keys = nil
+                duplicate = !seen.insert(key).inserted
+                keys = seen
+            } else if members.count < Self.linearKeyScanLimit {
+                duplicate = members.contains { $0.key == key }
+            } else {
+                var seen = Set(members.map(\.key))
+                duplicate = !seen.insert(key).inserted
+                keys = seen
+            }
+            guard !duplicate else {
                 index = keyStart
                 throw failure("duplicate key \"\(Printable.clipped(key, to: 40))\"")
             }
@@ -151,14 +167,18 @@ public struct JSONParser {
     private mutating func string() throws(JSONParseError) -> String {
         index += 1  // opening quote
         let start = index
-        // Fast path: no escapes, the bytes between the quotes are the string.
+        // Fast path: no escapes, the bytes between the quotes are the string; if they are all ASCII there is
+        // nothing to validate.
+        var high: UInt8 = 0
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
-                let text = try validated(bytes[start..<index], at: start)
+                let text = high < 0x80 ? String(decoding: bytes[start..<index], as: UTF8.self)
+                                       : try validated(bytes[start..<index], at: start)
                 index += 1
                 return text
             }
+            high |= byte
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw failure("control character in a string") }
             index += 1

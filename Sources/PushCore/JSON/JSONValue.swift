@@ -1,7 +1,7 @@
 /// A JSON document as the worker reads it from producers: strict RFC 8259, numbers kept as the literal
 /// text the producer wrote (so a payload is sent exactly as written and no conversion can overflow),
 /// object members in their original order.
-public indirect enum JSONValue: Sendable, Equatable {
+public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// The literal as written, already checked against the JSON number grammar.

@@ -4,6 +4,7 @@
 public enum JSONWriter {
     public static func canonical(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(128)
         write(value, into: &out)
         return out
     }
@@ -23,7 +24,9 @@ public enum JSONWriter {
             out.append(UInt8(ascii: "]"))
         case .object(let members):
             out.append(UInt8(ascii: "{"))
-            let sorted = members.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            // Producers usually write keys in order already; sorting only when they did not saves a copy.
+            let inOrder = zip(members, members.dropFirst()).allSatisfy { !precedes($1.key, $0.key) }
+            let sorted = inOrder ? members : members.sorted { precedes($0.key, $1.key) }
             for (position, member) in sorted.enumerated() {
                 if position > 0 { out.append(UInt8(ascii: ",")) }
                 writeString(member.key, into: &out)
@@ -34,24 +37,36 @@ public enum JSONWriter {
         }
     }
 
+    /// Byte order of UTF-8, which is code point order: the order canonical objects list their keys in.
+    static func precedes(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
     public static func writeString(_ text: String, into out: inout [UInt8]) {
-        let hex = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "\""): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                out.append(UInt8(ascii: "\\"))
+                out.append(byte)
+            case 0x0A:
+                out.append(UInt8(ascii: "\\"))
+                out.append(UInt8(ascii: "n"))
+            case 0x0D:
+                out.append(UInt8(ascii: "\\"))
+                out.append(UInt8(ascii: "r"))
+            case 0x09:
+                out.append(UInt8(ascii: "\\"))
+                out.append(UInt8(ascii: "t"))
             case 0..<0x20:
-                out.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
-                                        hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+                for escaped in [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")] { out.append(escaped) }
+                out.append(hexDigit(byte >> 4))
+                out.append(hexDigit(byte & 0x0F))
             default: out.append(byte)
             }
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? nibble + 48 : nibble + 87 }
 }
 
 /// Text from outside made safe for a log line or an error reason: control characters escaped, and cut
