@@ -93,8 +93,8 @@ private let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData i
           h2x_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue) else { return 0 }
     let conn = connection(userData)
     let streamID = h2x_frame_stream_id(frame)
-    conn.streams[streamID]?.headersSent = true
-    conn.streams[streamID]?.headersSentAt = conn.client.flushTime
+    let sentAt = conn.client.flushTime
+    conn.streams[streamID]?.markHeadersSent(at: sentAt)
     return 0
 }
 
@@ -116,16 +116,37 @@ private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, err
 /// The body of a request, copied from the shared HTTP2Body at the stream's offset.
 let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, dataFlags, _, userData in
     let conn = connection(userData)
-    guard let buffer, let dataFlags, let body = conn.streams[streamID]?.body,
-          let offset = conn.streams[streamID]?.bodyOffset else {
+    guard let buffer, let dataFlags,
+          let (count, finished) = conn.streams[streamID]?.readBody(into: buffer, length: length) else {
         return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets just this stream
     }
-    let count = body.bytes.withUnsafeBufferPointer { bytes -> Int in
-        let n = min(length, bytes.count - offset)
-        if n > 0 { buffer.update(from: bytes.baseAddress! + offset, count: n) }
-        return n
-    }
-    conn.streams[streamID]?.bodyOffset = offset + count
-    if offset + count >= body.bytes.count { dataFlags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+    if finished { dataFlags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
     return count
+}
+
+extension StreamEntry {
+    /// The entry as it was, if this final answer is its first (a status of 200 or more, not answered before).
+    mutating func markAnswered() -> StreamEntry? {
+        guard !answered, status >= 200 else { return nil }
+        answered = true
+        return self
+    }
+
+    mutating func markHeadersSent(at time: UInt64) {
+        headersSent = true
+        headersSentAt = time
+    }
+
+    /// Copies the next piece of the body (at most `length` bytes) and moves on; nil if there is no body.
+    mutating func readBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (count: Int, finished: Bool)? {
+        guard let body else { return nil }
+        let offset = bodyOffset
+        let count = body.bytes.withUnsafeBufferPointer { bytes -> Int in
+            let n = min(length, bytes.count - offset)
+            if n > 0 { buffer.update(from: bytes.baseAddress! + offset, count: n) }
+            return max(n, 0)
+        }
+        bodyOffset = offset + count
+        return (count, bodyOffset >= body.bytes.count)
+    }
 }

@@ -89,8 +89,8 @@ final class Connection {
     /// minus what is in flight, never negative when the server lowers its limit below what is open.
     var freeStreams: Int {
         guard isUsable else { return 0 }
-        let limit = answered2xx ? remoteMaxStreams : min(remoteMaxStreams, client.endpoint.firstStreamLimit)
-        return max(limit - inFlight, 0)
+        if answered2xx { return max(remoteMaxStreams - inFlight, 0) }
+        return max(min(remoteMaxStreams, client.endpoint.firstStreamLimit) - inFlight, 0)
     }
 
     func fail(_ reason: String) {

@@ -37,6 +37,8 @@ public final class HTTP2Client: @unchecked Sendable {
     // Per-request nv array: 4 pseudo-headers then the block's entries (nghttp2 copies it at submit).
     private var scratch: UnsafeMutablePointer<nghttp2_nv>
     private var scratchCapacity = 32
+    /// The :path of the request being submitted (prefix and suffix joined).
+    private var pathScratch: [UInt8] = []
     private let pseudoStorage: UnsafeMutablePointer<UInt8>
 
     /// Set by the caller: work is waiting for a stream. With no stream free, extra connections are opened
@@ -145,8 +147,11 @@ public final class HTTP2Client: @unchecked Sendable {
         }
         if block.count > 0 { (scratch + 4).update(from: block.nv, count: block.count) }
         let body = request.body
-        var path = request.path
-        let streamID: Int32 = path.withUTF8 { pathBytes in
+        // nghttp2 copies the header values at submit, so one buffer serves every request.
+        pathScratch.removeAll(keepingCapacity: true)
+        pathScratch.append(contentsOf: request.path.utf8)
+        pathScratch.append(contentsOf: request.pathSuffix.utf8)
+        let streamID: Int32 = pathScratch.withUnsafeBufferPointer { pathBytes in
             scratch[3].value = UnsafeMutablePointer(mutating: pathBytes.baseAddress ?? UnsafePointer(pseudoStorage))
             scratch[3].valuelen = pathBytes.count
             if body.bytes.isEmpty {
@@ -374,8 +379,7 @@ public final class HTTP2Client: @unchecked Sendable {
 
     /// END_STREAM from the server: the answer is complete, emit it now (the stream's close follows).
     func responseComplete(_ conn: Connection, streamID: Int32) {
-        guard let entry = conn.streams[streamID], !entry.answered, entry.status >= 200 else { return }
-        conn.streams[streamID]!.answered = true
+        guard let entry = conn.streams[streamID]?.markAnswered() else { return }
         emitResponse(conn, entry)
     }
 

@@ -33,17 +33,21 @@ public struct HTTP2Endpoint: Sendable {
     }
 }
 
-/// One request: always `POST https://<endpoint host><path>` with the shared header block and body.
-/// `id` is the caller's; it must be unique among the requests in flight on one client.
+/// One request: always `POST https://<endpoint host><path><pathSuffix>` with the shared header block and body.
+/// `id` is the caller's; it must be unique among the requests in flight on one client. The path comes in two
+/// parts so that a caller with a fixed prefix and a per-request tail (APNs: `/3/device/` and the token) need not
+/// build a string per request: the client joins them in a buffer of its own.
 public struct HTTP2Request: Sendable {
     public var id: UInt64
     public var path: String
+    public var pathSuffix: String
     public var headers: HTTP2HeaderBlock
     public var body: HTTP2Body
 
-    public init(id: UInt64, path: String, headers: HTTP2HeaderBlock, body: HTTP2Body) {
+    public init(id: UInt64, path: String, pathSuffix: String = "", headers: HTTP2HeaderBlock, body: HTTP2Body) {
         self.id = id
         self.path = path
+        self.pathSuffix = pathSuffix
         self.headers = headers
         self.body = body
     }

@@ -28,6 +28,9 @@ public struct PushJob: Sendable {
         enqueuedAtMillis = message.enqueuedAtMillis
     }
 
+    /// The first source message that asked for token `index` (the only one unless merged messages shared it).
+    public func firstOwner(ofToken index: Int) -> UInt64 { sources[Int(owner[index])] }
+
     /// Every source message that asked for token `index`.
     public func owners(ofToken index: Int) -> [UInt64] {
         var result = [sources[Int(owner[index])]]

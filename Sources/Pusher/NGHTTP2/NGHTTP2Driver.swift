@@ -14,7 +14,7 @@ final class NGHTTP2Driver: TransportDriver {
     private let logger: Logger?
     private let metrics = PushMetrics.shared
     /// When each request in flight was handed to the client (its HEADERS leave in the same iteration).
-    private var startedAt: [Int: UInt64] = [:]
+    private var startedAt = StartTimes()
     private var events: [HTTP2Event] = []
     private var headerCache = HeaderCache<HTTP2HeaderBlock>()
     /// Completions decided without the server (no connection could be made): reported by `process`.
@@ -56,7 +56,7 @@ final class NGHTTP2Driver: TransportDriver {
     func noteWaitingWork(_ waiting: Bool) { client.waitingWork = waiting }
 
     func start(_ request: DriverRequest) {
-        if client.availableStreams == 0, let connectFailure {
+        if let connectFailure, client.availableStreams == 0 {
             local.append(DriverCompletion(id: request.id, result: .failed(reason: connectFailure, sent: false)))
             return
         }
@@ -65,17 +65,17 @@ final class NGHTTP2Driver: TransportDriver {
             HTTP2HeaderBlock(job.headerFields(bearer: request.bearer).map { ($0.name, $0.value, $0.name == "authorization") })
         }
         let body = job.body { HTTP2Body(job.job.payload) }
-        let sent = client.start(HTTP2Request(id: UInt64(request.id), path: "/3/device/\(job.job.tokens[request.token])",
+        let sent = client.start(HTTP2Request(id: UInt64(request.id), path: "/3/device/", pathSuffix: job.job.tokens[request.token],
                                              headers: headers, body: body))
         if sent {
-            startedAt[request.id] = DispatchTime.now().uptimeNanoseconds
+            startedAt[request.id] = request.now
         } else {
             local.append(DriverCompletion(id: request.id, result: .unprocessed(reason: "NoFreeStream")))
         }
     }
 
     func cancel(id: Int) {
-        startedAt[id] = nil
+        _ = startedAt.remove(id)
         client.cancel(id: UInt64(id))
     }
 
@@ -94,14 +94,14 @@ final class NGHTTP2Driver: TransportDriver {
         for event in events {
             switch event {
             case .response(let id, let status, let body, _):
-                guard let started = startedAt.removeValue(forKey: Int(id)) else { continue }
+                guard let started = startedAt.remove(Int(id)) else { continue }
                 let wire = now > started ? Int64((now - started) / 1000) : 0
                 completions.append(DriverCompletion(id: Int(id), result: .answered(status: status, body: body, wireMicros: wire)))
             case .refused(let id, let reason):
-                guard startedAt.removeValue(forKey: Int(id)) != nil else { continue }
+                guard startedAt.remove(Int(id)) != nil else { continue }
                 completions.append(DriverCompletion(id: Int(id), result: .unprocessed(reason: Self.unprocessedLabel(reason))))
             case .lost(let id, let reason):
-                guard startedAt.removeValue(forKey: Int(id)) != nil else { continue }
+                guard startedAt.remove(Int(id)) != nil else { continue }
                 completions.append(DriverCompletion(id: Int(id), result: .failed(reason: "TransportError: \(reason)", sent: true)))
             case .connectionOpened(let connection):
                 opened.insert(connection)
@@ -130,7 +130,7 @@ final class NGHTTP2Driver: TransportDriver {
     func wake() { client.wake() }
 
     func close() -> [Int] {
-        startedAt.removeAll()
+        startedAt = StartTimes()
         return client.close().map { Int($0) }
     }
 
@@ -151,4 +151,30 @@ final class NGHTTP2Driver: TransportDriver {
 /// A transport that cannot be set up (a bad endpoint, CA file or certificate): a startup error.
 struct TransportSetupError: Error, CustomStringConvertible {
     let description: String
+}
+
+/// Start times by request id. The scheduler's ids are the slots of its in-flight table (small, dense,
+/// reused), so an array indexed by id serves where a dictionary would hash twice per request.
+struct StartTimes {
+    private var times: [UInt64] = []
+    private static let none = UInt64.max
+
+    subscript(id: Int) -> UInt64? {
+        get { id >= 0 && id < times.count && times[id] != Self.none ? times[id] : nil }
+        set {
+            guard id >= 0 else { return }
+            if id >= times.count {
+                guard newValue != nil else { return }
+                times.append(contentsOf: repeatElement(Self.none, count: id + 1 - times.count))
+            }
+            times[id] = newValue ?? Self.none
+        }
+    }
+
+    /// The start time of `id`, now forgotten.
+    mutating func remove(_ id: Int) -> UInt64? {
+        let time = self[id]
+        if time != nil { self[id] = nil }
+        return time
+    }
 }

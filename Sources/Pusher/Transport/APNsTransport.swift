@@ -263,14 +263,14 @@ public final class APNsTransport: @unchecked Sendable {
     /// Ownership fencing: a request is held while the lease of any of its messages' shards has lapsed, and
     /// dropped when every message it serves was taken over by another worker.
     private func fence(_ request: PendingRequest, now: UInt64) -> Fence {
-        let job = request.job.job
-        let primary = job.sources[Int(job.owner[request.token])]
-        if job.extraOwners.isEmpty {
+        let context = request.job  // the job read in place, not copied
+        let primary = context.job.firstOwner(ofToken: request.token)
+        if context.job.extraOwners.isEmpty {
             if now >= leaseValidUntil[min(PipelineSeq.shard(of: primary), leaseValidUntil.count - 1)] { return .hold }
             return revoked.isEmpty || !revoked.contains(primary) ? .send : .drop
         }
         var live = false
-        for seq in job.owners(ofToken: request.token) {
+        for seq in context.job.owners(ofToken: request.token) {
             if now >= leaseValidUntil[min(PipelineSeq.shard(of: seq), leaseValidUntil.count - 1)] { return .hold }
             if !revoked.contains(seq) { live = true }
         }
@@ -290,7 +290,9 @@ public final class APNsTransport: @unchecked Sendable {
             resolve(request, .claimLost)
             return false
         }
-        if request.job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
+        // The wall clock only for the few requests that carry an expiration.
+        if request.job.job.headers.expiration != 0,
+           request.job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
             resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
             return false
         }
@@ -318,7 +320,7 @@ public final class APNsTransport: @unchecked Sendable {
         inFlight[id] = InFlight(request: request, generation: generation, startedAt: now)
         active += 1
         if request.job.lane == .bulk { bulkActive += 1 }
-        driver.start(DriverRequest(id: id, job: request.job, token: request.token, bearer: bearer, generation: generation))
+        driver.start(DriverRequest(id: id, job: request.job, token: request.token, bearer: bearer, generation: generation, now: now))
         return true
     }
 
@@ -504,11 +506,14 @@ public final class APNsTransport: @unchecked Sendable {
     }
 
     private func resolve(_ request: PendingRequest, _ outcome: TokenOutcome) {
-        let job = request.job.job
-        let token = job.tokens[request.token]
-        let owners = job.owners(ofToken: request.token)
+        // Read through the context in place: binding `request.job.job` to a constant copied the whole job.
+        let context = request.job
+        let token = context.job.tokens[request.token]
         resolvedTokens += 1
-        for seq in owners { resolutions.append(Resolution(seq: seq, token: token, outcome: outcome)) }
+        resolutions.append(Resolution(seq: context.job.firstOwner(ofToken: request.token), token: token, outcome: outcome))
+        if !context.job.extraOwners.isEmpty, let extra = context.job.extraOwners[request.token] {
+            for owner in extra { resolutions.append(Resolution(seq: context.job.sources[Int(owner)], token: token, outcome: outcome)) }
+        }
     }
 
     private func shutdown() {

@@ -38,6 +38,8 @@ struct DriverRequest {
     /// `authorization: bearer …` for token auth (nil with a client certificate), and its generation.
     let bearer: String?
     let generation: Int
+    /// When the scheduler started it (monotonic nanoseconds), read once for its fence and the driver.
+    let now: UInt64
 }
 
 /// How a request ended, as far as the driver can tell.
