@@ -104,13 +104,15 @@ public struct OutcomeLedger: Sendable {
     public func messageIDs(_ seqs: [UInt64]) -> [String] { seqs.compactMap { entries[$0]?.messageID } }
 
     public mutating func resolve(_ resolution: Resolution, into completed: inout [CompletedMessage]) {
-        guard var entry = entries[resolution.seq] else { return }
+        // Moved out and, unless this was its last token, back in: a copy would retain and release each of its
+        // arrays and strings once per token. (Mutating through `entries.values[index]` copied the whole
+        // dictionary each time.)
+        guard var entry = entries.removeValue(forKey: resolution.seq) else { return }
         if entry.lost {
             // Whatever this token's outcome was here, the message's new holder decides its records.
             entry.remaining -= 1
             releaseToken(of: &entry)
             if entry.remaining <= 0 {
-                entries[resolution.seq] = nil
                 completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [],
                                                   notifications: entry.notifications, bytes: entry.raw.count,
                                                   pipelineSeq: resolution.seq, lost: true))
@@ -137,7 +139,6 @@ public struct OutcomeLedger: Sendable {
         entry.remaining -= 1
         releaseToken(of: &entry)
         if entry.remaining <= 0 {
-            entries[resolution.seq] = nil
             completed.append(finish(entry))
         } else {
             entries[resolution.seq] = entry
@@ -183,6 +184,10 @@ public struct OutcomeLedger: Sendable {
 
     private func finish(_ entry: Entry) -> CompletedMessage {
         var records = entry.records
+        guard !entry.failures.isEmpty else {
+            return CompletedMessage(seq: entry.seq, counted: entry.counted, records: records,
+                                    notifications: entry.notifications, bytes: entry.raw.count, pipelineSeq: entry.pipelineSeq)
+        }
         let now = WallClock.nowMillis()
         // One dead letter per distinct failure, carrying the tokens that failed that way.
         for (failure, tokens) in entry.failures.sorted(by: { $0.key.reason < $1.key.reason }) {

@@ -15,10 +15,23 @@ public struct WindowBatcher: Sendable {
     }
 
     public let bounds: BatchBounds
-    private var buffers: [Key: [PushMessage]] = [:]
-    private var generations: [Key: Int] = [:]
+    /// One buffer and window generation per key, in arrays indexed by `slot(_:)`: a message is added per
+    /// claimed element, and hashing the key for each cost more than the rest of `add`.
+    private var buffers = [[PushMessage]](repeating: [], count: Self.slots)
+    private var generations = [Int](repeating: 0, count: Self.slots)
+    private static let slots = MessageKind.allCases.count * Lane.allCases.count
 
     public init(bounds: BatchBounds) { self.bounds = bounds }
+
+    private static func slot(_ key: Key) -> Int {
+        let kind: Int
+        switch key.kind {
+        case .private: kind = 0
+        case .group: kind = 1
+        case .system: kind = 2
+        }
+        return kind * 2 + (key.lane == .bulk ? 1 : 0)
+    }
 
     public enum Effect: Equatable, Sendable {
         /// A new window began for this key: call `deadline(key:generation:)` when it ends.
@@ -28,14 +41,15 @@ public struct WindowBatcher: Sendable {
     /// Adds a message; returns a full batch if the bound was reached, and whether a timer must start.
     public mutating func add(_ message: PushMessage) -> (batch: MessageBatch?, effect: Effect?) {
         let key = Key(kind: message.kind, lane: Lane.of(pipelineSeq: message.seq))
+        let slot = Self.slot(key)
         var effect: Effect?
-        if buffers[key, default: []].isEmpty {
-            generations[key, default: 0] += 1
-            effect = .startTimer(key, generation: generations[key]!)
-            buffers[key, default: []].reserveCapacity(bounds.bound(for: key.kind))
+        if buffers[slot].isEmpty {
+            generations[slot] += 1
+            effect = .startTimer(key, generation: generations[slot])
+            buffers[slot].reserveCapacity(bounds.bound(for: key.kind))
         }
-        buffers[key, default: []].append(message)
-        if buffers[key]!.count >= bounds.bound(for: key.kind) {
+        buffers[slot].append(message)
+        if buffers[slot].count >= bounds.bound(for: key.kind) {
             return (take(key), effect)
         }
         return (nil, effect)
@@ -43,7 +57,8 @@ public struct WindowBatcher: Sendable {
 
     /// The window of `generation` ended: its batch, unless it already left because it was full.
     public mutating func deadline(key: Key, generation: Int) -> MessageBatch? {
-        guard generations[key] == generation, !(buffers[key]?.isEmpty ?? true) else { return nil }
+        let slot = Self.slot(key)
+        guard generations[slot] == generation, !buffers[slot].isEmpty else { return nil }
         return take(key)
     }
 
@@ -52,15 +67,16 @@ public struct WindowBatcher: Sendable {
         Lane.allCases.flatMap { lane in
             MessageKind.allCases.compactMap { kind -> MessageBatch? in
                 let key = Key(kind: kind, lane: lane)
-                return (buffers[key]?.isEmpty ?? true) ? nil : take(key)
+                return buffers[Self.slot(key)].isEmpty ? nil : take(key)
             }
         }
     }
 
     private mutating func take(_ key: Key) -> MessageBatch {
-        let messages = buffers[key] ?? []
-        buffers[key] = []
-        generations[key, default: 0] += 1
+        let slot = Self.slot(key)
+        let messages = buffers[slot]
+        buffers[slot] = []
+        generations[slot] += 1
         return MessageBatch(kind: key.kind, messages: messages)
     }
 }

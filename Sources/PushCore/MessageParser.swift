@@ -85,6 +85,12 @@ public struct MessageParser: Sendable {
     }
 
     private func checkID(_ id: String) throws(Problem) {
+        // Ids are nearly always short ASCII: checked byte by byte without decoding scalars.
+        let asciiVerdict: Bool? = id.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            return bytes.count >= 1 && bytes.count <= MessageLimits.maxIDScalars && !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F })
+        } ?? nil
+        if asciiVerdict == true { return }
         let scalars = id.unicodeScalars.count
         guard scalars >= 1, scalars <= MessageLimits.maxIDScalars else {
             throw Problem("id must be 1..\(MessageLimits.maxIDScalars) characters")

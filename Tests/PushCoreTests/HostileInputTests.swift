@@ -102,6 +102,13 @@ final class HostileInputTests: XCTestCase {
                        "Malformed: topic is 256 bytes, over 255")
         XCTAssertEqual(reason(message("id", #""m\n2026-01-01 critical: forged""#)), "Malformed: id contains a control character")
         XCTAssertEqual(reason(message("id", #""a\u0000""#)), "Malformed: id contains a control character")
+        // ASCII ids are checked byte by byte, others scalar by scalar: the same limits on both paths.
+        XCTAssertEqual(reason(message("id", #""a\u007f""#)), "Malformed: id contains a control character")
+        XCTAssertEqual(reason(message("id", #""é\u0085""#)), "Malformed: id contains a control character")
+        XCTAssertNil(reason(message("id", "\"" + String(repeating: "a", count: 128) + "\"")))
+        XCTAssertEqual(reason(message("id", "\"" + String(repeating: "a", count: 129) + "\"")), "Malformed: id must be 1..128 characters")
+        XCTAssertNil(reason(message("id", "\"" + String(repeating: "é", count: 128) + "\"")), "128 characters, 256 bytes")
+        XCTAssertEqual(reason(message("id", "\"" + String(repeating: "é", count: 129) + "\"")), "Malformed: id must be 1..128 characters")
     }
 
     func testInvalidUTF8AndRandomBytesAreDeadLettersKeptWhole() throws {
