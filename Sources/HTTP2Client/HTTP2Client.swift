@@ -74,13 +74,16 @@ public final class HTTP2Client: @unchecked Sendable {
             pointers.append(pseudoStorage + offset)
             offset += piece.count
         }
-        let none = UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
-        scratch[0] = nghttp2_nv(name: pointers[0], value: pointers[1], namelen: 7, valuelen: 4, flags: none)
-        scratch[1] = nghttp2_nv(name: pointers[2], value: pointers[3], namelen: 7, valuelen: 5, flags: none)
-        scratch[2] = nghttp2_nv(name: pointers[4], value: pointers[5], namelen: 10, valuelen: pieces[5].count, flags: none)
+        // The pseudo-headers live in pseudoStorage until after the sessions are deleted, and their names are
+        // lower-case already: nghttp2 need not copy (nor lower-case) them for every request.
+        let fixed = UInt8(NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue)
+        scratch[0] = nghttp2_nv(name: pointers[0], value: pointers[1], namelen: 7, valuelen: 4, flags: fixed)
+        scratch[1] = nghttp2_nv(name: pointers[2], value: pointers[3], namelen: 7, valuelen: 5, flags: fixed)
+        scratch[2] = nghttp2_nv(name: pointers[4], value: pointers[5], namelen: 10, valuelen: pieces[5].count, flags: fixed)
         // :path carries the device token: literal, never indexed (Apple's advice; it changes every request anyway).
+        // Its value is the per-request buffer, which nghttp2 copies.
         scratch[3] = nghttp2_nv(name: pointers[6], value: pointers[6], namelen: 5, valuelen: 0,
-                                flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue))
+                                flags: UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue | NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue))
     }
 
     deinit {
