@@ -201,13 +201,14 @@ public final class Collector: Sendable {
         var limits = MessageLimits()
         limits.maxElementBytes = settings.maxElementBytes
         let parser = MessageParser(limits: limits)
+        var topics = StringInterner()
         let window = Duration.milliseconds(settings.windowMillis)
         for await event in events {
             switch event {
             case .claimed(let items, let parsed):
                 var registrations: [ClaimRegistration] = []
                 registrations.reserveCapacity(items.count)
-                var extra: [Lane: Int] = [:]
+                var extra = (chat: 0, bulk: 0)
                 var ready: [MessageBatch] = []
                 let now = WallClock.nowSeconds()
                 for item in items {
@@ -227,11 +228,16 @@ public final class Collector: Sendable {
                             records: [.deadLetter(OutcomeRecords.deadLetter(
                                 raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
                                 failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
-                    case .valid(let message, let rejected):
-                        PushMetrics.shared.notifications(outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
+                    case .valid(var message, let rejected):
+                        // Every message of a topic shares one copy of its strings while in flight.
+                        message.headers.topic = topics.intern(message.headers.topic)
+                        message.headers.appTopic = topics.intern(message.headers.appTopic)
+                        if !rejected.isEmpty {
+                            PushMetrics.shared.notifications(outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
+                        }
                         let notifications = max(1, message.tokens.count)
-                        extra[Lane.of(pipelineSeq: seq), default: 0] += notifications - 1
-                        let stamp = WallClock.nowMillis()
+                        if Lane.of(pipelineSeq: seq) == .bulk { extra.bulk += notifications - 1 } else { extra.chat += notifications - 1 }
+                        let stamp = rejected.isEmpty ? 0 : WallClock.nowMillis()
                         registrations.append(ClaimRegistration(
                             element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
                             pendingTokens: message.tokens.count, notifications: notifications,
@@ -251,7 +257,8 @@ public final class Collector: Sendable {
                         }
                     }
                 }
-                for (lane, count) in extra where count > 0 { await gate.add(count, lane: lane) }
+                if extra.chat > 0 { await gate.add(extra.chat, lane: .chat) }
+                if extra.bulk > 0 { await gate.add(extra.bulk, lane: .bulk) }
                 // Registration goes first, so no result can reach the Acknowledger before its message.
                 acknowledger.yield(.claimed(registrations))
                 for batch in ready { output.yield(batch) }

@@ -7,7 +7,16 @@ final class JobContext {
     let job: PushJob
     /// The list its messages came from (a job never mixes lanes: windows are per lane).
     let lane: Lane
-    let payload: UnsafeMutableRawBufferPointer
+    /// The payload at an address that stays put while libcurl reads it; made on first use, so the nghttp2
+    /// driver (which copies from the job's own bytes) never pays for the copy.
+    var payload: UnsafeMutableRawBufferPointer {
+        if let stablePayload { return stablePayload }
+        let made = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, job.payload.count), alignment: 1)
+        made.copyBytes(from: job.payload)
+        stablePayload = made
+        return made
+    }
+    private var stablePayload: UnsafeMutableRawBufferPointer?
     /// The driver's prebuilt headers for `headersGeneration` (a curl_slist owner, an HTTP/2 header block).
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
     var driverHeaders: AnyObject?
@@ -18,11 +27,9 @@ final class JobContext {
     init(job: PushJob) {
         self.job = job
         lane = job.sources.first.map { Lane.of(pipelineSeq: $0) } ?? .chat
-        payload = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, job.payload.count), alignment: 1)
-        payload.copyBytes(from: job.payload)
     }
 
-    deinit { payload.deallocate() }
+    deinit { stablePayload?.deallocate() }
 
     /// The driver's headers for this generation of the provider token, made by `build` when missing.
     func headers<T: AnyObject>(generation: Int, build: () -> T) -> T {
