@@ -31,6 +31,9 @@ public struct Merger: Sendable {
             var known = tokenIndex[index] ?? Dictionary(uniqueKeysWithValues: jobs[index].tokens.enumerated().map { ($1, $0) })
             tokenIndex[index] = nil
             let owner = UInt32(jobs[index].sources.count)
+            if jobs[index].owner.isEmpty {
+                jobs[index].owner = Array(repeating: 0, count: jobs[index].tokens.count)
+            }
             jobs[index].sources.append(message.seq)
             jobs[index].sourceIDs.append(message.id)
             if let enqueued = message.enqueuedAtMillis {

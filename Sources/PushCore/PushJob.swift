@@ -8,7 +8,8 @@ public struct PushJob: Sendable {
     public var sources: [UInt64]
     /// The source ids for logs and filtered records, parallel to `sources`.
     public var sourceIDs: [String]
-    /// For each token, the index into `sources` of the first message that asked for it.
+    /// For each token, the index into `sources` of the first message that asked for it; empty while every
+    /// token's first owner is the first source (a job of one message: no array per message in flight).
     public var owner: [UInt32]
     /// Token index -> further owners, for a token that several merged messages asked for (rare).
     public var extraOwners: [Int: [UInt32]]
@@ -22,18 +23,18 @@ public struct PushJob: Sendable {
         tokens = message.tokens
         sources = [message.seq]
         sourceIDs = [message.id]
-        owner = Array(repeating: 0, count: message.tokens.count)
+        owner = []
         extraOwners = [:]
         kind = message.kind
         enqueuedAtMillis = message.enqueuedAtMillis
     }
 
     /// The first source message that asked for token `index` (the only one unless merged messages shared it).
-    public func firstOwner(ofToken index: Int) -> UInt64 { sources[Int(owner[index])] }
+    public func firstOwner(ofToken index: Int) -> UInt64 { sources[owner.isEmpty ? 0 : Int(owner[index])] }
 
     /// Every source message that asked for token `index`.
     public func owners(ofToken index: Int) -> [UInt64] {
-        var result = [sources[Int(owner[index])]]
+        var result = [firstOwner(ofToken: index)]
         if let extra = extraOwners[index] { result.append(contentsOf: extra.map { sources[Int($0)] }) }
         return result
     }

@@ -21,6 +21,15 @@ final class MergerTests: XCTestCase {
         XCTAssertEqual(job.owners(ofToken: 1), [1, 2], "both messages hear of the shared token's outcome")
         XCTAssertEqual(job.owners(ofToken: 2), [2])
         XCTAssertEqual(job.owners(ofToken: 3), [3])
+        XCTAssertEqual(job.owners(ofToken: 0), [1], "the first message's tokens, mapped before the second joined")
+    }
+
+    func testAJobOfOneMessageAnswersForAllItsTokensWithoutAnOwnerArray() {
+        let jobs = Merger().merge(MessageBatch(kind: .private, messages: [message(7, ["aa", "bb", "cc"], kind: .private)]))
+        XCTAssertEqual(jobs.count, 1)
+        XCTAssertTrue(jobs[0].owner.isEmpty)
+        XCTAssertEqual((0..<3).map { jobs[0].owners(ofToken: $0) }, [[7], [7], [7]])
+        XCTAssertEqual(jobs[0].firstOwner(ofToken: 2), 7)
     }
 
     func testDifferencesKeepMessagesApart() {
