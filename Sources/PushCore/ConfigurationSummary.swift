@@ -27,7 +27,7 @@ extension WorkerConfiguration: CustomStringConvertible {
             "apns.connections: \(apns.connections)",
             "apns.max_connections: \(apns.maxConnections)",
             "apns.ping_interval_ms: \(apns.pingIntervalMillis)",
-            "apns.transport_threads: \(apns.transportThreads == 0 ? "(one per two cores)" : String(apns.transportThreads))",
+            "apns.transport_threads: \(apns.transportThreads == 0 ? "(one per two cores; libcurl: one per core)" : String(apns.transportThreads))",
             "apns.request_timeout_ms: \(apns.requestTimeoutMillis)",
             "apns.credential_probe_max_ms: \(apns.credentialProbeMaxMillis)",
         ]

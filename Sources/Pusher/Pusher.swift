@@ -18,12 +18,15 @@ public final class Pusher: Sendable {
     public init(settings: APNsSettings, retry: RetrySettings, logger: Logger, readiness: Readiness? = nil,
                 lease: OwnershipLease = .unfenced(), sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         // Each credential gets lanes, each a thread with its own HTTP/2 client and its share of the connections.
-        // By default one per two cores: the transport takes about 60% of a worker's CPU and the stages the
-        // rest, and on two cores one lane did 10% more notifications/s than two, at less CPU each (each
-        // lane's thread then fills its TLS writes with more requests; docs/performance.md).
+        // By default, with our own sessions, one per two cores: the transport takes about 60% of a worker's
+        // CPU and the stages the rest, and on two cores one lane did 10% more notifications/s than two, at less
+        // CPU each (each lane's thread then fills its TLS writes with more requests). libcurl costs several
+        // times more per request, so one of its lanes is CPU-bound sooner: one per core (docs/performance.md).
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let perCore = TransportKind(rawValue: settings.transport) == .libcurl ? cores : cores / 2
         let lanes = settings.transportThreads > 0
             ? settings.transportThreads
-            : max(1, min(settings.connections, ProcessInfo.processInfo.activeProcessorCount / 2))
+            : max(1, min(settings.connections, perCore))
         var transports: [APNsTransport] = []
         var byCredential: [AppCredential: [Int]] = [:]
         var routes: [String: [Int]] = [:]
