@@ -171,7 +171,8 @@ public struct WorkQueue: Sendable {
         return Int(reached)
     }
 
-    /// Acknowledges messages and writes their records atomically; returns how many were still claimed.
+    /// Acknowledges messages, each atomically with its records (a message and its records go together; two
+    /// messages need not); returns how many were still claimed.
     @discardableResult
     public func acknowledge(_ messages: [CompletedMessage], filteredCap: Int) async throws -> Int {
         // Delivered messages with no records and no death count (nearly all of them) need no script: a plain

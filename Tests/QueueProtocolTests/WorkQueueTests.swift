@@ -164,6 +164,25 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await connection.claimedStrings(keys.processing(worker: "w1")), ["m3"])
     }
 
+    func testPlainDeliveriesAreDeletedWithoutTheScriptAndCountedOnce() async throws {
+        // More than one HDEL's worth of plain deliveries, beside one with a record: all in one acknowledgement.
+        let count = WorkQueue.deleteChunk + 200
+        try await connection.lpush(keys.queue, (0..<count).map { "p\($0)" })
+        let worker = queue("w1")
+        var claimed: [ClaimedElement] = []
+        while claimed.count < count {
+            claimed += try await worker.claim(maxCount: 1000, maxBytes: 1 << 20, allowIsolated: false).elements
+        }
+        var done = claimed.dropFirst().map { CompletedMessage(seq: $0.seq, records: [], notifications: 1) }
+        done.append(CompletedMessage(seq: claimed[0].seq, records: [.deadLetter(Array("{\"d\":0}".utf8))], notifications: 1))
+        let acknowledged = try await worker.acknowledge(done, filteredCap: 10)
+        XCTAssertEqual(acknowledged, count)
+        let again = try await worker.acknowledge(done, filteredCap: 10)
+        XCTAssertEqual(again, 0, "a retry finds nothing left to delete or record")
+        try await assertEqual(try await connection.strings(keys.deadLetters), ["{\"d\":0}"])
+        try await assertEqual(try await connection.execute(["EXISTS", keys.processing(worker: "w1")]).integer, 0)
+    }
+
     func testFilteredAuditListIsCapped() async throws {
         try await connection.lpush(keys.queue, (0..<5).map { "m\($0)" })
         let worker = queue("w1")
