@@ -16,8 +16,9 @@ public enum AcknowledgerEvent: Sendable {
     case flushDue
 }
 
-/// Acknowledges finished messages: their outcome records and the removal from the processing hash are
-/// written in one atomic script call per batch, then the rest of their capacity is released to the collector
+/// Acknowledges finished messages in batches: plain deliveries are deleted from the processing hash with
+/// HDEL, and messages with outcome records go through one script call that removes each together with its
+/// records (`WorkQueue.acknowledge`); then the rest of their capacity is released to the collector
 /// (each token's room comes back as soon as the token has its outcome).
 public final class Acknowledger: Sendable {
     public let events: AsyncStream<AcknowledgerEvent>
