@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Where Redis's CPU goes in a claim: the claim and acknowledge scripts as the worker runs them, split in two
-phases, and variants of the claim that each leave one step out, against a redis-server started here. Prints
+"""Where Redis's CPU goes in a claim: the claim script and the plain acknowledgement (HDEL) as the worker runs
+them, split in two phases, and variants of the claim that each leave one step out, against a redis-server started here. Prints
 Redis CPU (INFO cpu) and INFO commandstats per message. Usage: claim_variants.py [BATCH] [VARIANT ...]
 (docs/queue-protocol.md, "Cost", quotes its figures)."""
 import os, re, subprocess, sys, tempfile, time

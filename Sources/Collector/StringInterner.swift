@@ -8,7 +8,8 @@ struct StringInterner {
 
     mutating func intern(_ text: String) -> String {
         if text.utf8.count <= 15 { return text }  // stored inline: nothing to share
-        for known in stored where known == text { return known }
+        // Byte for byte: `==` would also match a differently normalised Unicode spelling and hand back its bytes.
+        for known in stored where known.utf8.elementsEqual(text.utf8) { return known }
         if stored.count >= Self.capacity { stored.removeAll(keepingCapacity: true) }
         stored.append(text)
         return text

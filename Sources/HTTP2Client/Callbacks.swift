@@ -125,7 +125,8 @@ let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer,
 }
 
 extension StreamEntry {
-    /// The entry as it was, if this final answer is its first (a status of 200 or more, not answered before).
+    /// Marks the entry answered and returns it, if this final answer is its first (a status of 200 or more,
+    /// not answered before); nil otherwise.
     mutating func markAnswered() -> StreamEntry? {
         guard !answered, status >= 200 else { return nil }
         answered = true

@@ -177,6 +177,14 @@ public final class HTTP2Client: @unchecked Sendable {
         return true
     }
 
+    /// Forgets where request `id` runs, if it still runs on this stream. A stream answered before its body was
+    /// all sent closes later; by then the caller may have reused the id for a new request, whose location stays.
+    private func forgetLocation(of id: UInt64, conn: Connection, streamID: Int32) {
+        if let location = locations[id], location.connection === conn, location.streamID == streamID {
+            locations.removeValue(forKey: id)
+        }
+    }
+
     /// RST_STREAM(CANCEL) for a request the caller gave up on (its deadline passed); no event for it afterwards.
     /// Its stream slot is free once nghttp2 closes the stream.
     public func cancel(id: UInt64) {
@@ -398,7 +406,7 @@ public final class HTTP2Client: @unchecked Sendable {
         guard let entry = conn.streams.removeValue(forKey: streamID) else { return }
         conn.inFlight -= 1
         if conn.inFlight == 0 { conn.idleSince = monotonicNanos() }
-        if !entry.cancelled { locations.removeValue(forKey: entry.requestID) }
+        if !entry.cancelled { forgetLocation(of: entry.requestID, conn: conn, streamID: streamID) }
         if entry.answered || entry.cancelled { return }
         let id = entry.requestID
         if let notSentReason {
@@ -469,7 +477,7 @@ public final class HTTP2Client: @unchecked Sendable {
             let everOpened = conn.state == .open
             conn.teardown()
             for (streamID, entry) in conn.streams.sorted(by: { $0.key < $1.key }) {
-                if !entry.cancelled { locations.removeValue(forKey: entry.requestID) }
+                if !entry.cancelled { forgetLocation(of: entry.requestID, conn: conn, streamID: streamID) }
                 if entry.cancelled || entry.answered { continue }
                 if !entry.headersSent {
                     pendingEvents.append(.refused(id: entry.requestID, reason: "not sent: connection closed: \(reason)"))

@@ -42,6 +42,8 @@ struct ServerConnectionRecord {
     var violations: Int
     var refused: Int
     var pings: Int
+    /// Streams the client reset (RST_STREAM) while the server still counted them open.
+    var clientResets: Int
 }
 
 struct ServerRecord {
@@ -93,7 +95,7 @@ final class FakeServer {
                                    maxBeforeFirstResponse: c["max_before_first_response"] as! Int,
                                    answered: c["answered"] as! Int, paths: c["paths"] as! [String],
                                    violations: c["violations"] as! Int, refused: c["refused"] as! Int,
-                                   pings: c["pings"] as! Int)
+                                   pings: c["pings"] as! Int, clientResets: c["client_resets"] as? Int ?? 0)
         }
         return ServerRecord(connections: connections, refusedTotal: json["refused_total"] as! Int,
                             protocolErrors: json["protocol_errors"] as! Int)

@@ -263,6 +263,30 @@ final class HTTP2ClientTests: XCTestCase {
         _ = client.close()
     }
 
+    /// A server may answer before the request's body has all arrived; the stream then closes later. If the
+    /// caller reuses the request id meanwhile (the transport reuses its slots), that late close must not
+    /// forget the new request: cancelling it still resets its stream.
+    func testALateCloseOfAnAnsweredStreamKeepsTheRequestThatReusedItsID() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--answer-before-body", "1", "--reset-answered-after-ms", "500"])
+        let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port))
+        _ = drive(client, ids: [], seconds: 10) { !$0.opened.isEmpty }
+        XCTAssertTrue(client.start(request(1)))
+        let answered = drive(client, ids: [], seconds: 10) { !$0.responses.isEmpty }
+        XCTAssertEqual(answered.responses[1]?.first?.status, 200)
+        XCTAssertEqual(client.inFlight, 1, "answered, its body still blocked: the stream is open")
+        XCTAssertTrue(client.start(request(1)), "the id is free again for the caller")
+        // The first stream's reset arrives while the second request (same id) waits for a body window.
+        _ = drive(client, ids: [], seconds: 1.5) { _ in false }
+        XCTAssertEqual(client.inFlight, 1, "the first stream closed; the second is open")
+        client.cancel(id: 1)
+        let after = drive(client, ids: [], seconds: 1.5) { _ in false }
+        XCTAssertEqual(after.events, 0, "no event for the cancelled request")
+        XCTAssertEqual(client.inFlight, 0, "the cancel reset the second stream")
+        _ = client.close()
+        XCTAssertEqual(try server.stop().connections.first?.clientResets, 1, "the server saw the cancel")
+    }
+
     // Extra: a server that stops reading: PING times out, the sent requests come back .lost, a new connection opens.
     func testStalledServerLosesSentRequests() throws {
         let certificates = try TestCertificates()

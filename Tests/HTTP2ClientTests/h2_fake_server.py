@@ -35,6 +35,11 @@ p.add_argument("--goaway-after", type=int, default=0)
 p.add_argument("--no-ping-ack", action="store_true")
 p.add_argument("--stall-after", type=int, default=0)
 p.add_argument("--no-alpn", action="store_true", help="offer only http/1.1 in ALPN")
+p.add_argument("--answer-before-body", type=int, default=0,
+               help="answer this many requests as soon as their HEADERS arrive; stream windows start at 0, so no "
+                    "request body can arrive and every other request waits")
+p.add_argument("--reset-answered-after-ms", type=int, default=500,
+               help="with --answer-before-body: RST_STREAM(NO_ERROR) each early-answered stream this long after its answer")
 p.add_argument("--lifetime", type=float, default=60.0)
 args = p.parse_args()
 
@@ -91,8 +96,11 @@ class Conn(asyncio.Protocol):
         cfg = h2.config.H2Configuration(client_side=False, header_encoding="utf-8")
         self.h2 = h2.connection.H2Connection(config=cfg)
         # The limit is in the very first SETTINGS: a client never sees an unlimited server.
-        self.h2.local_settings = h2.settings.Settings(
-            client=False, initial_values={SettingCodes.MAX_CONCURRENT_STREAMS: args.max_streams})
+        initial = {SettingCodes.MAX_CONCURRENT_STREAMS: args.max_streams}
+        if args.answer_before_body:
+            initial[SettingCodes.INITIAL_WINDOW_SIZE] = 0
+        self.h2.local_settings = h2.settings.Settings(client=False, initial_values=initial)
+        self.early_answered = 0
         self.h2.initiate_connection()
         # A large connection window: DATA on streams we reset is never acknowledged by the application.
         self.h2.increment_flow_control_window(1 << 30)
@@ -146,6 +154,12 @@ class Conn(asyncio.Protocol):
             self.bodies[sid] = bytearray()
             if ev.stream_ended:
                 self.request_done(sid)
+            elif self.early_answered < args.answer_before_body:
+                # Answered with the body still to come (a server may answer before reading it all): the
+                # client's stream stays open until our reset closes it.
+                self.early_answered += 1
+                self.respond(sid)
+                loop.call_later(args.reset_answered_after_ms / 1000.0, self.reset_answered, sid)
             if args.lower_streams_after and not self.lowered and self.accepted >= args.lower_streams_after:
                 self.lowered = True
                 self.h2.update_settings({SettingCodes.MAX_CONCURRENT_STREAMS: args.to})
@@ -215,6 +229,15 @@ class Conn(asyncio.Protocol):
         if self.goaway_last is not None and not any(s <= self.goaway_last for s in self.open):
             # Everything up to last_stream_id answered: close, as a server finishing a graceful shutdown does.
             self.transport.close()
+
+    def reset_answered(self, sid):
+        if self.transport.is_closing():
+            return
+        try:
+            self.h2.reset_stream(sid, ErrorCodes.NO_ERROR)
+        except h2.exceptions.StreamClosedError:
+            return
+        self.flush()
 
     def connection_lost(self, exc):
         changed()
