@@ -2,11 +2,15 @@
 /// Base64 of 32 bytes (seed 003). Everything is sent as lowercase hex.
 public enum DeviceToken {
     public static func normalize(_ token: String) -> String? {
-        // Nearly every token arrives as APNs sends them: lowercase hex, already normalized, kept as it is.
         let count = token.utf8.count
-        if count >= 16, count <= 200, count % 2 == 0, isLowercaseHex(token) { return token }
+        let hexLength = count >= 16 && count <= 200 && count % 2 == 0
+        // Nearly every token arrives as APNs sends them: lowercase hex, already normalized, kept as it is.
+        if hexLength, token.utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(isLowercaseHexDigit) })
+            ?? token.utf8.allSatisfy(isLowercaseHexDigit) {
+            return token
+        }
         let utf8 = Array(token.utf8)
-        if utf8.count >= 16, utf8.count <= 200, utf8.count % 2 == 0, utf8.allSatisfy(isHexDigit) {
+        if hexLength, utf8.allSatisfy(isHexDigit) {
             return String(decoding: utf8.map(lowercased), as: UTF8.self)
         }
         if let bytes = decodeBase64(utf8), bytes.count == 32 {
@@ -26,14 +30,9 @@ public enum DeviceToken {
         return String(decoding: out, as: UTF8.self)
     }
 
-    private static func isLowercaseHex(_ token: String) -> Bool {
-        // Over the contiguous bytes of a native string: iterating the UTF-8 view byte by byte cost more than
-        // the rest of the check.
-        if let answer = token.utf8.withContiguousStorageIfAvailable({ bytes in
-            bytes.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-        }) { return answer }
-        return token.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-    }
+    /// Checked over the contiguous bytes of a native string above: iterating the UTF-8 view byte by byte cost
+    /// more than the rest of the check.
+    private static func isLowercaseHexDigit(_ c: UInt8) -> Bool { (c >= 48 && c <= 57) || (c >= 97 && c <= 102) }
 
     private static func isHexDigit(_ c: UInt8) -> Bool {
         (c >= 48 && c <= 57) || (c >= 65 && c <= 70) || (c >= 97 && c <= 102)

@@ -32,10 +32,18 @@ public struct PushJob: Sendable {
     /// The first source message that asked for token `index` (the only one unless merged messages shared it).
     public func firstOwner(ofToken index: Int) -> UInt64 { sources[owner.isEmpty ? 0 : Int(owner[index])] }
 
+    /// Calls `body` with every source message that asked for token `index`, first owner first, without
+    /// building an array (the transport does this once per answer).
+    public func forEachOwner(ofToken index: Int, _ body: (UInt64) -> Void) {
+        body(firstOwner(ofToken: index))
+        guard !extraOwners.isEmpty, let extra = extraOwners[index] else { return }
+        for owner in extra { body(sources[Int(owner)]) }
+    }
+
     /// Every source message that asked for token `index`.
     public func owners(ofToken index: Int) -> [UInt64] {
-        var result = [firstOwner(ofToken: index)]
-        if let extra = extraOwners[index] { result.append(contentsOf: extra.map { sources[Int($0)] }) }
+        var result: [UInt64] = []
+        forEachOwner(ofToken: index) { result.append($0) }
         return result
     }
 }

@@ -74,7 +74,7 @@ public struct JSONParser {
         var members: [JSONMember] = []
         // Duplicate keys: a linear scan while the object is small (messages and payloads have a handful of
         // members, and hashing every key cost more than comparing), a set once it is not.
-        var keys: Set<String>?
+        var keys = Set<String>()  // filled only once the object outgrows the linear scan
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -86,16 +86,11 @@ public struct JSONParser {
             let keyStart = index
             let key = try string()
             let duplicate: Bool
-            if var seen = keys {
-                keys = nil
-                duplicate = !seen.insert(key).inserted
-                keys = seen
-            } else if members.count < Self.linearKeyScanLimit {
+            if members.count < Self.linearKeyScanLimit {
                 duplicate = members.contains { $0.key == key }
             } else {
-                var seen = Set(members.map(\.key))
-                duplicate = !seen.insert(key).inserted
-                keys = seen
+                if keys.isEmpty { keys = Set(members.map(\.key)) }
+                duplicate = !keys.insert(key).inserted
             }
             guard !duplicate else {
                 index = keyStart

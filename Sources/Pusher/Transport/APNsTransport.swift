@@ -510,10 +510,7 @@ public final class APNsTransport: @unchecked Sendable {
         let context = request.job
         let token = context.job.tokens[request.token]
         resolvedTokens += 1
-        resolutions.append(Resolution(seq: context.job.firstOwner(ofToken: request.token), token: token, outcome: outcome))
-        if !context.job.extraOwners.isEmpty, let extra = context.job.extraOwners[request.token] {
-            for owner in extra { resolutions.append(Resolution(seq: context.job.sources[Int(owner)], token: token, outcome: outcome)) }
-        }
+        context.job.forEachOwner(ofToken: request.token) { resolutions.append(Resolution(seq: $0, token: token, outcome: outcome)) }
     }
 
     private func shutdown() {
