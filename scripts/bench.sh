@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks. Without --queue or --filter: the whole pipeline, Redis to an HTTP/2 endpoint (prints notifications/s,
 # worker CPU per notification, Redis CPU per message, peak RSS, dead letters, a JSON line). Usage:
-#   scripts/bench.sh --suite [--only abcdefghi] [--transports nghttp2,libcurl]   the standard workloads (a)-(i), each
+#   scripts/bench.sh --suite [--only abcdefghij] [--transports nghttp2,libcurl]   the standard workloads (a)-(j), each
 #                    with both transports, h2load, Go and aioapns on (a): table + JSON
 #   scripts/bench.sh [--transport nghttp2|libcurl] [--goaway-after N] [--nginx-streams S] [--retries A]
 #                    [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]

@@ -125,12 +125,18 @@ let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer,
 }
 
 extension StreamEntry {
-    /// Marks the entry answered and returns it, if this final answer is its first (a status of 200 or more,
-    /// not answered before); nil otherwise.
-    mutating func markAnswered() -> StreamEntry? {
+    /// Marks the entry answered and returns the answer, if this final answer is its first (a status of 200 or
+    /// more, not answered before); nil otherwise. The answer's fields only: a copy of the whole entry would
+    /// retain and release its body once more per request.
+    mutating func markAnswered() -> StreamAnswer? {
         guard !answered, status >= 200 else { return nil }
         answered = true
-        return self
+        return answer
+    }
+
+    var answer: StreamAnswer {
+        StreamAnswer(requestID: requestID, status: status, body: responseBody, headersSentAt: headersSentAt,
+                     cancelled: cancelled)
     }
 
     mutating func markHeadersSent(at time: UInt64) {

@@ -390,15 +390,15 @@ public final class HTTP2Client: @unchecked Sendable {
 
     /// END_STREAM from the server: the answer is complete, emit it now (the stream's close follows).
     func responseComplete(_ conn: Connection, streamID: Int32) {
-        guard let entry = conn.streams[streamID]?.markAnswered() else { return }
-        emitResponse(conn, entry)
+        guard let answer = conn.streams[streamID]?.markAnswered() else { return }
+        emitResponse(conn, answer)
     }
 
-    private func emitResponse(_ conn: Connection, _ entry: StreamEntry) {
-        if entry.status >= 200 && entry.status < 300 { conn.answered2xx = true }
-        guard !entry.cancelled else { return }
-        pendingEvents.append(.response(id: entry.requestID, status: entry.status, body: entry.responseBody,
-                                       headersSentAtNanos: entry.headersSentAt))
+    private func emitResponse(_ conn: Connection, _ answer: StreamAnswer) {
+        if answer.status >= 200 && answer.status < 300 { conn.answered2xx = true }
+        guard !answer.cancelled else { return }
+        pendingEvents.append(.response(id: answer.requestID, status: answer.status, body: answer.body,
+                                       headersSentAtNanos: answer.headersSentAt))
     }
 
     /// A stream's end: closed (errorCode set) or its HEADERS never sent (notSentReason set).
@@ -416,7 +416,7 @@ public final class HTTP2Client: @unchecked Sendable {
         let code = errorCode ?? NGHTTP2_NO_ERROR.rawValue
         if code == NGHTTP2_NO_ERROR.rawValue && entry.status >= 200 {
             // Closed cleanly with an answer, e.g. RST_STREAM(NO_ERROR) after the response (RFC 9113 §8.1).
-            emitResponse(conn, entry)
+            emitResponse(conn, entry.answer)
         } else if code == NGHTTP2_REFUSED_STREAM.rawValue {
             // Server RST_STREAM(REFUSED_STREAM), or nghttp2 closing streams above a GOAWAY's last_stream_id.
             pendingEvents.append(.refused(id: id, reason: conn.goawayReceived && streamID > conn.goawayLastStreamID

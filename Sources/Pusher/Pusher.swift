@@ -88,10 +88,20 @@ public final class Pusher: Sendable {
     /// Sends jobs until the input ends, then waits until every token has its outcome.
     public func run(input: AsyncStream<[PushJob]>) async {
         for await jobs in input {
-            var perTransport = [[PushJob]](repeating: [], count: transports.count)
+            // Where each job goes, decided first, so that a batch bound for one lane (the usual case: one app,
+            // one lane) is handed over as it came, without copying every job into a new array.
+            var chosen = [Int](repeating: -1, count: jobs.count)
+            var assigned = [Int](repeating: 0, count: transports.count)
             var unroutable: [Resolution] = []
-            for job in jobs {
-                guard let lanes = routes[job.headers.appTopic] else {
+            var lastTopic: String?
+            var lastLanes: [Int]?
+            for (position, job) in jobs.enumerated() {
+                // Consecutive jobs mostly share their topic (interned: the comparison is a pointer check).
+                if lastTopic != job.headers.appTopic {
+                    lastTopic = job.headers.appTopic
+                    lastLanes = routes[job.headers.appTopic]
+                }
+                guard let lanes = lastLanes else {
                     logger.error("no app configured for topic; dead-lettering", metadata: [
                         "topic": "\(job.headers.appTopic)", "message_id": "\(Self.names(job.sourceIDs))",
                     ])
@@ -105,12 +115,22 @@ public final class Pusher: Sendable {
                     continue
                 }
                 // The least loaded lane of the credential takes the job.
-                let lane = lanes.min { transports[$0].outstanding.load(ordering: .relaxed) + perTransport[$0].count
-                    < transports[$1].outstanding.load(ordering: .relaxed) + perTransport[$1].count }!
-                perTransport[lane].append(job)
+                let lane = lanes.count == 1 ? lanes[0] : lanes.min {
+                    transports[$0].outstanding.load(ordering: .relaxed) + assigned[$0]
+                        < transports[$1].outstanding.load(ordering: .relaxed) + assigned[$1]
+                }!
+                chosen[position] = lane
+                assigned[lane] += 1
             }
             if !unroutable.isEmpty { sink(unroutable) }
-            for (index, batch) in perTransport.enumerated() where !batch.isEmpty {
+            if !jobs.isEmpty, let only = assigned.firstIndex(of: jobs.count) {
+                transports[only].submit(jobs)
+                continue
+            }
+            for (index, count) in assigned.enumerated() where count > 0 {
+                var batch: [PushJob] = []
+                batch.reserveCapacity(count)
+                for (position, job) in jobs.enumerated() where chosen[position] == index { batch.append(job) }
                 transports[index].submit(batch)
             }
         }

@@ -24,6 +24,21 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(JSONWriter.canonical(try JSONParser.parse(ours)), ours, "canonical form is a fixed point")
     }
 
+    /// The writer sizes its buffer with `length(of:)`: it must count exactly what `write` produces, for every
+    /// kind of value and escape, or payloads held in flight carry slack (or grow and copy).
+    func testLengthCountsExactlyWhatIsWritten() throws {
+        let texts = [
+            "null", "true", "false", "0", "-12.5e+3", #""""#, #""plain""#, "[]", "[1]", "[1,[2,[]],{}]", "{}",
+            #"{"a":1}"#, #"{"b":{"c":[true,false,null]},"a":"x"}"#,
+            #"{"t":"tab\tquote\"back\\nl\nret\rctl\u0001\u001f é \u00e9 \ud83d\ude00"}"#,
+            #"{"aps":{"alert":"hello 12345"}}"#,
+        ]
+        for text in texts {
+            let value = try parse(text)
+            XCTAssertEqual(JSONWriter.length(of: value), JSONWriter.canonical(value).count, text)
+        }
+    }
+
     func testRejectsWhatRFC8259Rejects() {
         let bad = [
             "", " ", "{", "}", "[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"abc",

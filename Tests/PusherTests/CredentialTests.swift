@@ -60,6 +60,36 @@ final class CredentialTests: XCTestCase {
         XCTAssertEqual(Set(server.answered().map(\.token)), [token("a1", 1), token("a1", 2)])
     }
 
+    /// One batch for several lanes: two apps of two lanes each, and a topic no app has. Each job reaches its
+    /// own app's lanes exactly once; the stray one is dead-lettered, and the others still go.
+    func testABatchForSeveralLanesAndAnUnknownTopicIsSplitWithNothingLostOrDoubled() async throws {
+        var settings = settings(apps: [
+            APNsApp(topic: "com.example.pem", credential: .certificate(file: certificates.pem, password: "")),
+            APNsApp(topic: "com.example.p12", credential: .certificate(file: certificates.p12, password: "s3cret")),
+        ])
+        settings.transportThreads = 2
+        let results = try await push(settings, [
+            job(topic: "com.example.pem", tokens: [token("b1", 1)], seq: 1),
+            job(topic: "com.example.unknown", tokens: [token("b1", 2)], seq: 2),
+            job(topic: "com.example.p12", tokens: [token("b1", 3)], seq: 3),
+            job(topic: "com.example.pem", tokens: [token("b1", 4), token("b1", 5)], seq: 4),
+            job(topic: "com.example.p12", tokens: [token("b1", 6)], seq: 6),
+        ], expecting: 6)
+        let bySeqAndToken = Dictionary(grouping: results) { "\($0.seq)/\($0.token)" }
+        XCTAssertEqual(bySeqAndToken.count, 6, "one outcome per token")
+        for result in results {
+            if result.seq == 2 {
+                guard case .failed(let reason, _, _) = result.outcome else { return XCTFail("expected a dead letter") }
+                XCTAssertTrue(reason.hasPrefix("TopicNotConfigured"), reason)
+            } else {
+                XCTAssertEqual(result.outcome, .delivered, "seq \(result.seq)")
+            }
+        }
+        let answered = server.answered()
+        XCTAssertEqual(answered.count, 5, "each deliverable token sent once")
+        XCTAssertEqual(Set(answered.map(\.token)), Set([1, 3, 4, 5, 6].map { token("b1", $0) }))
+    }
+
     func testAnAppWithoutItsCertificateIsRefusedByTheServer() async throws {
         // Token auth reaches this server without a client certificate: the TLS handshake fails, and the
         // notification is a dead letter, not lost and not "delivered".

@@ -3,10 +3,41 @@
 /// non-ASCII text stays UTF-8). Identical content gives identical bytes, which is what merging compares.
 public enum JSONWriter {
     public static func canonical(_ value: JSONValue) -> [UInt8] {
+        // Sized exactly: a parsed payload lives until its last token is answered, up to `max_in_flight` of them
+        // at once, so a fixed guess (128 bytes) held a few MB of slack at the peak.
         var out: [UInt8] = []
-        out.reserveCapacity(128)
+        out.reserveCapacity(length(of: value))
         write(value, into: &out)
         return out
+    }
+
+    /// How many bytes `write` produces for `value` (computed the same way, without writing).
+    public static func length(of value: JSONValue) -> Int {
+        switch value {
+        case .null: return 4
+        case .bool(let flag): return flag ? 4 : 5
+        case .number(let literal): return literal.utf8.count
+        case .string(let text): return stringLength(text)
+        case .array(let items):
+            // Brackets and a comma between items; braces, a colon per member and a comma between members.
+            return items.reduce(items.isEmpty ? 2 : 1 + items.count) { $0 + length(of: $1) }
+        case .object(let members):
+            return members.reduce(members.isEmpty ? 2 : 1 + 2 * members.count) {
+                $0 + stringLength($1.key) + length(of: $1.value)
+            }
+        }
+    }
+
+    private static func stringLength(_ text: String) -> Int {
+        var count = 2
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: count += 2
+            case 0..<0x20: count += 6
+            default: count += 1
+            }
+        }
+        return count
     }
 
     public static func write(_ value: JSONValue, into out: inout [UInt8]) {

@@ -12,7 +12,9 @@ import Synchronization
 public final class APNsTransport: @unchecked Sendable {
     // Shared with submitters: guarded by `intake`. Everything else below is confined to the thread.
     private struct Intake: ~Copyable {
-        var jobs: [PushJob] = []
+        /// Submitted batches as they came: appending a batch retains one array, where appending its jobs would
+        /// retain every string and array of every job, on a thread other than the one that made them.
+        var batches: [[PushJob]] = []
         var finishing = false
         var aborting = false
         /// The thread has ended: nothing will resume a drain waiter any more.
@@ -140,7 +142,7 @@ public final class APNsTransport: @unchecked Sendable {
     public func submit(_ jobs: [PushJob]) {
         let tokens = jobs.reduce(0) { $0 + $1.tokens.count }
         outstanding.add(tokens, ordering: .relaxed)
-        intake.withLock { $0.jobs.append(contentsOf: jobs) }
+        intake.withLock { $0.batches.append(jobs) }
         driver.wake()
     }
 
@@ -170,15 +172,17 @@ public final class APNsTransport: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let (jobs, finishing, aborting) = intake.withLock { state in
-                let jobs = state.jobs
-                state.jobs.removeAll(keepingCapacity: true)
-                return (jobs, state.finishing, state.aborting)
+            let (batches, finishing, aborting) = intake.withLock { state in
+                let batches = state.batches
+                state.batches = []
+                return (batches, state.finishing, state.aborting)
             }
             if aborting { break }
-            for job in jobs {
-                let context = JobContext(job: job)
-                for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1), lane: context.lane) }
+            for batch in batches {
+                for job in batch {
+                    let context = JobContext(job: job)
+                    for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1), lane: context.lane) }
+                }
             }
             let now = DispatchTime.now().uptimeNanoseconds
             while let due = delayed.popDue(now: now) { ready.append(due, lane: due.job.lane) }
@@ -200,7 +204,7 @@ public final class APNsTransport: @unchecked Sendable {
             }
             if !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
             if finishing && active == 0 && ready.isEmpty && delayed.isEmpty && held.isEmpty
-                && intake.withLock({ $0.jobs.isEmpty }) {
+                && intake.withLock({ $0.batches.isEmpty }) {
                 break
             }
             let waiting = ready.hasStartable(bulkAllowed: bulkAllowed || bulkBelowFloor)
