@@ -41,7 +41,9 @@ public struct OutcomeLedger: Sendable {
         /// The message's number in the pipeline (its lane and shard in it).
         var pipelineSeq: UInt64
         var counted: Bool
-        var raw: [UInt8]
+        /// The element's size, for the gate. The element itself is not kept: a dead letter reads it back from
+        /// the processing hash at acknowledgement (`DeadLetterDraft`).
+        var bytes: Int
         var messageID: String
         var appTopic: String
         var remaining: Int
@@ -74,7 +76,7 @@ public struct OutcomeLedger: Sendable {
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
         if entries[claim.seq] != nil { return false }
         counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
-        let entry = Entry(seq: claim.element.seq, pipelineSeq: claim.seq, counted: claim.element.counted, raw: claim.element.raw, messageID: claim.messageID, appTopic: claim.appTopic,
+        let entry = Entry(seq: claim.element.seq, pipelineSeq: claim.seq, counted: claim.element.counted, bytes: claim.element.raw.count, messageID: claim.messageID, appTopic: claim.appTopic,
                           remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
         if claim.pendingTokens == 0 {
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
@@ -114,7 +116,7 @@ public struct OutcomeLedger: Sendable {
             releaseToken(of: &entry)
             if entry.remaining <= 0 {
                 completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [],
-                                                  notifications: entry.notifications, bytes: entry.raw.count,
+                                                  notifications: entry.notifications, bytes: entry.bytes,
                                                   pipelineSeq: resolution.seq, lost: true))
             } else {
                 entries[resolution.seq] = entry
@@ -150,7 +152,7 @@ public struct OutcomeLedger: Sendable {
         guard var entry = entries.removeValue(forKey: seq) else { return }
         if entry.lost {
             completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [], notifications: entry.notifications,
-                                              bytes: entry.raw.count, pipelineSeq: seq, lost: true))
+                                              bytes: entry.bytes, pipelineSeq: seq, lost: true))
             return
         }
         counts.filteredMessages += 1
@@ -183,19 +185,18 @@ public struct OutcomeLedger: Sendable {
     }
 
     private func finish(_ entry: Entry) -> CompletedMessage {
-        var records = entry.records
         guard !entry.failures.isEmpty else {
-            return CompletedMessage(seq: entry.seq, counted: entry.counted, records: records,
-                                    notifications: entry.notifications, bytes: entry.raw.count, pipelineSeq: entry.pipelineSeq)
+            return CompletedMessage(seq: entry.seq, counted: entry.counted, records: entry.records,
+                                    notifications: entry.notifications, bytes: entry.bytes, pipelineSeq: entry.pipelineSeq)
         }
         let now = WallClock.nowMillis()
-        // One dead letter per distinct failure, carrying the tokens that failed that way.
-        for (failure, tokens) in entry.failures.sorted(by: { $0.key.reason < $1.key.reason }) {
-            records.append(.deadLetter(OutcomeRecords.deadLetter(
-                raw: entry.raw, failedTokens: tokens, reason: failure.reason, status: failure.status,
-                attempts: entry.attempts, failedAtMillis: now, worker: workerID)))
+        // One dead letter per distinct failure, carrying the tokens that failed that way; made from the
+        // element when the message is acknowledged.
+        let drafts = entry.failures.sorted(by: { $0.key.reason < $1.key.reason }).map { failure, tokens in
+            DeadLetterDraft(failedTokens: tokens, reason: failure.reason, status: failure.status,
+                            attempts: entry.attempts, failedAtMillis: now, worker: workerID)
         }
-        return CompletedMessage(seq: entry.seq, counted: entry.counted, records: records,
-                                notifications: entry.notifications, bytes: entry.raw.count, pipelineSeq: entry.pipelineSeq)
+        return CompletedMessage(seq: entry.seq, counted: entry.counted, records: entry.records, deadLetters: drafts,
+                                notifications: entry.notifications, bytes: entry.bytes, pipelineSeq: entry.pipelineSeq)
     }
 }

@@ -57,11 +57,40 @@ public struct Claim: Sendable {
     public var blockedByIsolation: Bool
 }
 
+/// A dead letter whose record is made when the message is acknowledged, from its element as the processing
+/// hash holds it: the pipeline does not keep every claimed element in memory (about 200 bytes each, up to
+/// `max_in_flight` of them) for the few that fail.
+public struct DeadLetterDraft: Sendable, Equatable {
+    /// The tokens that failed this way (the record's `message.tokens`); nil keeps the element's own.
+    public var failedTokens: [String]?
+    public var reason: String
+    public var status: Int?
+    public var attempts: Int
+    public var failedAtMillis: Int64
+    public var worker: String
+
+    public init(failedTokens: [String]?, reason: String, status: Int?, attempts: Int, failedAtMillis: Int64, worker: String) {
+        self.failedTokens = failedTokens
+        self.reason = reason
+        self.status = status
+        self.attempts = attempts
+        self.failedAtMillis = failedAtMillis
+        self.worker = worker
+    }
+
+    func record(element: [UInt8]) -> OutcomeRecord {
+        .deadLetter(OutcomeRecords.deadLetter(raw: element, failedTokens: failedTokens, reason: reason, status: status,
+                                              attempts: attempts, failedAtMillis: failedAtMillis, worker: worker))
+    }
+}
+
 /// A message whose every token has reached an outcome: to be acknowledged with its records.
 public struct CompletedMessage: Sendable {
     public var seq: UInt64
     public var counted: Bool
     public var records: [OutcomeRecord]
+    /// Dead letters still to be made from the element (see `DeadLetterDraft`); `acknowledge` makes them.
+    public var deadLetters: [DeadLetterDraft]
     public var notifications: Int
     public var bytes: Int
     /// The message's number in the pipeline (shard in its low bits), when it differs from `seq`.
@@ -69,11 +98,12 @@ public struct CompletedMessage: Sendable {
     /// Recovery gave the claim to another worker (ownership fencing): not acknowledged, only released.
     public var lost: Bool
 
-    public init(seq: UInt64, counted: Bool = false, records: [OutcomeRecord], notifications: Int, bytes: Int = 0,
-                pipelineSeq: UInt64? = nil, lost: Bool = false) {
+    public init(seq: UInt64, counted: Bool = false, records: [OutcomeRecord], deadLetters: [DeadLetterDraft] = [],
+                notifications: Int, bytes: Int = 0, pipelineSeq: UInt64? = nil, lost: Bool = false) {
         self.seq = seq
         self.counted = counted
         self.records = records
+        self.deadLetters = deadLetters
         self.notifications = notifications
         self.bytes = bytes
         self.pipelineSeq = pipelineSeq ?? seq
@@ -175,6 +205,7 @@ public struct WorkQueue: Sendable {
     /// messages need not); returns how many were still claimed.
     @discardableResult
     public func acknowledge(_ messages: [CompletedMessage], filteredCap: Int) async throws -> Int {
+        let messages = try await draftsMade(messages)
         // Delivered messages with no records and no death count (nearly all of them) need no script: a plain
         // HDEL is atomic and idempotent, and Redis parses its arguments once instead of copying each into Lua
         // and back (0.42 against 0.72 µs of Redis CPU per message, docs/queue-protocol.md "Cost"). A field
@@ -209,6 +240,30 @@ public struct WorkQueue: Sendable {
 
     /// Fields per HDEL of plain acknowledgements; the chunks of one acknowledgement go in one pipeline.
     static let deleteChunk = 1000
+
+    /// Makes the messages' drafted dead letters from their elements, read back with HMGET. An element no longer
+    /// there was recovered by another worker, or acknowledged by an earlier attempt whose reply was lost: its
+    /// message gets no dead letter here, and the acknowledgement below finds it gone and writes nothing for it.
+    private func draftsMade(_ messages: [CompletedMessage]) async throws -> [CompletedMessage] {
+        let drafted = messages.indices.filter { !messages[$0].deadLetters.isEmpty }
+        guard !drafted.isEmpty else { return messages }
+        let commands = stride(from: 0, to: drafted.count, by: Self.deleteChunk).map { start in
+            [Array("HMGET".utf8), Array(processing.utf8)]
+                + drafted[start..<min(drafted.count, start + Self.deleteChunk)].map { Array(String(messages[$0].seq).utf8) }
+        }
+        var elements: [RedisReply] = []
+        for reply in try await connection.pipeline(commands) {
+            if case .error(let text) = reply { throw RedisError.server(text) }
+            elements += reply.array ?? []
+        }
+        guard elements.count == drafted.count else { throw RedisError.unexpectedReply("HMGET of drafted dead letters") }
+        var made = messages
+        for (index, element) in zip(drafted, elements) {
+            if let raw = element.bytes { made[index].records += made[index].deadLetters.map { $0.record(element: raw) } }
+            made[index].deadLetters = []
+        }
+        return made
+    }
 
     /// The claim sequences this worker holds (reconciliation after a lost claim reply).
     public func claimedSequences() async throws -> [UInt64] {

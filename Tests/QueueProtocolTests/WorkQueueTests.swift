@@ -164,6 +164,45 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await connection.claimedStrings(keys.processing(worker: "w1")), ["m3"])
     }
 
+    /// The pipeline keeps no element in memory: a dead letter is drafted, and the acknowledgement makes its
+    /// record from the element the processing hash holds. An element gone meanwhile (recovered elsewhere) gets
+    /// no record from this worker, and a retry writes nothing twice.
+    func testDraftedDeadLettersAreMadeFromTheElementInTheProcessingHash() async throws {
+        let elements = [#"{"id":"d1","tokens":["aa","bb"],"payload":{"x":1}}"#, #"{"id":"d2","tokens":["cc"]}"#, "plain"]
+        try await connection.lpush(keys.queue, elements)
+        let worker = queue("w1")
+        let claimed = try await worker.claim(maxCount: 10, maxBytes: 1000, allowIsolated: false).elements
+        XCTAssertEqual(claimed.map { String(decoding: $0.raw, as: UTF8.self) }, elements)
+        let draft = { (id: String) in
+            DeadLetterDraft(failedTokens: ["bb"], reason: "Unregistered \(id)", status: 410, attempts: 2,
+                            failedAtMillis: 1_700_000_000_000, worker: "w1")
+        }
+        let done = [
+            CompletedMessage(seq: claimed[0].seq, records: [], deadLetters: [draft("d1")], notifications: 1),
+            CompletedMessage(seq: claimed[1].seq, records: [.feedback(Array(#"{"f":2}"#.utf8))], deadLetters: [draft("d2")],
+                             notifications: 1),
+            CompletedMessage(seq: claimed[2].seq, records: [], notifications: 1),
+        ]
+        // Recovery took the second element before the acknowledgement.
+        try await connection.execute(["HDEL", keys.processing(worker: "w1"), String(claimed[1].seq)])
+        let acknowledged = try await worker.acknowledge(done, filteredCap: 10)
+        XCTAssertEqual(acknowledged, 2)
+        let again = try await worker.acknowledge(done, filteredCap: 10)
+        XCTAssertEqual(again, 0, "a retry finds nothing to record")
+        let dead = try await connection.strings(keys.deadLetters).map(jsonObject)
+        XCTAssertEqual(dead.count, 1)
+        XCTAssertEqual(dead.first?["reason"] as? String, "Unregistered d1")
+        XCTAssertEqual(dead.first?["status"] as? Int, 410)
+        XCTAssertEqual(dead.first?["attempts"] as? Int, 2)
+        XCTAssertEqual(dead.first?["worker"] as? String, "w1")
+        let message = dead.first?["message"] as? [String: Any]
+        XCTAssertEqual(message?["id"] as? String, "d1")
+        XCTAssertEqual(message?["tokens"] as? [String], ["bb"], "the failed tokens replace the element's")
+        XCTAssertEqual((message?["payload"] as? [String: Any])?["x"] as? Int, 1)
+        try await assertEqual(try await connection.strings(keys.feedback), [], "the recovered message's records are its new holder's")
+        try await assertEqual(try await connection.execute(["EXISTS", keys.processing(worker: "w1")]).integer, 0)
+    }
+
     func testPlainDeliveriesAreDeletedWithoutTheScriptAndCountedOnce() async throws {
         // More than one HDEL's worth of plain deliveries, beside one with a record: all in one acknowledgement.
         let count = WorkQueue.deleteChunk + 200
