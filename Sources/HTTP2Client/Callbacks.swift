@@ -38,20 +38,20 @@ private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength,
         status = status * 10 + digit
     }
     // A 1xx is informational; the final :status overwrites it.
-    conn.streams[streamID]?.status = status
+    conn.stream(streamID)?.status = status
     return 0
 }
 
 private let onDataChunkRecv: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
     guard let data else { return 0 }
     let conn = connection(userData)
-    conn.streams[streamID]?.appendBody(data, length)
+    conn.stream(streamID)?.appendBody(data, length)
     return 0
 }
 
 extension StreamEntry {
     /// Keeps the first 4 KB: APNs error bodies are small JSON; anything longer is not worth the memory.
-    mutating func appendBody(_ data: UnsafePointer<UInt8>, _ length: Int) {
+    func appendBody(_ data: UnsafePointer<UInt8>, _ length: Int) {
         let take = min(length, responseBodyLimit - responseBody.count)
         if take > 0 { responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: take)) }
     }
@@ -94,7 +94,7 @@ private let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData i
     let conn = connection(userData)
     let streamID = h2x_frame_stream_id(frame)
     let sentAt = conn.client.flushTime
-    conn.streams[streamID]?.markHeadersSent(at: sentAt)
+    conn.stream(streamID)?.markHeadersSent(at: sentAt)
     return 0
 }
 
@@ -117,7 +117,7 @@ private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, err
 let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, dataFlags, _, userData in
     let conn = connection(userData)
     guard let buffer, let dataFlags,
-          let (count, finished) = conn.streams[streamID]?.readBody(into: buffer, length: length) else {
+          let (count, finished) = conn.stream(streamID)?.readBody(into: buffer, length: length) else {
         return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets just this stream
     }
     if finished { dataFlags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
@@ -128,7 +128,7 @@ extension StreamEntry {
     /// Marks the entry answered and returns the answer, if this final answer is its first (a status of 200 or
     /// more, not answered before); nil otherwise. The answer's fields only: a copy of the whole entry would
     /// retain and release its body once more per request.
-    mutating func markAnswered() -> StreamAnswer? {
+    func markAnswered() -> StreamAnswer? {
         guard !answered, status >= 200 else { return nil }
         answered = true
         return answer
@@ -139,13 +139,13 @@ extension StreamEntry {
                      cancelled: cancelled)
     }
 
-    mutating func markHeadersSent(at time: UInt64) {
+    func markHeadersSent(at time: UInt64) {
         headersSent = true
         headersSentAt = time
     }
 
     /// Copies the next piece of the body (at most `length` bytes) and moves on; nil if there is no body.
-    mutating func readBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (count: Int, finished: Bool)? {
+    func readBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (count: Int, finished: Bool)? {
         guard let body else { return nil }
         let offset = bodyOffset
         let count = body.bytes.withUnsafeBufferPointer { bytes -> Int in

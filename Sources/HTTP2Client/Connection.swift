@@ -4,8 +4,11 @@ import Glibc
 
 /// What the client remembers of one stream: nghttp2_session_del frees its streams without callbacks, so this
 /// table, not nghttp2, decides what a dead connection's requests become (refused or lost).
-struct StreamEntry {
-    var requestID: UInt64
+/// A class: the callbacks update it in place through a plain lookup. As a struct, every update went through the
+/// dictionary's `_modify` accessor, whose coroutine frame (holding an optional entry) was too large for the
+/// caller's buffer and was allocated on the heap: three to four mallocs per request.
+final class StreamEntry {
+    let requestID: UInt64
     var body: HTTP2Body?
     var bodyOffset = 0
     /// Set in on_frame_send: from then on the server may have processed the request.
@@ -17,6 +20,11 @@ struct StreamEntry {
     var answered = false
     /// Cancelled by the caller: it still holds a stream slot until nghttp2 closes it, but emits nothing.
     var cancelled = false
+
+    init(requestID: UInt64, body: HTTP2Body?) {
+        self.requestID = requestID
+        self.body = body
+    }
 }
 
 /// What `.response` reports of a stream.
@@ -56,6 +64,10 @@ final class Connection {
     var answered2xx = false
     var inFlight = 0
     var streams: [Int32: StreamEntry] = [:]
+
+    /// The entry of a stream, by a plain lookup (a read, never the dictionary's `_modify`).
+    @inline(__always)
+    func stream(_ id: Int32) -> StreamEntry? { streams[id] }
 
     let createdAt: UInt64
     var lastReceivedAt: UInt64

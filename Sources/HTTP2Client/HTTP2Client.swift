@@ -190,8 +190,8 @@ public final class HTTP2Client: @unchecked Sendable {
     public func cancel(id: UInt64) {
         guard let location = locations.removeValue(forKey: id) else { return }
         let conn = location.connection
-        guard conn.streams[location.streamID] != nil else { return }
-        conn.streams[location.streamID]!.cancelled = true
+        guard let entry = conn.streams[location.streamID] else { return }
+        entry.cancelled = true
         if let session = conn.session {
             _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), location.streamID,
                                           NGHTTP2_CANCEL.rawValue)
@@ -390,7 +390,7 @@ public final class HTTP2Client: @unchecked Sendable {
 
     /// END_STREAM from the server: the answer is complete, emit it now (the stream's close follows).
     func responseComplete(_ conn: Connection, streamID: Int32) {
-        guard let answer = conn.streams[streamID]?.markAnswered() else { return }
+        guard let answer = conn.stream(streamID)?.markAnswered() else { return }
         emitResponse(conn, answer)
     }
 

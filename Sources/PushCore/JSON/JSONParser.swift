@@ -80,6 +80,9 @@ public struct JSONParser {
             index += 1
             return .object(members)
         }
+        // Room for a message's usual members at once: growing from empty reallocated 1, 2, 4, 8 (the values
+        // live only while the message is parsed).
+        members.reserveCapacity(8)
         while true {
             skipWhitespace()
             guard current == UInt8(ascii: "\"") else { throw failure("expected a string key") }
