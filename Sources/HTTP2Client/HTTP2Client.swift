@@ -128,16 +128,19 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Submits the request on the least-loaded connection with a free stream; false (nothing done) when no
     /// stream is free. Its frames leave in the next `poll`'s flush, together with everything else.
     public func start(_ request: HTTP2Request) -> Bool {
-        var best: Connection?
+        // By index: iterating the connections retained and released each one, for every request.
+        var best = -1
         var bestFree = 0
-        for conn in connections {
-            let free = conn.freeStreams
+        for index in connections.indices {
+            let free = connections[index].freeStreams
             if free > bestFree {
-                best = conn
+                best = index
                 bestFree = free
             }
         }
-        guard let conn = best, let session = conn.session else { return false }
+        guard best >= 0 else { return false }
+        let conn = connections[best]
+        guard let session = conn.session else { return false }
 
         let block = request.headers
         let count = 4 + block.count

@@ -66,6 +66,8 @@ public final class APNsTransport: @unchecked Sendable {
     private var bulkBelowFloor: Bool { bulkActive < max(1, activeLimit / 10) }
     private var delayed = DelayedQueue<PendingRequest>()
     private var completions: [DriverCompletion] = []
+    /// Jobs being taken in (`admit`), kept for its capacity.
+    private var admitted: [JobContext] = []
     private var resolutions: [Resolution] = []
     private var resolvedTokens = 0
     /// Answers and retries since the last flush to the metrics, counted here so the thread touches the
@@ -172,17 +174,17 @@ public final class APNsTransport: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let (batches, finishing, aborting) = intake.withLock { state in
-                let batches = state.batches
-                state.batches = []
-                return (batches, state.finishing, state.aborting)
+            let (taken, finishing, aborting) = intake.withLock { state in
+                var taken: [[PushJob]] = []
+                swap(&taken, &state.batches)
+                return (taken, state.finishing, state.aborting)
             }
             if aborting { break }
-            for batch in batches {
-                for job in batch {
-                    let context = JobContext(job: job)
-                    for index in job.tokens.indices { ready.append(PendingRequest(job: context, token: index, attempt: 1), lane: context.lane) }
-                }
+            var batches = taken
+            for index in batches.indices {
+                var batch: [PushJob] = []
+                swap(&batch, &batches[index])
+                admit(&batch)
             }
             let now = DispatchTime.now().uptimeNanoseconds
             while let due = delayed.popDue(now: now) { ready.append(due, lane: due.job.lane) }
@@ -212,6 +214,19 @@ public final class APNsTransport: @unchecked Sendable {
             driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
         }
         shutdown()
+    }
+
+    /// Takes a batch's jobs in, in the order they came. Each job is moved out of the batch (`popLast` hands over
+    /// the job itself, where iterating copies it and retains every string and array of it once more, on this
+    /// thread, of objects another thread made).
+    private func admit(_ batch: inout [PushJob]) {
+        while let job = batch.popLast() { admitted.append(JobContext(job: job)) }
+        for context in admitted.reversed() {
+            for index in context.job.tokens.indices {
+                ready.append(PendingRequest(job: context, token: index, attempt: 1), lane: context.lane)
+            }
+        }
+        admitted.removeAll(keepingCapacity: true)
     }
 
     /// How long the thread may sleep: until the next retry is due, the pause lets a probe out, or the next

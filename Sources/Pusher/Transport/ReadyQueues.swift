@@ -33,7 +33,9 @@ struct ReadyQueues<Element> {
 
 /// A queue with amortized O(1) removal at the front: an array and the index of its head.
 struct FIFO<Element> {
-    private var items: [Element] = []
+    /// Slots before `head` are nil: an element is moved out when popped, not copied (a copy retained it, and the
+    /// array released it later, at compaction).
+    private var items: [Element?] = []
     private var head = 0
 
     var isEmpty: Bool { head >= items.count }
@@ -43,7 +45,8 @@ struct FIFO<Element> {
 
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
-        let element = items[head]
+        var element: Element?
+        swap(&element, &items[head])
         head += 1
         if head == items.count {
             items.removeAll(keepingCapacity: true)
