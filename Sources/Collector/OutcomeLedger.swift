@@ -36,23 +36,23 @@ public struct ClaimRegistration: Sendable {
 public struct OutcomeLedger: Sendable {
     private struct Failure: Hashable { var reason: String; var status: Int? }
 
+    /// Up to `max_in_flight` of these live in a dictionary at once: its fields are ordered and sized to keep
+    /// the entry at 80 bytes (112 with word-sized counts and the pipeline seq, which is its key, kept twice).
     private struct Entry: Sendable {
         var seq: UInt64
-        /// The message's number in the pipeline (its lane and shard in it).
-        var pipelineSeq: UInt64
-        var counted: Bool
-        /// The element's size, for the gate. The element itself is not kept: a dead letter reads it back from
-        /// the processing hash at acknowledgement (`DeadLetterDraft`).
-        var bytes: Int
         var messageID: String
         var appTopic: String
-        var remaining: Int
-        /// What the message still holds in the in-flight gate: one per unresolved token, and one until it is
-        /// acknowledged.
-        var notifications: Int
         var records: [OutcomeRecord]
         var failures: [Failure: [String]] = [:]
-        var attempts = 0
+        /// The element's size, for the gate. The element itself is not kept: a dead letter reads it back from
+        /// the processing hash at acknowledgement (`DeadLetterDraft`).
+        var bytes: Int32
+        var remaining: Int32
+        /// What the message still holds in the in-flight gate: one per unresolved token, and one until it is
+        /// acknowledged.
+        var notifications: Int32
+        var attempts: Int32 = 0
+        var counted: Bool
         /// Recovery gave the claim to another worker (ownership fencing): its tokens are only counted
         /// down, and it ends without acknowledgement or records.
         var lost = false
@@ -76,13 +76,14 @@ public struct OutcomeLedger: Sendable {
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
         if entries[claim.seq] != nil { return false }
         counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
-        let entry = Entry(seq: claim.element.seq, pipelineSeq: claim.seq, counted: claim.element.counted, bytes: claim.element.raw.count, messageID: claim.messageID, appTopic: claim.appTopic,
-                          remaining: claim.pendingTokens, notifications: claim.notifications, records: claim.records)
+        let entry = Entry(seq: claim.element.seq, messageID: claim.messageID, appTopic: claim.appTopic, records: claim.records,
+                          bytes: Int32(clamping: claim.element.raw.count), remaining: Int32(clamping: claim.pendingTokens),
+                          notifications: Int32(clamping: claim.notifications), counted: claim.element.counted)
         if claim.pendingTokens == 0 {
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
                 counts.deadLettered += 1
             }
-            completed.append(finish(entry))
+            completed.append(finish(entry, pipelineSeq: claim.seq))
         } else {
             entries[claim.seq] = entry
         }
@@ -113,10 +114,10 @@ public struct OutcomeLedger: Sendable {
         if entry.lost {
             // Whatever this token's outcome was here, the message's new holder decides its records.
             entry.remaining -= 1
-            releaseToken(of: &entry)
+            releaseToken(of: &entry, pipelineSeq: resolution.seq)
             if entry.remaining <= 0 {
                 completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [],
-                                                  notifications: entry.notifications, bytes: entry.bytes,
+                                                  notifications: Int(entry.notifications), bytes: Int(entry.bytes),
                                                   pipelineSeq: resolution.seq, lost: true))
             } else {
                 entries[resolution.seq] = entry
@@ -134,14 +135,14 @@ public struct OutcomeLedger: Sendable {
         case .failed(let reason, let status, let attempts):
             counts.deadLettered += 1
             entry.failures[Failure(reason: reason, status: status), default: []].append(resolution.token)
-            entry.attempts = max(entry.attempts, attempts)
+            entry.attempts = max(entry.attempts, Int32(clamping: attempts))
         case .claimLost:
             break  // only for a lost entry (above); the transport drops nothing it was not told to
         }
         entry.remaining -= 1
-        releaseToken(of: &entry)
+        releaseToken(of: &entry, pipelineSeq: resolution.seq)
         if entry.remaining <= 0 {
-            completed.append(finish(entry))
+            completed.append(finish(entry, pipelineSeq: resolution.seq))
         } else {
             entries[resolution.seq] = entry
         }
@@ -151,23 +152,23 @@ public struct OutcomeLedger: Sendable {
     public mutating func filter(seq: UInt64, topic: String, word: String, into completed: inout [CompletedMessage]) {
         guard var entry = entries.removeValue(forKey: seq) else { return }
         if entry.lost {
-            completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [], notifications: entry.notifications,
-                                              bytes: entry.bytes, pipelineSeq: seq, lost: true))
+            completed.append(CompletedMessage(seq: entry.seq, counted: entry.counted, records: [], notifications: Int(entry.notifications),
+                                              bytes: Int(entry.bytes), pipelineSeq: seq, lost: true))
             return
         }
         counts.filteredMessages += 1
         entry.records.append(.filtered(OutcomeRecords.filtered(
             messageID: entry.messageID, topic: topic, matched: word, filteredAtMillis: WallClock.nowMillis())))
-        completed.append(finish(entry))
+        completed.append(finish(entry, pipelineSeq: seq))
     }
 
     /// A token of the message reached its outcome: its room goes back at once, except the message's last unit,
     /// which its acknowledgement gives back. Room per token keeps a large message's tail from idling the
     /// pipeline: the next message is claimed while the last requests of this one are on the wire.
-    private mutating func releaseToken(of entry: inout Entry) {
+    private mutating func releaseToken(of entry: inout Entry, pipelineSeq: UInt64) {
         guard entry.notifications > 1 else { return }
         entry.notifications -= 1
-        if Lane.of(pipelineSeq: entry.pipelineSeq) == .bulk { released.bulk += 1 } else { released.chat += 1 }
+        if Lane.of(pipelineSeq: pipelineSeq) == .bulk { released.bulk += 1 } else { released.chat += 1 }
     }
 
     /// The room of tokens resolved since the last call, per lane, for the caller to give back to the gate.
@@ -184,19 +185,19 @@ public struct OutcomeLedger: Sendable {
         return result
     }
 
-    private func finish(_ entry: Entry) -> CompletedMessage {
+    private func finish(_ entry: Entry, pipelineSeq: UInt64) -> CompletedMessage {
         guard !entry.failures.isEmpty else {
             return CompletedMessage(seq: entry.seq, counted: entry.counted, records: entry.records,
-                                    notifications: entry.notifications, bytes: entry.bytes, pipelineSeq: entry.pipelineSeq)
+                                    notifications: Int(entry.notifications), bytes: Int(entry.bytes), pipelineSeq: pipelineSeq)
         }
         let now = WallClock.nowMillis()
         // One dead letter per distinct failure, carrying the tokens that failed that way; made from the
         // element when the message is acknowledged.
         let drafts = entry.failures.sorted(by: { $0.key.reason < $1.key.reason }).map { failure, tokens in
             DeadLetterDraft(failedTokens: tokens, reason: failure.reason, status: failure.status,
-                            attempts: entry.attempts, failedAtMillis: now, worker: workerID)
+                            attempts: Int(entry.attempts), failedAtMillis: now, worker: workerID)
         }
         return CompletedMessage(seq: entry.seq, counted: entry.counted, records: entry.records, deadLetters: drafts,
-                                notifications: entry.notifications, bytes: entry.bytes, pipelineSeq: entry.pipelineSeq)
+                                notifications: Int(entry.notifications), bytes: Int(entry.bytes), pipelineSeq: pipelineSeq)
     }
 }
