@@ -30,12 +30,10 @@ public struct Merger: Sendable {
             // Mutate in place: a copy of the job would copy its token arrays on every merge.
             var known = tokenIndex[index] ?? Dictionary(uniqueKeysWithValues: jobs[index].tokens.enumerated().map { ($1, $0) })
             tokenIndex[index] = nil
-            let owner = UInt32(jobs[index].sources.count)
             if jobs[index].owner.isEmpty {
                 jobs[index].owner = Array(repeating: 0, count: jobs[index].tokens.count)
             }
-            jobs[index].sources.append(message.seq)
-            jobs[index].sourceIDs.append(message.id)
+            let owner = jobs[index].addSource(seq: message.seq, id: message.id)
             if let enqueued = message.enqueuedAtMillis {
                 jobs[index].enqueuedAtMillis = min(jobs[index].enqueuedAtMillis ?? enqueued, enqueued)
             }

@@ -4,10 +4,12 @@ public struct PushJob: Sendable {
     public var headers: PushHeaders
     public var payload: [UInt8]
     public var tokens: [String]
-    /// Sequence numbers of the source messages, in the order they joined the job.
-    public var sources: [UInt64]
-    /// The source ids for logs and filtered records, parallel to `sources`.
-    public var sourceIDs: [String]
+    /// The first source message's sequence number and id. Nearly every job has one source: the others live
+    /// apart, so that a job of one message carries no array of sources (two allocations per message in flight).
+    public private(set) var firstSource: UInt64
+    public private(set) var firstSourceID: String
+    private var laterSources: [UInt64] = []
+    private var laterSourceIDs: [String] = []
     /// For each token, the index into `sources` of the first message that asked for it; empty while every
     /// token's first owner is the first source (a job of one message: no array per message in flight).
     public var owner: [UInt32]
@@ -21,23 +23,40 @@ public struct PushJob: Sendable {
         headers = message.headers
         payload = message.payload
         tokens = message.tokens
-        sources = [message.seq]
-        sourceIDs = [message.id]
+        firstSource = message.seq
+        firstSourceID = message.id
         owner = []
         extraOwners = [:]
         kind = message.kind
         enqueuedAtMillis = message.enqueuedAtMillis
     }
 
+    /// Sequence numbers of the source messages, in the order they joined the job (an array made per call).
+    public var sources: [UInt64] { [firstSource] + laterSources }
+    /// The source ids for logs and filtered records, parallel to `sources` (an array made per call).
+    public var sourceIDs: [String] { [firstSourceID] + laterSourceIDs }
+    public var sourceCount: Int { 1 + laterSources.count }
+
+    /// The source at `index` of `sources`, without making the array.
+    public func source(at index: Int) -> UInt64 { index == 0 ? firstSource : laterSources[index - 1] }
+
+    /// A merged message joins the job; returns its index in `sources` (what `owner` holds).
+    @discardableResult
+    public mutating func addSource(seq: UInt64, id: String) -> UInt32 {
+        laterSources.append(seq)
+        laterSourceIDs.append(id)
+        return UInt32(laterSources.count)
+    }
+
     /// The first source message that asked for token `index` (the only one unless merged messages shared it).
-    public func firstOwner(ofToken index: Int) -> UInt64 { sources[owner.isEmpty ? 0 : Int(owner[index])] }
+    public func firstOwner(ofToken index: Int) -> UInt64 { source(at: owner.isEmpty ? 0 : Int(owner[index])) }
 
     /// Calls `body` with every source message that asked for token `index`, first owner first, without
     /// building an array (the transport does this once per answer).
     public func forEachOwner(ofToken index: Int, _ body: (UInt64) -> Void) {
         body(firstOwner(ofToken: index))
         guard !extraOwners.isEmpty, let extra = extraOwners[index] else { return }
-        for owner in extra { body(sources[Int(owner)]) }
+        for owner in extra { body(source(at: Int(owner))) }
     }
 
     /// Every source message that asked for token `index`.

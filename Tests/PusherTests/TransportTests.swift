@@ -160,8 +160,7 @@ class TransportTests: XCTestCase {
         let box = ResolutionBox()
         let transport = try APNsTransport(settings: settings(), provider: try provider(), sink: box.append)
         var merged = job([token("a1", 1), token("a1", 2)], seq: 10)
-        merged.sources.append(11)
-        merged.sourceIDs.append("m11")
+        merged.addSource(seq: 11, id: "m11")
         merged.extraOwners[1] = [1]
         transport.submit([merged])
         let results = try await box.wait(for: 3)

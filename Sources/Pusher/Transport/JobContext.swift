@@ -26,7 +26,7 @@ final class JobContext {
 
     init(job: PushJob) {
         self.job = job
-        lane = job.sources.first.map { Lane.of(pipelineSeq: $0) } ?? .chat
+        lane = Lane.of(pipelineSeq: job.firstSource)
     }
 
     deinit { stablePayload?.deallocate() }
