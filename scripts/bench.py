@@ -169,7 +169,7 @@ def nginx_answer(latency_ms):
 
 
 class Endpoint:
-    """nginx (HTTP/2, TLS, 200 at once: the zero-latency peer) or the APNs emulator."""
+    """nginx (HTTP/2, TLS, 200 at once, or after --latency-ms with its echo module) or the APNs emulator."""
     def __init__(self, run, kind, a):
         self.run, self.kind, self.port = run, kind, free_port()
         self.ca = f"{run}/{kind}-ca.pem"

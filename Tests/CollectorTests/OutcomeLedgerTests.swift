@@ -47,6 +47,33 @@ final class OutcomeLedgerTests: XCTestCase {
         XCTAssertEqual(2 + 1 + (completed.first?.notifications ?? 0), 4)
     }
 
+    /// The ledger keeps no element: a message with failed tokens completes with one draft per distinct failure,
+    /// carrying the tokens that failed that way and the most attempts, beside its other records.
+    func testFailedTokensCompleteAsOneDraftPerFailureBesideTheOtherRecords() {
+        var ledger = OutcomeLedger(workerID: "w")
+        var completed: [CompletedMessage] = []
+        let claim = registration(claimSequence: 9, tokens: 4)
+        ledger.register(claim, into: &completed)
+        let fail = { (token: Int, reason: String, attempts: Int) in
+            Resolution(seq: claim.seq, token: "t\(token)", outcome: .failed(reason: reason, status: 500, attempts: attempts))
+        }
+        ledger.resolve(fail(0, "InternalServerError", 3), into: &completed)
+        ledger.resolve(Resolution(seq: claim.seq, token: "t1", outcome: .feedback(reason: "Unregistered", timestampMillis: 1)),
+                       into: &completed)
+        ledger.resolve(fail(2, "InternalServerError", 5), into: &completed)
+        ledger.resolve(fail(3, "Expired", 1), into: &completed)
+        XCTAssertEqual(completed.count, 1)
+        let message = completed[0]
+        XCTAssertEqual(message.seq, 9)
+        XCTAssertEqual(message.bytes, 100)
+        XCTAssertEqual(message.records.count, 1, "the feedback record")
+        XCTAssertEqual(message.deadLetters.map(\.reason), ["Expired", "InternalServerError"])
+        XCTAssertEqual(message.deadLetters.map(\.failedTokens), [["t3"], ["t0", "t2"]])
+        XCTAssertEqual(message.deadLetters.map(\.attempts), [5, 5], "the message's most attempts, as before")
+        XCTAssertEqual(message.deadLetters.map(\.worker), ["w", "w"])
+        XCTAssertEqual(ledger.snapshot.deadLettered, 3)
+    }
+
     func testAFilteredMessageGivesBackWhatItStillHolds() {
         var ledger = OutcomeLedger(workerID: "w")
         var completed: [CompletedMessage] = []

@@ -174,13 +174,14 @@ public final class APNsTransport: @unchecked Sendable {
 
     private func loop() {
         while true {
-            let (taken, finishing, aborting) = intake.withLock { state in
-                var taken: [[PushJob]] = []
-                swap(&taken, &state.batches)
-                return (taken, state.finishing, state.aborting)
+            // Swapped straight into a variable of its own: a copy would give each batch two owners, and moving
+            // the jobs out (`admit`) would then copy them.
+            var batches: [[PushJob]] = []
+            let (finishing, aborting) = intake.withLock { state in
+                swap(&batches, &state.batches)
+                return (state.finishing, state.aborting)
             }
             if aborting { break }
-            var batches = taken
             for index in batches.indices {
                 var batch: [PushJob] = []
                 swap(&batch, &batches[index])
