@@ -125,18 +125,12 @@ let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer,
 }
 
 extension StreamEntry {
-    /// Marks the entry answered and returns the answer, if this final answer is its first (a status of 200 or
-    /// more, not answered before); nil otherwise. The answer's fields only: a copy of the whole entry would
-    /// retain and release its body once more per request.
-    func markAnswered() -> StreamAnswer? {
-        guard !answered, status >= 200 else { return nil }
+    /// Marks the entry answered; true if this final answer is its first (a status of 200 or more, not answered
+    /// before).
+    func markAnswered() -> Bool {
+        guard !answered, status >= 200 else { return false }
         answered = true
-        return answer
-    }
-
-    var answer: StreamAnswer {
-        StreamAnswer(requestID: requestID, status: status, body: responseBody, headersSentAt: headersSentAt,
-                     cancelled: cancelled)
+        return true
     }
 
     func markHeadersSent(at time: UInt64) {

@@ -27,15 +27,6 @@ final class StreamEntry {
     }
 }
 
-/// What `.response` reports of a stream.
-struct StreamAnswer {
-    var requestID: UInt64
-    var status: Int
-    var body: [UInt8]
-    var headersSentAt: UInt64
-    var cancelled: Bool
-}
-
 /// One TCP + TLS + HTTP/2 connection, driven by the client's event loop. Not thread-safe: the client's thread only.
 final class Connection {
     enum State { case connecting, handshaking, awaitingSettings, open, closed }

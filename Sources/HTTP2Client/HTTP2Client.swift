@@ -193,7 +193,7 @@ public final class HTTP2Client: @unchecked Sendable {
     public func cancel(id: UInt64) {
         guard let location = locations.removeValue(forKey: id) else { return }
         let conn = location.connection
-        guard let entry = conn.streams[location.streamID] else { return }
+        guard let entry = conn.stream(location.streamID) else { return }
         entry.cancelled = true
         if let session = conn.session {
             _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), location.streamID,
@@ -393,15 +393,15 @@ public final class HTTP2Client: @unchecked Sendable {
 
     /// END_STREAM from the server: the answer is complete, emit it now (the stream's close follows).
     func responseComplete(_ conn: Connection, streamID: Int32) {
-        guard let answer = conn.stream(streamID)?.markAnswered() else { return }
-        emitResponse(conn, answer)
+        guard let entry = conn.stream(streamID), entry.markAnswered() else { return }
+        emitResponse(conn, entry)
     }
 
-    private func emitResponse(_ conn: Connection, _ answer: StreamAnswer) {
-        if answer.status >= 200 && answer.status < 300 { conn.answered2xx = true }
-        guard !answer.cancelled else { return }
-        pendingEvents.append(.response(id: answer.requestID, status: answer.status, body: answer.body,
-                                       headersSentAtNanos: answer.headersSentAt))
+    private func emitResponse(_ conn: Connection, _ entry: StreamEntry) {
+        if entry.status >= 200 && entry.status < 300 { conn.answered2xx = true }
+        guard !entry.cancelled else { return }
+        pendingEvents.append(.response(id: entry.requestID, status: entry.status, body: entry.responseBody,
+                                       headersSentAtNanos: entry.headersSentAt))
     }
 
     /// A stream's end: closed (errorCode set) or its HEADERS never sent (notSentReason set).
@@ -419,7 +419,7 @@ public final class HTTP2Client: @unchecked Sendable {
         let code = errorCode ?? NGHTTP2_NO_ERROR.rawValue
         if code == NGHTTP2_NO_ERROR.rawValue && entry.status >= 200 {
             // Closed cleanly with an answer, e.g. RST_STREAM(NO_ERROR) after the response (RFC 9113 §8.1).
-            emitResponse(conn, entry.answer)
+            emitResponse(conn, entry)
         } else if code == NGHTTP2_REFUSED_STREAM.rawValue {
             // Server RST_STREAM(REFUSED_STREAM), or nghttp2 closing streams above a GOAWAY's last_stream_id.
             pendingEvents.append(.refused(id: id, reason: conn.goawayReceived && streamID > conn.goawayLastStreamID

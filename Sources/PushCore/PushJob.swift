@@ -35,7 +35,6 @@ public struct PushJob: Sendable {
     public var sources: [UInt64] { [firstSource] + laterSources }
     /// The source ids for logs and filtered records, parallel to `sources` (an array made per call).
     public var sourceIDs: [String] { [firstSourceID] + laterSourceIDs }
-    public var sourceCount: Int { 1 + laterSources.count }
 
     /// The source at `index` of `sources`, without making the array.
     public func source(at index: Int) -> UInt64 { index == 0 ? firstSource : laterSources[index - 1] }

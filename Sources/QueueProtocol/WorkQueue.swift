@@ -214,9 +214,9 @@ public struct WorkQueue: Sendable {
         let others = messages.filter { !($0.records.isEmpty && !$0.counted) }
         var acknowledged = 0
         if !plain.isEmpty {
-            let commands = stride(from: 0, to: plain.count, by: Self.deleteChunk).map { start in
+            let commands = stride(from: 0, to: plain.count, by: Self.fieldsPerCommand).map { start in
                 [Array("HDEL".utf8), Array(processing.utf8)]
-                    + plain[start..<min(plain.count, start + Self.deleteChunk)].map { Array(String($0.seq).utf8) }
+                    + plain[start..<min(plain.count, start + Self.fieldsPerCommand)].map { Array(String($0.seq).utf8) }
             }
             for reply in try await connection.pipeline(commands) {
                 if case .error(let text) = reply { throw RedisError.server(text) }
@@ -238,8 +238,9 @@ public struct WorkQueue: Sendable {
         return acknowledged + Int(reply.integer ?? 0)
     }
 
-    /// Fields per HDEL of plain acknowledgements; the chunks of one acknowledgement go in one pipeline.
-    static let deleteChunk = 1000
+    /// Fields per HDEL of plain acknowledgements and per HMGET of drafted dead letters; the chunks of one
+    /// acknowledgement go in one pipeline.
+    static let fieldsPerCommand = 1000
 
     /// Makes the messages' drafted dead letters from their elements, read back with HMGET. An element no longer
     /// there was recovered by another worker, or acknowledged by an earlier attempt whose reply was lost: its
@@ -247,9 +248,9 @@ public struct WorkQueue: Sendable {
     private func draftsMade(_ messages: [CompletedMessage]) async throws -> [CompletedMessage] {
         let drafted = messages.indices.filter { !messages[$0].deadLetters.isEmpty }
         guard !drafted.isEmpty else { return messages }
-        let commands = stride(from: 0, to: drafted.count, by: Self.deleteChunk).map { start in
+        let commands = stride(from: 0, to: drafted.count, by: Self.fieldsPerCommand).map { start in
             [Array("HMGET".utf8), Array(processing.utf8)]
-                + drafted[start..<min(drafted.count, start + Self.deleteChunk)].map { Array(String(messages[$0].seq).utf8) }
+                + drafted[start..<min(drafted.count, start + Self.fieldsPerCommand)].map { Array(String(messages[$0].seq).utf8) }
         }
         var elements: [RedisReply] = []
         for reply in try await connection.pipeline(commands) {

@@ -205,7 +205,7 @@ final class WorkQueueTests: RedisTestCase {
 
     func testPlainDeliveriesAreDeletedWithoutTheScriptAndCountedOnce() async throws {
         // More than one HDEL's worth of plain deliveries, beside one with a record: all in one acknowledgement.
-        let count = WorkQueue.deleteChunk + 200
+        let count = WorkQueue.fieldsPerCommand + 200
         try await connection.lpush(keys.queue, (0..<count).map { "p\($0)" })
         let worker = queue("w1")
         var claimed: [ClaimedElement] = []

@@ -66,8 +66,6 @@ public final class APNsTransport: @unchecked Sendable {
     private var bulkBelowFloor: Bool { bulkActive < max(1, activeLimit / 10) }
     private var delayed = DelayedQueue<PendingRequest>()
     private var completions: [DriverCompletion] = []
-    /// Jobs being taken in (`admit`), kept for its capacity.
-    private var admitted: [JobContext] = []
     private var resolutions: [Resolution] = []
     private var resolvedTokens = 0
     /// Answers and retries since the last flush to the metrics, counted here so the thread touches the
@@ -219,15 +217,15 @@ public final class APNsTransport: @unchecked Sendable {
 
     /// Takes a batch's jobs in, in the order they came. Each job is moved out of the batch (`popLast` hands over
     /// the job itself, where iterating copies it and retains every string and array of it once more, on this
-    /// thread, of objects another thread made).
+    /// thread, of objects another thread made); reversed first, in place, so that the last is the first.
     private func admit(_ batch: inout [PushJob]) {
-        while let job = batch.popLast() { admitted.append(JobContext(job: job)) }
-        for context in admitted.reversed() {
+        batch.reverse()
+        while let job = batch.popLast() {
+            let context = JobContext(job: job)  // the job's last use: moved, not copied
             for index in context.job.tokens.indices {
                 ready.append(PendingRequest(job: context, token: index, attempt: 1), lane: context.lane)
             }
         }
-        admitted.removeAll(keepingCapacity: true)
     }
 
     /// How long the thread may sleep: until the next retry is due, the pause lets a probe out, or the next
