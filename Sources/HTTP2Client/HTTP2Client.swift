@@ -128,6 +128,12 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Submits the request on the least-loaded connection with a free stream; false (nothing done) when no
     /// stream is free. Its frames leave in the next `poll`'s flush, together with everything else.
     public func start(_ request: HTTP2Request) -> Bool {
+        start(id: request.id, path: request.path, pathSuffix: request.pathSuffix, headers: request.headers, body: request.body)
+    }
+
+    /// `start` with the request's parts as arguments, for a caller that has them at hand: no request value is
+    /// built, so none of its references is retained and released again.
+    public func start(id: UInt64, path: String, pathSuffix: String, headers block: HTTP2HeaderBlock, body: HTTP2Body) -> Bool {
         // By index: iterating the connections retained and released each one, for every request.
         var best = -1
         var bestFree = 0
@@ -142,7 +148,6 @@ public final class HTTP2Client: @unchecked Sendable {
         let conn = connections[best]
         guard let session = conn.session else { return false }
 
-        let block = request.headers
         let count = 4 + block.count
         if count > scratchCapacity {
             let bigger = UnsafeMutablePointer<nghttp2_nv>.allocate(capacity: count)
@@ -152,11 +157,10 @@ public final class HTTP2Client: @unchecked Sendable {
             scratchCapacity = count
         }
         if block.count > 0 { (scratch + 4).update(from: block.nv, count: block.count) }
-        let body = request.body
         // nghttp2 copies the header values at submit, so one buffer serves every request.
         pathScratch.removeAll(keepingCapacity: true)
-        pathScratch.append(contentsOf: request.path.utf8)
-        pathScratch.append(contentsOf: request.pathSuffix.utf8)
+        pathScratch.append(contentsOf: path.utf8)
+        pathScratch.append(contentsOf: pathSuffix.utf8)
         let streamID: Int32 = pathScratch.withUnsafeBufferPointer { pathBytes in
             scratch[3].value = UnsafeMutablePointer(mutating: pathBytes.baseAddress ?? UnsafePointer(pseudoStorage))
             scratch[3].valuelen = pathBytes.count
@@ -172,9 +176,9 @@ public final class HTTP2Client: @unchecked Sendable {
             beginDraining(conn, reason: "cannot start streams: \(String(cString: nghttp2_strerror(streamID)))")
             return false
         }
-        conn.streams[streamID] = StreamEntry(requestID: request.id, body: body.bytes.isEmpty ? nil : body)
+        conn.streams[streamID] = StreamEntry(requestID: id, body: body.bytes.isEmpty ? nil : body)
         conn.inFlight += 1
-        locations[request.id] = (conn, streamID)
+        locations[id] = (conn, streamID)
         // Client stream IDs are odd 31-bit numbers: about a billion per connection. Retire it well before.
         if streamID > 0x7FFF_0000 { beginDraining(conn, reason: "stream IDs exhausted") }
         return true

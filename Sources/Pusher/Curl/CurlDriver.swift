@@ -42,8 +42,8 @@ final class CurlDriver: TransportDriver {
 
     func start(_ request: DriverRequest) {
         let slot = idle.popLast() ?? RequestSlot(settings: settings, connections: connections)
-        let headers = headerCache.block(for: request.job, generation: request.generation) {
-            CurlHeaderList(request.job.headerFields(bearer: request.bearer))
+        let headers = headerCache.block(for: request.job, generation: request.generation, bearer: request.bearer) {
+            CurlHeaderList($0.headerFields(bearer: $1))
         }
         slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)/3/device/\(request.job.job.tokens[request.token])",
                      headers: headers)

@@ -61,12 +61,13 @@ final class NGHTTP2Driver: TransportDriver {
             return
         }
         let job = request.job
-        let headers = headerCache.block(for: job, generation: request.generation) {
-            HTTP2HeaderBlock(job.headerFields(bearer: request.bearer).map { ($0.name, $0.value, $0.name == "authorization") })
+        let headers = headerCache.block(for: job, generation: request.generation, bearer: request.bearer) {
+            HTTP2HeaderBlock($0.headerFields(bearer: $1).map { ($0.name, $0.value, $0.name == "authorization") })
         }
         let body = job.body { HTTP2Body(job.job.payload) }
-        let sent = client.start(HTTP2Request(id: UInt64(request.id), path: "/3/device/", pathSuffix: job.job.tokens[request.token],
-                                             headers: headers, body: body))
+        // The parts as arguments: an HTTP2Request would retain each of them once more, and release them after.
+        let sent = client.start(id: UInt64(request.id), path: "/3/device/", pathSuffix: job.job.tokens[request.token],
+                                headers: headers, body: body)
         if sent {
             startedAt[request.id] = request.now
         } else {

@@ -11,24 +11,34 @@ struct HeaderCache<Block: AnyObject> {
     }
     private var blocks: [Key: Block] = [:]
     /// The block found last: consecutive jobs nearly always share their headers, and comparing them is
-    /// cheaper than hashing them.
-    private var last: (key: Key, block: Block)?
+    /// cheaper than hashing them. Kept as separate fields, compared in place: binding a stored (key, block)
+    /// pair copied the key's strings, a retain and a release each, for every job.
+    /// Matches no job until the first block is made (no push type is empty).
+    private var lastHeaders = PushHeaders(topic: "", appTopic: "", pushType: "", priority: 0, expiration: 0, collapseID: nil)
+    private var lastGeneration = -1
+    private var lastBlock: Block?
     /// Distinct header sets kept at most; past it the cache starts again (a flood of unique collapse ids).
     static var capacity: Int { 1024 }
 
-    mutating func block(for job: JobContext, generation: Int, build: () -> Block) -> Block {
+    /// `build` gets the job and the bearer as arguments rather than capturing them: a closure capturing the
+    /// caller's request copied it (a retain of each of its references) on every call, built or not.
+    mutating func block(for job: JobContext, generation: Int, bearer: String?,
+                        build: (JobContext, String?) -> Block) -> Block {
         job.headers(generation: generation) {
+            if lastGeneration == generation && lastHeaders == job.job.headers, let lastBlock { return lastBlock }
             let key = Key(headers: job.job.headers, generation: generation)
-            if let last, last.key == key { return last.block }
+            let block: Block
             if let known = blocks[key] {
-                last = (key, known)
-                return known
+                block = known
+            } else {
+                if blocks.count >= Self.capacity { blocks.removeAll(keepingCapacity: true) }
+                block = build(job, bearer)
+                blocks[key] = block
             }
-            if blocks.count >= Self.capacity { blocks.removeAll(keepingCapacity: true) }
-            let made = build()
-            blocks[key] = made
-            last = (key, made)
-            return made
+            lastHeaders = key.headers
+            lastGeneration = generation
+            lastBlock = block
+            return block
         }
     }
 }
