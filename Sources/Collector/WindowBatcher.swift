@@ -39,7 +39,8 @@ public struct WindowBatcher: Sendable {
     }
 
     /// Adds a message; returns a full batch if the bound was reached, and whether a timer must start.
-    public mutating func add(_ message: PushMessage) -> (batch: MessageBatch?, effect: Effect?) {
+    /// Consuming: the caller's message is moved into the window rather than copied (a retain per field).
+    public mutating func add(_ message: consuming PushMessage) -> (batch: MessageBatch?, effect: Effect?) {
         let key = Key(kind: message.kind, lane: Lane.of(pipelineSeq: message.seq))
         let slot = Self.slot(key)
         var effect: Effect?

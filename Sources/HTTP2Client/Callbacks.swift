@@ -134,6 +134,7 @@ extension StreamEntry {
     func markHeadersSent(at time: UInt64) {
         headersSent = true
         headersSentAt = time
+        headers = nil  // packed into the frame: nghttp2 no longer points at the block
     }
 
     /// Copies the next piece of the body (at most `length` bytes) and moves on; nil if there is no body.

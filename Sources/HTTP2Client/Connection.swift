@@ -9,6 +9,9 @@ import Glibc
 /// caller's buffer and was allocated on the heap: three to four mallocs per request.
 final class StreamEntry {
     let requestID: UInt64
+    /// The request's header block, until its HEADERS frame has been sent: nghttp2 reads the block's bytes in
+    /// place (NO_COPY) when it packs the frame, which may come after the job that made the block is gone.
+    var headers: HTTP2HeaderBlock?
     var body: HTTP2Body?
     var bodyOffset = 0
     /// Set in on_frame_send: from then on the server may have processed the request.
@@ -21,8 +24,9 @@ final class StreamEntry {
     /// Cancelled by the caller: it still holds a stream slot until nghttp2 closes it, but emits nothing.
     var cancelled = false
 
-    init(requestID: UInt64, body: HTTP2Body?) {
+    init(requestID: UInt64, headers: HTTP2HeaderBlock, body: HTTP2Body?) {
         self.requestID = requestID
+        self.headers = headers
         self.body = body
     }
 }

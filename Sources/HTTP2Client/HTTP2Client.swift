@@ -176,7 +176,7 @@ public final class HTTP2Client: @unchecked Sendable {
             beginDraining(conn, reason: "cannot start streams: \(String(cString: nghttp2_strerror(streamID)))")
             return false
         }
-        conn.streams[streamID] = StreamEntry(requestID: id, body: body.bytes.isEmpty ? nil : body)
+        conn.streams[streamID] = StreamEntry(requestID: id, headers: block, body: body.bytes.isEmpty ? nil : body)
         conn.inFlight += 1
         locations[id] = (conn, streamID)
         // Client stream IDs are odd 31-bit numbers: about a billion per connection. Retire it well before.

@@ -18,7 +18,9 @@ public final class HTTP2Header: Sendable {
 
 /// The headers shared by many requests (one job: topic, push type, priority, authorization ...), built once
 /// as an nghttp2_nv array so a request only copies the array and adds the pseudo-headers.
-/// Immutable after init, so it may be shared between clients on different threads.
+/// Immutable after init, so it may be shared between clients on different threads. Its entries are flagged
+/// NO_COPY: nghttp2 points at these bytes instead of copying (and lower-casing) every name and value for every
+/// request, so a stream keeps its block alive until its HEADERS frame has been sent (`StreamEntry.headers`).
 public final class HTTP2HeaderBlock: @unchecked Sendable {
     public let headers: [HTTP2Header]
     /// nv entries pointing into `storage`; nghttp2 copies them at submit, so nothing here is ever written again.
@@ -44,7 +46,8 @@ public final class HTTP2HeaderBlock: @unchecked Sendable {
             let value = storage + offset
             header.value.withUnsafeBufferPointer { if let base = $0.baseAddress { value.update(from: base, count: $0.count) } }
             offset += header.value.count
-            let flags = header.neverIndex ? UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) : UInt8(NGHTTP2_NV_FLAG_NONE.rawValue)
+            let noCopy = NGHTTP2_NV_FLAG_NO_COPY_NAME.rawValue | NGHTTP2_NV_FLAG_NO_COPY_VALUE.rawValue
+            let flags = UInt8(noCopy | (header.neverIndex ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue))
             (nv + i).initialize(to: nghttp2_nv(name: name, value: value, namelen: header.name.count,
                                                 valuelen: header.value.count, flags: flags))
         }
