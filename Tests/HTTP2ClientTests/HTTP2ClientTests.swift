@@ -39,7 +39,7 @@ final class HTTP2ClientTests: XCTestCase {
     /// Runs the client until every id has a response (re-starting refused ones when `resend`) or the deadline.
     @discardableResult
     func drive(_ client: HTTP2Client, ids: [UInt64], resend: Bool = true, seconds: Double = 40,
-               until: ((Outcome) -> Bool)? = nil) -> Outcome {
+               until: ((Outcome) -> Bool)? = nil, make: ((UInt64) -> HTTP2Request)? = nil) -> Outcome {
         var outcome = Outcome()
         var queue = ids[...]
         var retries: [UInt64] = []
@@ -50,7 +50,7 @@ final class HTTP2ClientTests: XCTestCase {
             while client.availableStreams > 0 {
                 let id: UInt64
                 if let retry = retries.popLast() { id = retry } else if let next = queue.popFirst() { id = next } else { break }
-                XCTAssertTrue(client.start(request(id)))
+                XCTAssertTrue(client.start(make?(id) ?? request(id)))
             }
             client.waitingWork = !queue.isEmpty || !retries.isEmpty
             events.removeAll(keepingCapacity: true)
@@ -117,6 +117,25 @@ final class HTTP2ClientTests: XCTestCase {
             XCTAssertEqual(connection.violations, 0)
         }
         XCTAssertGreaterThan(record.connections.map(\.maxConcurrent).max() ?? 0, 10, "really multiplexed")
+    }
+
+    /// nghttp2 reads a header block's bytes in place when it packs the HEADERS frame, after `start` returned:
+    /// the client must keep a block alive that nobody else holds (AddressSanitizer reports the use otherwise).
+    func testAHeaderBlockDroppedByTheCallerIsStillSentWhole() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--max-streams", "50", "--record-header", "apns-collapse-id"])
+        let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port))
+        let ids = Array(UInt64(1)...300)
+        let outcome = drive(client, ids: ids, resend: false, make: { id in
+            // A block of its own per request, referenced only by the request value handed to `start`.
+            let block = HTTP2HeaderBlock([(name: "apns-topic", value: "com.example.app", neverIndex: false),
+                                          (name: "apns-collapse-id", value: "collapse-\(id)", neverIndex: false)])
+            return HTTP2Request(id: id, path: "/3/device/\(String(id, radix: 16))", headers: block, body: self.body)
+        })
+        assertEachAnsweredOnce(outcome, ids: ids)
+        XCTAssertEqual(client.close(), [])
+        let record = try server.stop()
+        XCTAssertEqual(Set(record.allPaths), Set(ids.map { "/3/device/\(String($0, radix: 16))#collapse-\($0)" }))
     }
 
     // 2

@@ -35,6 +35,7 @@ p.add_argument("--goaway-after", type=int, default=0)
 p.add_argument("--no-ping-ack", action="store_true")
 p.add_argument("--stall-after", type=int, default=0)
 p.add_argument("--no-alpn", action="store_true", help="offer only http/1.1 in ALPN")
+p.add_argument("--record-header", default="", help="record each path as PATH#VALUE of this request header")
 p.add_argument("--answer-before-body", type=int, default=0,
                help="answer this many requests as soon as their HEADERS arrive; stream windows start at 0, so no "
                     "request body can arrive and every other request waits")
@@ -151,6 +152,8 @@ class Conn(asyncio.Protocol):
             if not self.first_response_sent:
                 self.rec["max_before_first_response"] = max(self.rec["max_before_first_response"], len(self.open))
             self.paths[sid] = headers.get(":path", "")
+            if args.record_header:
+                self.paths[sid] += "#" + headers.get(args.record_header, "(missing)")
             self.bodies[sid] = bytearray()
             if ev.stream_ended:
                 self.request_done(sid)
