@@ -9,15 +9,21 @@ final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
     typealias InboundIn = Any
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
-        // Closing a connection we already sent GOAWAY on makes NIO try a second, wider GOAWAY: our own doing.
+        // NIO refused to send a second GOAWAY wider than the one we sent: the first stands, and the connection
+        // carries on until its covered streams are answered (when we close it ourselves, NIO tries one too).
         if error is NIOHTTP2Errors.RaisedGoawayLastStreamID {
-            context.close(promise: nil)
             return
         }
         // A frame for a stream that is already closed (libcurl 7.88 resets or updates the window of streams
-        // whose answer it has) is a stream-level matter: RFC 9113 section 5.1 has the receiver ignore it.
-        // Closing the connection here would cut every other stream on it short, which APNs does not do.
+        // whose answer it has; a client's DATA for a stream NIO refused after our GOAWAY) is a stream-level
+        // matter: RFC 9113 sections 5.1 and 6.8 have the receiver ignore it. Closing the connection here would cut
+        // every other stream on it short, which APNs does not do.
         if error is NIOHTTP2Errors.NoSuchStream || error is NIOHTTP2Errors.StreamClosed {
+            return
+        }
+        // A stream error: NIO has reset that one stream already (a stream opened above our GOAWAY's last stream
+        // id is refused this way); the connection and its other streams go on.
+        if error is NIOHTTP2Errors.StreamError {
             return
         }
         // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.

@@ -59,6 +59,36 @@ final class EmulatorConnectionTests: XCTestCase {
         await server.stop()
     }
 
+    /// A client whose request left before it saw the emulator's GOAWAY opens a stream above the GOAWAY's last
+    /// stream id. That stream is not processed; the streams the GOAWAY covers are still answered.
+    /// The emulator used to close the whole connection on that stream's error (and on NIO's failed attempt at a
+    /// second GOAWAY), so a request it had accepted lost its answer and the client sent it again: a duplicate.
+    func testAStreamOpenedAfterGoawayIsNotProcessedAndTheOthersAreStillAnswered() async throws {
+        let server = try await EmulatorStandIn(goawayAfter: 2) { $0.latencyMillis = 500 }
+        let signer = try JWTSigner(keyFile: server.keyFile, keyID: EmulatorStandIn.keyID, teamID: EmulatorStandIn.teamID)
+        let bearer = try ProviderToken(signer: signer).current().bearer
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("h2_late_stream_client.py").path
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        client.arguments = [script, "--port", String(server.emulator.port), "--bearer", bearer, "--gap-ms", "200"]
+        let output = Pipe()
+        client.standardOutput = output
+        try client.run()
+        let data = try await Task.detached { try output.fileHandleForReading.readToEnd() ?? Data() }.value
+        client.waitUntilExit()
+        let answered = server.answered().map(\.token)
+        await server.stop()
+        let result = jsonObject(String(decoding: data, as: UTF8.self))
+        let streams = result["streams"] as? [String: Any] ?? [:]
+        XCTAssertEqual(result["goaway_last_stream_id"] as? Int, 5, "\(result)")
+        XCTAssertEqual(streams["1"] as? Int, 200, "\(result)")
+        XCTAssertEqual(streams["3"] as? Int, 200, "\(result)")
+        XCTAssertEqual(streams["5"] as? Int, 200, "accepted before the GOAWAY, so answered: \(result)")
+        XCTAssertEqual(result["closed"] as? Bool, false, "open until stream 5 was answered: \(result)")
+        XCTAssertNil(streams["7"] as? Int, "above the last stream id: not answered: \(result)")
+        XCTAssertEqual(answered.sorted(), [1, 3, 5].map { String(format: "%064x", $0) }, "stream 7 never processed")
+    }
+
     func testDeliveredNotificationsAreRecordedAsJSONLines() async throws {
         let record = makeTemporaryDirectory("record") + "/delivered.jsonl"
         let server = try await EmulatorStandIn { $0.recordFile = record }
