@@ -7,22 +7,24 @@ import Glibc
 /// A class: the callbacks update it in place through a plain lookup. As a struct, every update went through the
 /// dictionary's `_modify` accessor, whose coroutine frame (holding an optional entry) was too large for the
 /// caller's buffer and was allocated on the heap: three to four mallocs per request.
+/// Its fields are touched only from the client's thread, one access at a time: no runtime exclusivity check
+/// (see HTTP2Client's per-request state).
 final class StreamEntry {
     let requestID: UInt64
     /// The request's header block, until its HEADERS frame has been sent: nghttp2 reads the block's bytes in
     /// place (NO_COPY) when it packs the frame, which may come after the job that made the block is gone.
-    var headers: HTTP2HeaderBlock?
-    var body: HTTP2Body?
-    var bodyOffset = 0
+    @exclusivity(unchecked) var headers: HTTP2HeaderBlock?
+    @exclusivity(unchecked) var body: HTTP2Body?
+    @exclusivity(unchecked) var bodyOffset = 0
     /// Set in on_frame_send: from then on the server may have processed the request.
-    var headersSent = false
-    var headersSentAt: UInt64 = 0
-    var status = 0
-    var responseBody: [UInt8] = []
+    @exclusivity(unchecked) var headersSent = false
+    @exclusivity(unchecked) var headersSentAt: UInt64 = 0
+    @exclusivity(unchecked) var status = 0
+    @exclusivity(unchecked) var responseBody: [UInt8] = []
     /// `.response` already emitted (END_STREAM seen); the close that follows emits nothing.
-    var answered = false
+    @exclusivity(unchecked) var answered = false
     /// Cancelled by the caller: it still holds a stream slot until nghttp2 closes it, but emits nothing.
-    var cancelled = false
+    @exclusivity(unchecked) var cancelled = false
 
     init(requestID: UInt64, headers: HTTP2HeaderBlock, body: HTTP2Body?) {
         self.requestID = requestID
@@ -57,8 +59,9 @@ final class Connection {
     /// Remote MAX_CONCURRENT_STREAMS, capped by maxStreamsPerConnection; 0 until the server's SETTINGS.
     var remoteMaxStreams = 0
     var answered2xx = false
-    var inFlight = 0
-    var streams: [Int32: StreamEntry] = [:]
+    // Per-request state: no runtime exclusivity check (see HTTP2Client's).
+    @exclusivity(unchecked) var inFlight = 0
+    @exclusivity(unchecked) var streams: [Int32: StreamEntry] = [:]
 
     /// The entry of a stream, by a plain lookup (a read, never the dictionary's `_modify`).
     @inline(__always)

@@ -13,12 +13,14 @@ final class NGHTTP2Driver: TransportDriver {
     private let settings: TransportSettings
     private let logger: Logger?
     private let metrics = PushMetrics.shared
+    // Per-request state, touched by the transport thread one access at a time: no runtime exclusivity check
+    // (see APNsTransport's thread-confined state).
     /// When each request in flight was handed to the client (its HEADERS leave in the same iteration).
-    private var startedAt = StartTimes()
-    private var events: [HTTP2Event] = []
-    private var headerCache = HeaderCache<HTTP2HeaderBlock>()
+    @exclusivity(unchecked) private var startedAt = StartTimes()
+    @exclusivity(unchecked) private var events: [HTTP2Event] = []
+    @exclusivity(unchecked) private var headerCache = HeaderCache<HTTP2HeaderBlock>()
     /// Completions decided without the server (no connection could be made): reported by `process`.
-    private var local: [DriverCompletion] = []
+    @exclusivity(unchecked) private var local: [DriverCompletion] = []
     /// Why a connection attempt just failed while no connection was open. Each failed attempt fails, once,
     /// the requests waiting for a connection (each spends an attempt and backs off), as a connection per
     /// request would: a server that stays unreachable dead-letters after the retry budget, while requests
