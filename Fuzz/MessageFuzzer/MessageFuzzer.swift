@@ -16,6 +16,10 @@ enum MessageProperties {
             require((try? JSONParser.parse(message.payload)) != nil, "a payload that is not JSON")
             require(!message.tokens.isEmpty, "a message without tokens")
             require(message.tokens.allSatisfy { DeviceToken.normalize($0) == $0 }, "a token that is not lowercase hex")
+            // The payload is the canonical form of what the producer sent, whether it was kept as the
+            // producer's bytes (already canonical) or written from its tree.
+            let tree = (try? JSONParser.parse(bytes))?["payload"]
+            require(tree.map(JSONWriter.canonical) == message.payload, "a payload that is not the canonical form of the element's")
         case .invalid(let reason, _):
             require(reason == "Expired" || reason.hasPrefix("Malformed: "), "a reason that names no problem")
         }
@@ -28,7 +32,38 @@ enum MessageProperties {
             let once = JSONWriter.canonical(value)
             let again = (try? JSONParser.parse(once)).map(JSONWriter.canonical)
             require(again == once, "canonical JSON that does not read back the same")
+            // And the scanner recognises it when it is an object of ASCII without escapes, not nested to the limit.
+            if value.objectMembers != nil, once.allSatisfy({ $0 < 0x80 && $0 != UInt8(ascii: "\\") }), !depthNear(once) {
+                require(CanonicalJSON.objectEnd(in: once, from: 0, depth: 1, maxDepth: JSONParser.defaultMaxDepth) == once.count,
+                        "an ASCII canonical object that the canonical scanner does not recognise")
+            }
         }
+        // What the canonical scanner recognises is JSON whose canonical form is itself.
+        if let end = CanonicalJSON.objectEnd(in: bytes, from: 0, depth: 1, maxDepth: JSONParser.defaultMaxDepth) {
+            let value = try? JSONParser.parse(Array(bytes[..<end]))
+            require(value.map(JSONWriter.canonical) == Array(bytes[..<end]), "a recognised object that is not canonical JSON")
+        }
+    }
+
+    /// Nested deep enough that the scanner leaves it to the parser (it keeps one level clear of the limit).
+    static func depthNear(_ bytes: [UInt8]) -> Bool {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for byte in bytes {
+            if inString {
+                if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1; deepest = max(deepest, depth)
+            case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+            default: break
+            }
+        }
+        return deepest >= JSONParser.defaultMaxDepth
     }
 
     static func require(_ condition: Bool, _ what: String) {

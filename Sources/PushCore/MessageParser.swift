@@ -56,8 +56,11 @@ public struct MessageParser: Sendable {
                             messageID: nil)
         }
         let root: JSONValue
+        let canonicalPayload: Range<Int>?
         do {
-            root = try JSONParser.parse(raw, maxDepth: limits.maxDepth)
+            // A payload already in canonical form is kept as the producer's bytes, with no tree to build,
+            // write and free (a third of parsing a one-token message).
+            (root, canonicalPayload) = try JSONParser.parse(raw, maxDepth: limits.maxDepth, keepingCanonical: "payload")
         } catch {
             return .invalid(reason: "Malformed: not JSON (\(error.description))", messageID: nil)
         }
@@ -66,7 +69,7 @@ public struct MessageParser: Sendable {
         }
         let id = usableID(root["id"])
         do {
-            return try parse(root, fields: fields, seq: seq, now: now)
+            return try parse(root, fields: fields, seq: seq, now: now, raw: raw, canonicalPayload: canonicalPayload)
         } catch {
             return .invalid(reason: error.reason, messageID: id)
         }
@@ -104,7 +107,8 @@ public struct MessageParser: Sendable {
         scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
-    private func parse(_ root: JSONValue, fields: [JSONMember], seq: UInt64, now: Int64) throws(Problem) -> ParsedElement {
+    private func parse(_ root: JSONValue, fields: [JSONMember], seq: UInt64, now: Int64, raw: [UInt8],
+                       canonicalPayload: Range<Int>?) throws(Problem) -> ParsedElement {
         guard let idValue = root["id"] else { throw Problem("id is missing") }
         guard let id = idValue.stringValue else { throw Problem("id is not a string") }
         try checkID(id)
@@ -131,7 +135,11 @@ public struct MessageParser: Sendable {
         guard let payloadValue = root["payload"] else { throw Problem("payload is missing") }
         guard payloadValue.objectMembers != nil else { throw Problem("payload is not a JSON object") }
 
-        let pushType = try pushType(root["push_type"], payload: payloadValue)
+        let pushType = try pushType(root["push_type"]) {
+            if let canonicalPayload { return CanonicalJSON.apsHasOnlyContentAvailable(raw, object: canonicalPayload) }
+            guard let aps = payloadValue["aps"]?.objectMembers else { return false }
+            return aps.count == 1 && aps[0].key == "content-available"
+        }
         let priority = try priority(root["priority"], pushType: pushType)
         let expiration = try expiration(root["expiration"], now: now)
 
@@ -149,7 +157,7 @@ public struct MessageParser: Sendable {
             enqueuedAt = number
         }
 
-        let body = JSONWriter.canonical(payloadValue)
+        let body = canonicalPayload.map { Array(raw[$0]) } ?? JSONWriter.canonical(payloadValue)
         let limit = pushType == "voip" ? 5120 : 4096
         guard body.count <= limit else {
             throw Problem("payload is \(body.count) bytes, over the \(limit)-byte limit for \(pushType)")
@@ -206,17 +214,15 @@ public struct MessageParser: Sendable {
         return (tokens, rejected)
     }
 
-    private func pushType(_ value: JSONValue?, payload: JSONValue) throws(Problem) -> String {
+    /// `push_type`, or without one "background" for a payload whose `aps` holds only `content-available`.
+    private func pushType(_ value: JSONValue?, contentAvailableOnly: () -> Bool) throws(Problem) -> String {
         if let value {
             guard let text = value.stringValue, Self.pushTypes.contains(text) else {
                 throw Problem("push_type must be one of \(Self.pushTypes.sorted().joined(separator: ", "))")
             }
             return text
         }
-        if let aps = payload["aps"]?.objectMembers, aps.count == 1, aps[0].key == "content-available" {
-            return "background"
-        }
-        return "alert"
+        return contentAvailableOnly() ? "background" : "alert"
     }
 
     private func priority(_ value: JSONValue?, pushType: String) throws(Problem) -> Int {

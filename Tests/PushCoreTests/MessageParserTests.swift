@@ -35,6 +35,68 @@ final class MessageParserTests: XCTestCase {
         XCTAssertEqual(String(decoding: message.payload, as: UTF8.self), #"{"aps":{"alert":"hello"}}"#)
     }
 
+    private func element(payload: String) -> String {
+        #"{"id":"p","topic":"com.example.chat","tokens":["\#(token("a", 1))"],"payload":\#(payload)}"#
+    }
+
+    /// A payload already in canonical form is kept as the producer's bytes; any other is written canonically.
+    /// Either way the message carries exactly what the canonical writer makes of the payload's tree.
+    func testThePayloadIsAlwaysItsCanonicalFormWhetherKeptOrWritten() throws {
+        let canonical = [
+            #"{"aps":{"alert":"hello"}}"#,
+            #"{}"#,
+            #"{"aps":{"alert":{"body":"b","title":"t"},"badge":3,"sound":"default"},"data":{"id":"x-1"}}"#,
+            #"{"a":[1,-0.5,2e10,3E-2,true,false,null,[],{}],"b":"q\"uote\\back\nline\ttab\rcr","c":"del\#u{7F}"}"#,
+        ]
+        let rewritten = [
+            #"{ "aps": {"alert": "hello"} }"#,                     // whitespace
+            #"{"data":{"id":"x"},"aps":{"alert":"hello"}}"#,        // keys out of order
+            #"{"aps":{"alert":"caf\u00e9 \/ \u0041"}}"#,           // escapes the writer does not use
+            #"{"aps":{"alert":"你好"}}"#,                            // non-ASCII text
+            #"{"k\"ey":1,"a":2}"#,                                  // an escaped key
+            #"{"aps":{"alert":"a\u0001b"}}"#,                       // a control character, escaped as the writer does
+        ]
+        for payload in canonical + rewritten {
+            let raw = Array(element(payload: payload).utf8)
+            let kept = try JSONParser.parse(raw, keepingCanonical: "payload").kept
+            XCTAssertEqual(kept != nil, canonical.contains(payload), "kept as bytes exactly when canonical: \(payload)")
+            guard case .valid(let message, _) = parser.parse(raw, seq: 1, now: now) else {
+                XCTFail("not valid: \(payload)")
+                continue
+            }
+            let tree = try XCTUnwrap(try JSONParser.parse(Array(payload.utf8)))
+            XCTAssertEqual(String(decoding: message.payload, as: UTF8.self),
+                           String(decoding: JSONWriter.canonical(tree), as: UTF8.self), payload)
+        }
+    }
+
+    func testABackgroundPushIsRecognisedInAKeptPayloadAsInAWrittenOne() throws {
+        let cases: [(payload: String, type: String)] = [
+            (#"{"aps":{"content-available":1}}"#, "background"),
+            (#"{"aps":{"content-available":1},"z":{"aps":2}}"#, "background"),
+            (#"{"a":1,"aps":{"content-available":1}}"#, "background"),
+            (#"{"aps":{"content-available":1,"sound":"x"}}"#, "alert"),
+            (#"{"aps":{"badge":1}}"#, "alert"),
+            (#"{"aps":1}"#, "alert"),
+            (#"{"aps":{}}"#, "alert"),
+            (#"{"x":{"aps":{"content-available":1}}}"#, "alert"),
+            (#"{"aps": {"content-available": 1}}"#, "background"),  // written, not kept
+        ]
+        for (payload, type) in cases {
+            let (message, _) = try XCTUnwrap(valid(element(payload: payload)))
+            XCTAssertEqual(message.headers.pushType, type, payload)
+        }
+    }
+
+    func testAPayloadNestedToTheLimitIsLeftToTheParserAndItsError() throws {
+        let limit = JSONParser.defaultMaxDepth
+        // The root is level 1 and the payload level 2: a payload nesting `limit - 1` levels is the deepest allowed.
+        let deepest = String(repeating: #"{"a":"#, count: limit - 2) + "{}" + String(repeating: "}", count: limit - 2)
+        XCTAssertNotNil(valid(element(payload: deepest)))
+        let tooDeep = String(repeating: #"{"a":"#, count: limit - 1) + "{}" + String(repeating: "}", count: limit - 1)
+        XCTAssertEqual(reason(element(payload: tooDeep))?.contains("nested deeper than \(limit) levels"), true)
+    }
+
     func testContentAvailableOnlyIsBackgroundWithPriorityFive() throws {
         let text = #"{"id":"b","topic":"t.app","tokens":["\#(token("a", 1))"],"payload":{"aps":{"content-available":1}}}"#
         let (message, _) = try XCTUnwrap(valid(text))

@@ -16,14 +16,27 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
     private let maxDepth: Int
+    /// The root object's member whose value is kept as bytes when it is a canonical object.
+    private var keptKey: String?
+    private var kept: Range<Int>?
 
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
+        try parse(bytes, maxDepth: maxDepth, keepingCanonical: nil).value
+    }
+
+    /// `parse`, except that the root object's member `key`, if its value is an object already in canonical form
+    /// (`CanonicalJSON`), is not built: the tree holds an empty object in its place and `kept` says where its
+    /// bytes are, which are then exactly what `JSONWriter.canonical` would write for it. Any other value of
+    /// that member is parsed (and checked) as usual, and `kept` is nil.
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth,
+                             keepingCanonical key: String?) throws(JSONParseError) -> (value: JSONValue, kept: Range<Int>?) {
         var parser = JSONParser(bytes: bytes, maxDepth: maxDepth)
+        parser.keptKey = key
         parser.skipWhitespace()
         let value = try parser.value(depth: 1)
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.failure("unexpected data after the JSON value") }
-        return value
+        return (value, parser.kept)
     }
 
     private init(bytes: [UInt8], maxDepth: Int) {
@@ -103,7 +116,14 @@ public struct JSONParser {
             guard current == UInt8(ascii: ":") else { throw failure("expected ':'") }
             index += 1
             skipWhitespace()
-            members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
+            if depth == 1, let keptKey, key == keptKey,
+               let end = CanonicalJSON.objectEnd(in: bytes, from: index, depth: depth + 1, maxDepth: maxDepth) {
+                kept = index..<end
+                index = end
+                members.append(JSONMember(key: key, value: .object([])))
+            } else {
+                members.append(JSONMember(key: key, value: try value(depth: depth + 1)))
+            }
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1

@@ -1,0 +1,161 @@
+/// Recognises JSON that is already in `JSONWriter`'s canonical form, without building it: no whitespace,
+/// object keys in strictly increasing byte order, strings of ASCII text with only the escapes the writer
+/// itself uses, numbers as written. For such bytes `JSONWriter.canonical(JSONParser.parse(bytes))` is the
+/// bytes themselves, so a payload that passes needs no tree, no writing and no freeing: the parser keeps its
+/// bytes as they are (most producers write a small payload this way).
+///
+/// It accepts a subset of what `JSONParser` accepts and never more: anything else (whitespace, unsorted or
+/// escaped keys, non-ASCII text, other escapes, nesting near `maxDepth`) is simply not recognised, and the
+/// caller parses the value the ordinary way, which also reports any error. The fuzzer checks both properties.
+public enum CanonicalJSON {
+    /// Where the canonical object starting at `start` ends (one past its `}`), or nil if the bytes there are
+    /// not a canonical object. `depth` is the object's own nesting level, as `JSONParser` counts it.
+    public static func objectEnd(in bytes: [UInt8], from start: Int, depth: Int, maxDepth: Int) -> Int? {
+        guard start < bytes.count, bytes[start] == UInt8(ascii: "{") else { return nil }
+        var scanner = Scanner(bytes: bytes, index: start, maxDepth: maxDepth)
+        guard scanner.value(depth: depth) else { return nil }
+        return scanner.index
+    }
+
+    /// Whether the canonical object in `bytes[range]` is `{"aps":{"content-available":…}}` in the sense the
+    /// message parser infers a background push from: an `aps` member whose object has that one member.
+    public static func apsHasOnlyContentAvailable(_ bytes: [UInt8], object range: Range<Int>) -> Bool {
+        let aps = Array("\"aps\":".utf8)
+        let member = Array("{\"content-available\":".utf8)
+        // Find the top-level "aps" key: walk the members, skipping each value with the scanner.
+        var scanner = Scanner(bytes: bytes, index: range.lowerBound + 1, maxDepth: Int.max)
+        let closing = range.upperBound - 1
+        while scanner.index < closing {
+            let keyStart = scanner.index
+            guard scanner.string(isKey: true, previous: nil), scanner.skip(UInt8(ascii: ":")) else { return false }
+            let valueStart = scanner.index
+            guard scanner.value(depth: 0) else { return false }
+            if bytes[keyStart..<valueStart].elementsEqual(aps) {
+                // One member exactly: the key, its value, then the object's closing brace.
+                guard bytes[valueStart..<scanner.index].starts(with: member) else { return false }
+                var inner = Scanner(bytes: bytes, index: valueStart + member.count, maxDepth: Int.max)
+                return inner.value(depth: 0) && inner.index == scanner.index - 1
+            }
+            guard scanner.index < closing, scanner.skip(UInt8(ascii: ",")) else { return false }
+        }
+        return false
+    }
+
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index: Int
+        let maxDepth: Int
+
+        var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+        mutating func skip(_ byte: UInt8) -> Bool {
+            guard current == byte else { return false }
+            index += 1
+            return true
+        }
+
+        mutating func value(depth: Int) -> Bool {
+            guard let byte = current else { return false }
+            switch byte {
+            case UInt8(ascii: "{"): return object(depth: depth)
+            case UInt8(ascii: "["): return array(depth: depth)
+            case UInt8(ascii: "\""): return string(isKey: false, previous: nil)
+            case UInt8(ascii: "t"): return literal("true")
+            case UInt8(ascii: "f"): return literal("false")
+            case UInt8(ascii: "n"): return literal("null")
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
+            default: return false
+            }
+        }
+
+        mutating func object(depth: Int) -> Bool {
+            guard depth < maxDepth else { return false }  // the parser's limit is `depth <= maxDepth`: keep clear of it
+            index += 1
+            if skip(UInt8(ascii: "}")) { return true }
+            var previous: Range<Int>?
+            while true {
+                let keyStart = index + 1
+                guard string(isKey: true, previous: previous) else { return false }
+                previous = keyStart..<(index - 1)
+                guard skip(UInt8(ascii: ":")), value(depth: depth + 1) else { return false }
+                if skip(UInt8(ascii: "}")) { return true }
+                guard skip(UInt8(ascii: ",")) else { return false }
+            }
+        }
+
+        mutating func array(depth: Int) -> Bool {
+            guard depth < maxDepth else { return false }
+            index += 1
+            if skip(UInt8(ascii: "]")) { return true }
+            while true {
+                guard value(depth: depth + 1) else { return false }
+                if skip(UInt8(ascii: "]")) { return true }
+                guard skip(UInt8(ascii: ",")) else { return false }
+            }
+        }
+
+        /// A string of ASCII text (no control characters). Values may use the writer's escapes (`\"`, `\\`, `\n`, `\r`, `\t`); keys
+        /// may not (their escaped bytes would not sort as the writer sorts decoded keys) and must sort after
+        /// `previous`, the key before them in the same object.
+        mutating func string(isKey: Bool, previous: Range<Int>?) -> Bool {
+            guard skip(UInt8(ascii: "\"")) else { return false }
+            let start = index
+            while let byte = current {
+                switch byte {
+                case UInt8(ascii: "\""):
+                    let key = start..<index
+                    index += 1
+                    if let previous {
+                        return bytes[previous].lexicographicallyPrecedes(bytes[key])
+                    }
+                    return true
+                case UInt8(ascii: "\\"):
+                    guard !isKey, index + 1 < bytes.count else { return false }
+                    switch bytes[index + 1] {
+                    case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                        index += 2
+                    default:
+                        return false
+                    }
+                case 0x20...0x7F:
+                    index += 1  // the writer escapes only control characters, '"' and '\\'
+                default:
+                    return false  // control characters (the parser rejects them) and non-ASCII text
+                }
+            }
+            return false
+        }
+
+        mutating func literal(_ word: String) -> Bool {
+            let count = word.utf8.count
+            guard bytes.count - index >= count, bytes[index..<(index + count)].elementsEqual(word.utf8) else { return false }
+            index += count
+            return true
+        }
+
+        /// RFC 8259's number grammar, exactly as `JSONParser` reads it (the writer copies the literal).
+        mutating func number() -> Bool {
+            _ = skip(UInt8(ascii: "-"))
+            guard let first = current, isDigit(first) else { return false }
+            index += 1
+            if first != UInt8(ascii: "0") { skipDigits() }
+            if skip(UInt8(ascii: ".")) {
+                guard let digit = current, isDigit(digit) else { return false }
+                skipDigits()
+            }
+            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+                index += 1
+                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
+                guard let digit = current, isDigit(digit) else { return false }
+                skipDigits()
+            }
+            return true
+        }
+
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+        mutating func skipDigits() {
+            while let byte = current, isDigit(byte) { index += 1 }
+        }
+    }
+}
