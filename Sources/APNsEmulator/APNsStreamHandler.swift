@@ -23,6 +23,9 @@ final class APNsStreamHandler: ChannelInboundHandler {
     private var body: ByteBuffer?
     /// Refused for exceeding the stream limit: the rest of the request is ignored.
     private var refused = false
+    /// Counted in `connection.activeStreams` and not yet answered: given back by the answer, or by the stream's
+    /// end without one (reset by the client, or by NIO for a stream error).
+    private var holdsSlot = false
 
     init(core: EmulatorCore, connection: ConnectionState) {
         self.core = core
@@ -52,6 +55,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
             head = requestHead
             body = context.channel.allocator.buffer(capacity: 512)
             connection.activeStreams += 1
+            holdsSlot = true
             core.stats.noteActiveStreams(connection.activeStreams)
             if let id = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) {
                 connection.highestStreamID = max(connection.highestStreamID, Int(Int32(id)))
@@ -107,8 +111,20 @@ final class APNsStreamHandler: ChannelInboundHandler {
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        releaseSlot(context: context)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        // The stream ended before its answer was written (a late answer then finds no slot to give back).
+        releaseSlot(context: context)
+        context.fireChannelInactive()
+    }
+
+    private func releaseSlot(context: ChannelHandlerContext) {
+        guard holdsSlot else { return }
+        holdsSlot = false
         connection.activeStreams -= 1
-        // After a GOAWAY the connection closes once every stream it covers has its answer.
+        // After a GOAWAY the connection closes once every stream it covers has its answer (or has ended).
         if connection.goingAway && connection.activeStreams == 0, let parent = context.channel.parent {
             Self.closeAfterLinger(parent, on: context.eventLoop)
         }

@@ -5,8 +5,10 @@ import NIOSSL
 
 /// Reports why a connection failed (protocol errors, TLS failures) on stderr: an emulator that closes
 /// connections silently would hide exactly what its users need to see.
-final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
+final class ConnectionErrorLogger: ChannelInboundHandler {
     typealias InboundIn = Any
+    /// Stream errors reported on this connection (one handler per connection, on its event loop).
+    private var streamErrors = 0
 
     func errorCaught(context: ChannelHandlerContext, error: Error) {
         // NIO refused to send a second GOAWAY wider than the one we sent: the first stands, and the connection
@@ -22,8 +24,15 @@ final class ConnectionErrorLogger: ChannelInboundHandler, Sendable {
             return
         }
         // A stream error: NIO has reset that one stream already (a stream opened above our GOAWAY's last stream
-        // id is refused this way); the connection and its other streams go on.
-        if error is NIOHTTP2Errors.StreamError {
+        // id is refused this way); the connection and its other streams go on. The first is reported, so that a
+        // client sending something wrong is seen, without a line for each of its streams.
+        if let streamError = error as? NIOHTTP2Errors.StreamError {
+            streamErrors += 1
+            if streamErrors == 1 {
+                let peer = context.channel.remoteAddress.map { "\($0)" } ?? "?"
+                FileHandle.standardError.write(Data(("apns-emulator: connection \(peer): stream \(streamError.streamID) reset: "
+                    + "\(streamError.baseError) (the connection goes on; later stream errors on it are not shown)\n").utf8))
+            }
             return
         }
         // A client that closes TCP without TLS close_notify (libcurl at exit) is normal, not news.

@@ -37,7 +37,8 @@ public final class HTTP2Client: @unchecked Sendable {
     private var consecutiveFailures = 0
     private let openSpacing = millisToNanos(250)
 
-    // Per-request nv array: 4 pseudo-headers then the block's entries (nghttp2 copies it at submit).
+    // Per-request nv array: 4 pseudo-headers then the block's entries (nghttp2 copies the array at submit; the
+    // block's names and values it reads in place later, the :path value it copies).
     private var scratch: UnsafeMutablePointer<nghttp2_nv>
     private var scratchCapacity = 32
     /// The :path of the request being submitted (prefix and suffix joined).

@@ -23,7 +23,8 @@ public final class HTTP2Header: Sendable {
 /// request, so a stream keeps its block alive until its HEADERS frame has been sent (`StreamEntry.headers`).
 public final class HTTP2HeaderBlock: @unchecked Sendable {
     public let headers: [HTTP2Header]
-    /// nv entries pointing into `storage`; nghttp2 copies them at submit, so nothing here is ever written again.
+    /// nv entries pointing into `storage`, never written again: nghttp2 copies the entries at submit, and reads
+    /// the names and values they point at in place when it packs the HEADERS frame.
     let nv: UnsafeMutablePointer<nghttp2_nv>
     let count: Int
     private let storage: UnsafeMutablePointer<UInt8>

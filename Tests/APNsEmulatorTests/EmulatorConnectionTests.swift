@@ -59,26 +59,46 @@ final class EmulatorConnectionTests: XCTestCase {
         await server.stop()
     }
 
+    /// Runs h2_late_stream_client.py against `server` and returns its JSON result.
+    private func runLateStreamClient(_ server: EmulatorStandIn, _ arguments: [String]) async throws -> [String: Any] {
+        let signer = try JWTSigner(keyFile: server.keyFile, keyID: EmulatorStandIn.keyID, teamID: EmulatorStandIn.teamID)
+        let bearer = try ProviderToken(signer: signer).current().bearer
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("h2_late_stream_client.py").path
+        let client = Process()
+        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        client.arguments = [script, "--port", String(server.emulator.port), "--bearer", bearer] + arguments
+        let output = Pipe()
+        client.standardOutput = output
+        try client.run()
+        let data = try await Task.detached { try output.fileHandleForReading.readToEnd() ?? Data() }.value
+        client.waitUntilExit()
+        return jsonObject(String(decoding: data, as: UTF8.self))
+    }
+
+    /// Streams a client resets before their requests are complete give their slots back: with a limit of 2
+    /// streams, three cancelled requests must not leave the next one refused. (A stream that ends without an
+    /// answer, reset by the client or by NIO for a stream error, used to keep its slot for good.)
+    func testCancelledStreamsGiveTheirSlotsBack() async throws {
+        let server = try await EmulatorStandIn {
+            $0.latencyMillis = 300
+            $0.maxConcurrentStreams = 2
+        }
+        let result = try await runLateStreamClient(server, ["--cancel", "3"])
+        await server.stop()
+        let streams = result["streams"] as? [String: Any] ?? [:]
+        XCTAssertEqual(result["last"] as? Int, 9, "\(result)")
+        XCTAssertEqual(streams["9"] as? Int, 200, "answered, not refused: \(result)")
+    }
+
     /// A client whose request left before it saw the emulator's GOAWAY opens a stream above the GOAWAY's last
     /// stream id. That stream is not processed; the streams the GOAWAY covers are still answered.
     /// The emulator used to close the whole connection on that stream's error (and on NIO's failed attempt at a
     /// second GOAWAY), so a request it had accepted lost its answer and the client sent it again: a duplicate.
     func testAStreamOpenedAfterGoawayIsNotProcessedAndTheOthersAreStillAnswered() async throws {
         let server = try await EmulatorStandIn(goawayAfter: 2) { $0.latencyMillis = 500 }
-        let signer = try JWTSigner(keyFile: server.keyFile, keyID: EmulatorStandIn.keyID, teamID: EmulatorStandIn.teamID)
-        let bearer = try ProviderToken(signer: signer).current().bearer
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("h2_late_stream_client.py").path
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        client.arguments = [script, "--port", String(server.emulator.port), "--bearer", bearer, "--gap-ms", "200"]
-        let output = Pipe()
-        client.standardOutput = output
-        try client.run()
-        let data = try await Task.detached { try output.fileHandleForReading.readToEnd() ?? Data() }.value
-        client.waitUntilExit()
+        let result = try await runLateStreamClient(server, ["--gap-ms", "200"])
         let answered = server.answered().map(\.token)
         await server.stop()
-        let result = jsonObject(String(decoding: data, as: UTF8.self))
         let streams = result["streams"] as? [String: Any] ?? [:]
         XCTAssertEqual(result["goaway_last_stream_id"] as? Int, 5, "\(result)")
         XCTAssertEqual(streams["1"] as? Int, 200, "\(result)")

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""A client that opens a stream after the server's GOAWAY, for EmulatorConnectionTests (python3-h2 4.1).
+"""A client that opens a stream after the server's GOAWAY, or cancels streams, for EmulatorConnectionTests
+(python3-h2 4.1).
 
 One connection, frames timed by hand:
   stream 1 authenticates (the emulator allows one stream until a token is accepted) and is answered;
@@ -25,6 +26,9 @@ p.add_argument("--port", type=int, required=True)
 p.add_argument("--bearer", required=True)
 p.add_argument("--gap-ms", type=int, default=200)
 p.add_argument("--timeout", type=float, default=10)
+p.add_argument("--cancel", type=int, default=0,
+               help="instead: after stream 1, open this many streams and reset each (CANCEL) before its body, "
+                    "then send one more request, which must be answered, not refused")
 args = p.parse_args()
 
 ctx = ssl.create_default_context()
@@ -83,6 +87,23 @@ def pump(until):
 
 send_request(1, "%064x" % 1)
 pump(lambda: "1" in result["streams"])
+if args.cancel:
+    # A client that gives up on requests (its deadline passed) resets their streams: each must free its slot.
+    stream_id = 3
+    for _ in range(args.cancel):
+        # HEADERS, then the reset before the body: the emulator never gets to answer it.
+        conn.send_headers(stream_id, headers("%064x" % stream_id))
+        sock.sendall(conn.data_to_send())
+        time.sleep(0.05)
+        conn.reset_stream(stream_id, error_code=8)  # CANCEL
+        sock.sendall(conn.data_to_send())
+        stream_id += 2
+    time.sleep(0.2)
+    send_request(stream_id, "%064x" % stream_id)
+    pump(lambda: str(stream_id) in result["streams"])
+    result["last"] = stream_id
+    print(json.dumps(result))
+    raise SystemExit(0)
 send_request(3, "%064x" % 3)
 time.sleep(args.gap_ms / 1000)
 send_request(5, "%064x" % 5)

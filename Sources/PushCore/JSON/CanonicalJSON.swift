@@ -19,7 +19,8 @@ public enum CanonicalJSON {
 
     /// Whether the canonical object in `bytes[range]` is `{"aps":{"content-available":…}}` in the sense the
     /// message parser infers a background push from: an `aps` member whose object has that one member.
-    public static func apsHasOnlyContentAvailable(_ bytes: [UInt8], object range: Range<Int>) -> Bool {
+    /// Only for a range `objectEnd` accepted: it scans without a depth limit, which that acceptance bounds.
+    static func apsHasOnlyContentAvailable(_ bytes: [UInt8], object range: Range<Int>) -> Bool {
         let aps = Array("\"aps\":".utf8)
         let member = Array("{\"content-available\":".utf8)
         // Find the top-level "aps" key: walk the members, skipping each value with the scanner.
