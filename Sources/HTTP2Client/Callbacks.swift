@@ -7,7 +7,7 @@ import Glibc
 // after a GOAWAY leaks memory in 1.52 (CVE-2023-35945), and an error anywhere else would kill the session.
 
 /// Runs `body` with the callback's Connection, borrowed: taking it as a value retained and released it in every
-/// callback, several per request (perf counted retain and release at 14% of the transport thread).
+/// callback, several per request (retain and release together were 14% of the transport thread, in perf).
 @inline(__always)
 private func withConnection(_ userData: UnsafeMutableRawPointer?, _ body: (Connection) -> Void) -> Int32 {
     Unmanaged<Connection>.fromOpaque(userData!)._withUnsafeGuaranteedRef(body)
