@@ -50,6 +50,15 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// A bad number is reported where it goes wrong (the dead letter's reason names the byte).
+    func testABadNumberIsReportedAtTheByteWhereItGoesWrong() {
+        for (text, offset) in [(#"{"a":-x}"#, 6), (#"{"a":1.}"#, 7), (#"{"a":1e+}"#, 8), (#"{"a":2E}"#, 7)] {
+            XCTAssertThrowsError(try parse(text)) { error in
+                XCTAssertEqual((error as? JSONParseError)?.description, "invalid number at byte \(offset)", text)
+            }
+        }
+    }
+
     func testDuplicateKeysAreRejectedInSmallAndLargeObjects() throws {
         // Small objects compare keys one by one, larger ones (over 16 members) use a set: both must catch them.
         for size in [2, 15, 16, 17, 40] {

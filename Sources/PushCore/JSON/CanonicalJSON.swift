@@ -134,29 +134,11 @@ public enum CanonicalJSON {
             return true
         }
 
-        /// RFC 8259's number grammar, exactly as `JSONParser` reads it (the writer copies the literal).
+        /// A number, read by the parser's own grammar (the writer copies the literal).
         mutating func number() -> Bool {
-            _ = skip(UInt8(ascii: "-"))
-            guard let first = current, isDigit(first) else { return false }
-            index += 1
-            if first != UInt8(ascii: "0") { skipDigits() }
-            if skip(UInt8(ascii: ".")) {
-                guard let digit = current, isDigit(digit) else { return false }
-                skipDigits()
-            }
-            if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
-                index += 1
-                if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
-                guard let digit = current, isDigit(digit) else { return false }
-                skipDigits()
-            }
-            return true
-        }
-
-        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-
-        mutating func skipDigits() {
-            while let byte = current, isDigit(byte) { index += 1 }
+            let (end, valid) = JSONParser.numberEnd(in: bytes, from: index)
+            index = end
+            return valid
         }
     }
 }

@@ -158,28 +158,36 @@ public struct JSONParser {
 
     private mutating func number() throws(JSONParseError) -> String {
         let start = index
-        if current == UInt8(ascii: "-") { index += 1 }
-        guard let first = current, isDigit(first) else { throw failure("invalid number") }
-        index += 1
-        if first != UInt8(ascii: "0") { skipDigits() }
-        if current == UInt8(ascii: ".") {
-            index += 1
-            guard let digit = current, isDigit(digit) else { throw failure("invalid number") }
-            skipDigits()
-        }
-        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
-            index += 1
-            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") { index += 1 }
-            guard let digit = current, isDigit(digit) else { throw failure("invalid number") }
-            skipDigits()
-        }
+        let (end, valid) = Self.numberEnd(in: bytes, from: index)
+        index = end
+        guard valid else { throw failure("invalid number") }
         return String(decoding: bytes[start..<index], as: UTF8.self)
     }
 
-    private func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-
-    private mutating func skipDigits() {
-        while let byte = current, isDigit(byte) { index += 1 }
+    /// RFC 8259's number grammar from `start`: where the number ends, or where it went wrong (`valid` false).
+    /// Shared with `CanonicalJSON`, which must read numbers exactly as the parser does.
+    static func numberEnd(in bytes: [UInt8], from start: Int) -> (end: Int, valid: Bool) {
+        let count = bytes.count
+        func isDigit(_ position: Int) -> Bool { position < count && bytes[position] &- UInt8(ascii: "0") < 10 }
+        func isByte(_ position: Int, _ byte: UInt8) -> Bool { position < count && bytes[position] == byte }
+        var index = start
+        if isByte(index, UInt8(ascii: "-")) { index += 1 }
+        guard isDigit(index) else { return (index, false) }
+        let leadingZero = isByte(index, UInt8(ascii: "0"))
+        index += 1
+        if !leadingZero { while isDigit(index) { index += 1 } }
+        if isByte(index, UInt8(ascii: ".")) {
+            index += 1
+            guard isDigit(index) else { return (index, false) }
+            while isDigit(index) { index += 1 }
+        }
+        if isByte(index, UInt8(ascii: "e")) || isByte(index, UInt8(ascii: "E")) {
+            index += 1
+            if isByte(index, UInt8(ascii: "+")) || isByte(index, UInt8(ascii: "-")) { index += 1 }
+            guard isDigit(index) else { return (index, false) }
+            while isDigit(index) { index += 1 }
+        }
+        return (index, true)
     }
 
     private mutating func string() throws(JSONParseError) -> String {
