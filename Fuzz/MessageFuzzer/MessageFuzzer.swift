@@ -5,6 +5,7 @@ import PushCore
 /// crash file to reproduce). A violated property stops the process, which is what both report as a failure.
 enum MessageProperties {
     static let parser = MessageParser()
+    static let lowercaseHex = Set("0123456789abcdef".utf8)
 
     static func check(_ bytes: [UInt8]) {
         switch parser.parse(bytes, seq: 1, now: 1_800_000_000) {
@@ -15,11 +16,18 @@ enum MessageProperties {
             require(message.payload.count <= 5120, "a payload over the limit")
             require((try? JSONParser.parse(message.payload)) != nil, "a payload that is not JSON")
             require(!message.tokens.isEmpty, "a message without tokens")
-            require(message.tokens.allSatisfy { DeviceToken.normalize($0) == $0 }, "a token that is not lowercase hex")
+            require(message.tokens.allSatisfy { $0.utf8.allSatisfy(lowercaseHex.contains) }, "a token that is not lowercase hex")
             // The payload is the canonical form of what the producer sent, whether it was kept as the
             // producer's bytes (already canonical) or written from its tree.
-            let tree = (try? JSONParser.parse(bytes))?["payload"]
+            let root = try? JSONParser.parse(bytes)
+            let tree = root?["payload"]
             require(tree.map(JSONWriter.canonical) == message.payload, "a payload that is not the canonical form of the element's")
+            // Without a push_type, the one inferred from the kept bytes is the one the tree gives.
+            if root?["push_type"] == nil {
+                let aps = tree?["aps"]?.objectMembers
+                let background = aps?.count == 1 && aps?.first?.key == "content-available"
+                require(message.headers.pushType == (background ? "background" : "alert"), "a push type the payload does not imply")
+            }
         case .invalid(let reason, _):
             require(reason == "Expired" || reason.hasPrefix("Malformed: "), "a reason that names no problem")
         }

@@ -64,14 +64,40 @@ public struct MessageParser: Sendable {
         } catch {
             return .invalid(reason: "Malformed: not JSON (\(error.description))", messageID: nil)
         }
-        guard let fields = root.objectMembers else {
+        guard let members = root.objectMembers else {
             return .invalid(reason: "Malformed: not a JSON object", messageID: nil)
         }
-        let id = usableID(root["id"])
+        let fields = Fields(members)
         do {
-            return try parse(root, fields: fields, seq: seq, now: now, raw: raw, canonicalPayload: canonicalPayload)
+            return try parse(fields, seq: seq, now: now, raw: raw, canonicalPayload: canonicalPayload)
         } catch {
-            return .invalid(reason: error.reason, messageID: id)
+            return .invalid(reason: error.reason, messageID: usableID(fields.id))
+        }
+    }
+
+    /// The members SPEC section 2 defines, found in one pass over the object: looking each one up by name
+    /// compared every key again for every field. Other members are ignored; the JSON parser has already
+    /// rejected duplicate keys, so each field here is the only member of its name.
+    private struct Fields {
+        var id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt: JSONValue?
+
+        init(_ members: [JSONMember]) {
+            for member in members {
+                switch member.key {
+                case "id": id = member.value
+                case "tokens": tokens = member.value
+                case "payload": payload = member.value
+                case "topic": topic = member.value
+                case "kind": kind = member.value
+                case "uuid": uuid = member.value
+                case "push_type": pushType = member.value
+                case "priority": priority = member.value
+                case "expiration": expiration = member.value
+                case "collapse_id": collapseID = member.value
+                case "enqueued_at": enqueuedAt = member.value
+                default: continue
+                }
+            }
         }
     }
 
@@ -107,50 +133,50 @@ public struct MessageParser: Sendable {
         scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
-    private func parse(_ root: JSONValue, fields: [JSONMember], seq: UInt64, now: Int64, raw: [UInt8],
+    private func parse(_ fields: Fields, seq: UInt64, now: Int64, raw: [UInt8],
                        canonicalPayload: Range<Int>?) throws(Problem) -> ParsedElement {
-        guard let idValue = root["id"] else { throw Problem("id is missing") }
+        guard let idValue = fields.id else { throw Problem("id is missing") }
         guard let id = idValue.stringValue else { throw Problem("id is not a string") }
         try checkID(id)
 
         var kind = MessageKind.private
-        if let value = root["kind"] {
+        if let value = fields.kind {
             guard let text = value.stringValue, let parsed = MessageKind(rawValue: text) else {
                 throw Problem("kind must be \"private\", \"group\" or \"system\"")
             }
             kind = parsed
         }
         var uuid: String?
-        if let value = root["uuid"] {
+        if let value = fields.uuid {
             guard let text = value.stringValue else { throw Problem("uuid is not a string") }
             guard text.utf8.count <= MessageLimits.maxUUIDBytes else {
                 throw Problem("uuid is \(text.utf8.count) bytes, over \(MessageLimits.maxUUIDBytes)")
             }
             uuid = text
         }
-        guard let topicValue = root["topic"] else { throw Problem("topic is missing") }
+        guard let topicValue = fields.topic else { throw Problem("topic is missing") }
         guard let topic = topicValue.stringValue, !topic.isEmpty else { throw Problem("topic must be a non-empty bundle id") }
         try HeaderValue.check(topic, field: "topic", maxBytes: MessageLimits.maxTopicBytes, allowSpace: false)
 
-        guard let payloadValue = root["payload"] else { throw Problem("payload is missing") }
+        guard let payloadValue = fields.payload else { throw Problem("payload is missing") }
         guard payloadValue.objectMembers != nil else { throw Problem("payload is not a JSON object") }
 
-        let pushType = try pushType(root["push_type"]) {
+        let pushType = try pushType(fields.pushType) {
             if let canonicalPayload { return CanonicalJSON.apsHasOnlyContentAvailable(raw, object: canonicalPayload) }
             guard let aps = payloadValue["aps"]?.objectMembers else { return false }
             return aps.count == 1 && aps[0].key == "content-available"
         }
-        let priority = try priority(root["priority"], pushType: pushType)
-        let expiration = try expiration(root["expiration"], now: now)
+        let priority = try priority(fields.priority, pushType: pushType)
+        let expiration = try expiration(fields.expiration, now: now)
 
         var collapseID: String?
-        if let value = root["collapse_id"] {
+        if let value = fields.collapseID {
             guard let text = value.stringValue else { throw Problem("collapse_id is not a string") }
             try HeaderValue.check(text, field: "collapse_id", maxBytes: MessageLimits.maxCollapseIDBytes, allowSpace: true)
             collapseID = text
         }
         var enqueuedAt: Int64?
-        if let value = root["enqueued_at"] {
+        if let value = fields.enqueuedAt {
             guard let number = value.exactInteger, number >= 0, number <= MessageLimits.maxEnqueuedAtMillis else {
                 throw Problem("enqueued_at must be UNIX milliseconds (a whole number from 0 to 2^53)")
             }
@@ -163,12 +189,13 @@ public struct MessageParser: Sendable {
             throw Problem("payload is \(body.count) bytes, over the \(limit)-byte limit for \(pushType)")
         }
 
-        let (tokens, rejected) = try tokens(root["tokens"])
+        let (tokens, rejected) = try tokens(fields.tokens)
 
         var apnsTopic = topic
-        if let suffix = Self.topicSuffixes[pushType], !topic.hasSuffix(suffix) { apnsTopic += suffix }
         var appTopic = topic
-        if let suffix = Self.topicSuffixes[pushType], topic.hasSuffix(suffix) { appTopic = String(topic.dropLast(suffix.count)) }
+        if let suffix = Self.topicSuffixes[pushType] {
+            if topic.hasSuffix(suffix) { appTopic = String(topic.dropLast(suffix.count)) } else { apnsTopic += suffix }
+        }
         guard apnsTopic.utf8.count <= MessageLimits.maxTopicBytes else {
             throw Problem("topic with the \(pushType) suffix is over \(MessageLimits.maxTopicBytes) bytes")
         }

@@ -178,6 +178,37 @@ final class DeviceTokenTests: XCTestCase {
         XCTAssertNotNil(DeviceToken.normalize(String(repeating: "a", count: 200)))
     }
 
+    /// The lowercase-hex check reads eight bytes at a time, then the tail byte by byte: one wrong byte
+    /// anywhere, in a word or in the tail, of any value, must be seen.
+    func testEveryByteOfEveryPositionIsChecked() {
+        let lowercaseHex = Set("0123456789abcdef".utf8)
+        for length in [16, 18, 24, 64, 70] {
+            let good = Array(String(repeating: "0123456789abcdef", count: 5).utf8.prefix(length))
+            XCTAssertEqual(DeviceToken.normalize(String(decoding: good, as: UTF8.self)), String(decoding: good, as: UTF8.self))
+            for position in 0..<length {
+                for byte in UInt8(0)..<0x80 {
+                    var bytes = good
+                    bytes[position] = byte
+                    let token = String(decoding: bytes, as: UTF8.self)
+                    let normalized = DeviceToken.normalize(token)
+                    if lowercaseHex.contains(byte) {
+                        XCTAssertEqual(normalized, token, "\(length) bytes, 0x\(String(byte, radix: 16)) at \(position)")
+                    } else if (0x41...0x46).contains(byte) {
+                        XCTAssertEqual(normalized, token.lowercased(), "uppercase hex is lowercased")
+                    } else {
+                        XCTAssertNil(normalized, "\(length) bytes, 0x\(String(byte, radix: 16)) at \(position)")
+                    }
+                }
+                // A two-byte character in place of two digits keeps the length even.
+                if position + 1 < length {
+                    let token = String(decoding: good[..<position], as: UTF8.self) + "é"
+                        + String(decoding: good[(position + 2)...], as: UTF8.self)
+                    XCTAssertNil(DeviceToken.normalize(token), "é at \(position) of \(length)")
+                }
+            }
+        }
+    }
+
     func testBase64Of32BytesBecomesHex() {
         let bytes = (0..<32).map { UInt8($0 * 7 & 0xff) }
         let base64 = Data(bytes).base64EncodedString()

@@ -21,8 +21,6 @@ public enum CanonicalJSON {
     /// message parser infers a background push from: an `aps` member whose object has that one member.
     /// Only for a range `objectEnd` accepted: it scans without a depth limit, which that acceptance bounds.
     static func apsHasOnlyContentAvailable(_ bytes: [UInt8], object range: Range<Int>) -> Bool {
-        let aps = Array("\"aps\":".utf8)
-        let member = Array("{\"content-available\":".utf8)
         // Find the top-level "aps" key: walk the members, skipping each value with the scanner.
         var scanner = Scanner(bytes: bytes, index: range.lowerBound + 1, maxDepth: Int.max)
         let closing = range.upperBound - 1
@@ -30,17 +28,20 @@ public enum CanonicalJSON {
             let keyStart = scanner.index
             guard scanner.string(isKey: true, previous: nil), scanner.skip(UInt8(ascii: ":")) else { return false }
             let valueStart = scanner.index
-            guard scanner.value(depth: 0) else { return false }
-            if bytes[keyStart..<valueStart].elementsEqual(aps) {
-                // One member exactly: the key, its value, then the object's closing brace.
-                guard bytes[valueStart..<scanner.index].starts(with: member) else { return false }
-                var inner = Scanner(bytes: bytes, index: valueStart + member.count, maxDepth: Int.max)
-                return inner.value(depth: 0) && inner.index == scanner.index - 1
+            if bytes[keyStart..<valueStart].elementsEqual(apsKey) {
+                // One member exactly: the key, its value, then the object's closing brace. Keys are unique, so
+                // an `aps` that starts any other way settles it without reading the rest (the usual alert).
+                guard bytes[valueStart..<closing].starts(with: contentAvailableOnlyMember) else { return false }
+                var inner = Scanner(bytes: bytes, index: valueStart + contentAvailableOnlyMember.count, maxDepth: Int.max)
+                return inner.value(depth: 0) && inner.skip(UInt8(ascii: "}"))
             }
-            guard scanner.index < closing, scanner.skip(UInt8(ascii: ",")) else { return false }
+            guard scanner.value(depth: 0), scanner.index < closing, scanner.skip(UInt8(ascii: ",")) else { return false }
         }
         return false
     }
+
+    private static let apsKey = Array("\"aps\":".utf8)
+    private static let contentAvailableOnlyMember = Array("{\"content-available\":".utf8)
 
     private struct Scanner {
         let bytes: [UInt8]
