@@ -194,10 +194,19 @@ public final class Acknowledger: Sendable {
 
     /// Gives the messages' room back to the collector, each lane its own.
     private func release(_ messages: [CompletedMessage]) async {
+        // Sums in place: filtering each lane's messages into an array of their own copied every message (and
+        // its growing arrays were most of the allocator's consolidation work on the pool threads).
         for lane in Lane.allCases {
-            let part = messages.filter { Lane.of(pipelineSeq: $0.pipelineSeq) == lane }
-            guard !part.isEmpty else { continue }
-            await gate.release(part.reduce(0) { $0 + $1.notifications }, bytes: part.reduce(0) { $0 + $1.bytes }, lane: lane)
+            var notifications = 0
+            var bytes = 0
+            var any = false
+            for message in messages where Lane.of(pipelineSeq: message.pipelineSeq) == lane {
+                notifications += message.notifications
+                bytes += message.bytes
+                any = true
+            }
+            guard any else { continue }
+            await gate.release(notifications, bytes: bytes, lane: lane)
         }
     }
 

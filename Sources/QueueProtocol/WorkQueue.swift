@@ -210,13 +210,21 @@ public struct WorkQueue: Sendable {
         // HDEL is atomic and idempotent, and Redis parses its arguments once instead of copying each into Lua
         // and back (0.42 against 0.72 µs of Redis CPU per message, docs/queue-protocol.md "Cost"). A field
         // already gone (recovered elsewhere, or a retry whose first reply was lost) is not counted.
-        let plain = messages.filter { $0.records.isEmpty && !$0.counted }
-        let others = messages.filter { !($0.records.isEmpty && !$0.counted) }
+        // Plain ones need only their field names: no copies of the messages themselves.
+        var plain: [[UInt8]] = []
+        plain.reserveCapacity(messages.count)
+        var others: [CompletedMessage] = []
+        for message in messages {
+            if message.records.isEmpty && !message.counted {
+                plain.append(Self.decimal(message.seq))
+            } else {
+                others.append(message)
+            }
+        }
         var acknowledged = 0
         if !plain.isEmpty {
             let commands = stride(from: 0, to: plain.count, by: Self.fieldsPerCommand).map { start in
-                [Array("HDEL".utf8), Array(processing.utf8)]
-                    + plain[start..<min(plain.count, start + Self.fieldsPerCommand)].map { Array(String($0.seq).utf8) }
+                [Array("HDEL".utf8), Array(processing.utf8)] + plain[start..<min(plain.count, start + Self.fieldsPerCommand)]
             }
             for reply in try await connection.pipeline(commands) {
                 if case .error(let text) = reply { throw RedisError.server(text) }
@@ -236,6 +244,20 @@ public struct WorkQueue: Sendable {
                                           keys: [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries],
                                           arguments: arguments)
         return acknowledged + Int(reply.integer ?? 0)
+    }
+
+    /// `value` in decimal, as the processing hash's field names are written: straight into the bytes a command
+    /// argument is, without a string in between.
+    static func decimal(_ value: UInt64) -> [UInt8] {
+        var digits: [UInt8] = []
+        digits.reserveCapacity(20)
+        var rest = value
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        digits.reverse()
+        return digits
     }
 
     /// Fields per HDEL of plain acknowledgements and per HMGET of drafted dead letters; the chunks of one

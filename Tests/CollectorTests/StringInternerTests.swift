@@ -16,4 +16,16 @@ final class StringInternerTests: XCTestCase {
         for n in 0..<1000 { XCTAssertEqual(interner.intern("com.example.topic.\(n)"), "com.example.topic.\(n)") }
         XCTAssertEqual(interner.intern("short"), "short")
     }
+
+    func testOnlyTheSameBytesAreShared() {
+        var interner = StringInterner()
+        let composed = "com.example.caf\u{E9}.app"
+        let decomposed = "com.example.cafe\u{301}.app"
+        XCTAssertEqual(composed, decomposed, "equal as Swift compares strings")
+        _ = interner.intern(composed)
+        XCTAssertEqual(Array(interner.intern(decomposed).utf8), Array(decomposed.utf8), "the producer's spelling is kept")
+        _ = interner.intern("com.example.chat.app1")
+        XCTAssertEqual(Array(interner.intern("com.example.chat.app2").utf8), Array("com.example.chat.app2".utf8))
+        XCTAssertEqual(Array(interner.intern("com.example.chat.app1").utf8), Array("com.example.chat.app1".utf8))
+    }
 }
