@@ -20,9 +20,13 @@ fuzzer="$scratch/release/message-fuzzer"
 found="$scratch/found"
 mkdir -p "$found"
 # -rss_limit_mb bounds memory; -timeout flags any single input that takes over 5 s (a hang).
-"$fuzzer" "$found" Fuzz/corpus/message -max_total_time="$seconds" -max_len=16384 -timeout=5 -rss_limit_mb=2048 \
-  -print_final_stats=1 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus|==[0-9]+==|SUMMARY|artifact_prefix|Test unit written)" || true
+# The fuzzer's status is read from PIPESTATUS straight after the pipeline: an `|| true` there (as this script
+# once had) runs exactly when the fuzzer fails, under pipefail, and leaves PIPESTATUS saying 0.
+set +e
+SWIFT_BACKTRACE=enable=no "$fuzzer" "$found" Fuzz/corpus/message -max_total_time="$seconds" -max_len=16384 -timeout=5 -rss_limit_mb=2048 \
+  -print_final_stats=1 2>&1 | grep -E "^(#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss_mb|INFO: seed corpus|==[0-9]+==|SUMMARY|artifact_prefix|Test unit written)|property violated|deadly signal"
 status=${PIPESTATUS[0]}
+set -e
 if [ "$status" -ne 0 ]; then
   echo "fuzz: FAILED (exit $status); see crash-*/timeout-* files" >&2
   exit "$status"
