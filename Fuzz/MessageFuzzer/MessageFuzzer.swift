@@ -7,8 +7,14 @@ enum MessageProperties {
     static let parser = MessageParser()
     static let lowercaseHex = Set("0123456789abcdef".utf8)
 
+    static let treeParser = MessageParser(readsFieldsDirectly: false)
+
     static func check(_ bytes: [UInt8]) {
-        switch parser.parse(bytes, seq: 1, now: 1_800_000_000) {
+        let verdict = parser.parse(bytes, seq: 1, now: 1_800_000_000)
+        // Reading the fields directly and parsing a tree agree on every element, valid or not.
+        require(String(describing: verdict) == String(describing: treeParser.parse(bytes, seq: 1, now: 1_800_000_000)),
+                "a verdict that differs between the direct reader and the tree")
+        switch verdict {
         case .valid(let message, _):
             for value in [message.headers.topic, message.headers.collapseID ?? "-"] {
                 require(value.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }, "a header value that is not visible ASCII")

@@ -46,8 +46,14 @@ public struct MessageParser: Sendable {
     static let linearTokenScanLimit = 16
 
     public let limits: MessageLimits
+    /// Whether plain elements are read field by field (`MessageFieldReader`) rather than as a tree. Both give
+    /// the same result for every element; false is for comparing the two (tests, the fuzzer).
+    public let readsFieldsDirectly: Bool
 
-    public init(limits: MessageLimits = MessageLimits()) { self.limits = limits }
+    public init(limits: MessageLimits = MessageLimits(), readsFieldsDirectly: Bool = true) {
+        self.limits = limits
+        self.readsFieldsDirectly = readsFieldsDirectly
+    }
 
     /// - Parameter now: UNIX seconds, used for relative (`"+N"`) and past expirations.
     public func parse(_ raw: [UInt8], seq: UInt64, now: Int64) -> ParsedElement {
@@ -55,49 +61,28 @@ public struct MessageParser: Sendable {
             return .invalid(reason: "Malformed: element is \(raw.count) bytes, over the \(limits.maxElementBytes)-byte limit",
                             messageID: nil)
         }
-        let root: JSONValue
-        let canonicalPayload: Range<Int>?
-        do {
-            // A payload already in canonical form is kept as the producer's bytes, with no tree to build,
-            // write and free (a third of parsing a one-token message).
-            (root, canonicalPayload) = try JSONParser.parse(raw, maxDepth: limits.maxDepth, keepingCanonical: "payload")
-        } catch {
-            return .invalid(reason: "Malformed: not JSON (\(error.description))", messageID: nil)
+        let fields: MessageFields
+        if readsFieldsDirectly, let read = MessageFieldReader.read(raw, maxDepth: limits.maxDepth) {
+            fields = read
+        } else {
+            let root: JSONValue
+            let canonicalPayload: Range<Int>?
+            do {
+                // A payload already in canonical form is kept as the producer's bytes, with no tree to build,
+                // write and free (a third of parsing a one-token message).
+                (root, canonicalPayload) = try JSONParser.parse(raw, maxDepth: limits.maxDepth, keepingCanonical: "payload")
+            } catch {
+                return .invalid(reason: "Malformed: not JSON (\(error.description))", messageID: nil)
+            }
+            guard let members = root.objectMembers else {
+                return .invalid(reason: "Malformed: not a JSON object", messageID: nil)
+            }
+            fields = MessageFields(members, canonicalPayload: canonicalPayload)
         }
-        guard let members = root.objectMembers else {
-            return .invalid(reason: "Malformed: not a JSON object", messageID: nil)
-        }
-        let fields = Fields(members)
         do {
-            return try parse(fields, seq: seq, now: now, raw: raw, canonicalPayload: canonicalPayload)
+            return try parse(fields, seq: seq, now: now, raw: raw)
         } catch {
             return .invalid(reason: error.reason, messageID: usableID(fields.id))
-        }
-    }
-
-    /// The members SPEC section 2 defines, found in one pass over the object: looking each one up by name
-    /// compared every key again for every field. Other members are ignored; the JSON parser has already
-    /// rejected duplicate keys, so each field here is the only member of its name.
-    private struct Fields {
-        var id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt: JSONValue?
-
-        init(_ members: [JSONMember]) {
-            for member in members {
-                switch member.key {
-                case "id": id = member.value
-                case "tokens": tokens = member.value
-                case "payload": payload = member.value
-                case "topic": topic = member.value
-                case "kind": kind = member.value
-                case "uuid": uuid = member.value
-                case "push_type": pushType = member.value
-                case "priority": priority = member.value
-                case "expiration": expiration = member.value
-                case "collapse_id": collapseID = member.value
-                case "enqueued_at": enqueuedAt = member.value
-                default: continue
-                }
-            }
         }
     }
 
@@ -133,8 +118,8 @@ public struct MessageParser: Sendable {
         scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
-    private func parse(_ fields: Fields, seq: UInt64, now: Int64, raw: [UInt8],
-                       canonicalPayload: Range<Int>?) throws(Problem) -> ParsedElement {
+    private func parse(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
+        let canonicalPayload = fields.canonicalPayload
         guard let idValue = fields.id else { throw Problem("id is missing") }
         guard let id = idValue.stringValue else { throw Problem("id is not a string") }
         try checkID(id)
@@ -189,7 +174,7 @@ public struct MessageParser: Sendable {
             throw Problem("payload is \(body.count) bytes, over the \(limit)-byte limit for \(pushType)")
         }
 
-        let (tokens, rejected) = try tokens(fields.tokens)
+        let (tokens, rejected) = try tokens(fields)
 
         var apnsTopic = topic
         var appTopic = topic
@@ -208,32 +193,47 @@ public struct MessageParser: Sendable {
         return .valid(message, rejectedTokens: rejected)
     }
 
-    private func tokens(_ value: JSONValue?) throws(Problem) -> (tokens: [String], rejected: [String]) {
-        guard let value else { throw Problem("tokens is missing") }
-        guard let list = value.arrayValue else { throw Problem("tokens is not an array") }
-        guard !list.isEmpty else { throw Problem("tokens is empty") }
-        guard list.count <= Self.maxTokens else {
-            throw Problem("tokens has \(list.count) entries, over \(Self.maxTokens)")
+    private func tokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
+        guard fields.hasTokens else { throw Problem("tokens is missing") }
+        let list: [JSONValue]
+        let strings: [String]?
+        if let tokenStrings = fields.tokenStrings {
+            (list, strings) = ([], tokenStrings)
+        } else {
+            guard let items = fields.tokens?.arrayValue else { throw Problem("tokens is not an array") }
+            (list, strings) = (items, nil)
+        }
+        let count = strings?.count ?? list.count
+        guard count > 0 else { throw Problem("tokens is empty") }
+        guard count <= Self.maxTokens else {
+            throw Problem("tokens has \(count) entries, over \(Self.maxTokens)")
         }
         var tokens: [String] = []
         tokens.reserveCapacity(list.count)
         var rejected: [String] = []
         var firstRejected: Int?
         var seen = Set<String>()
-        for (index, item) in list.enumerated() {
-            guard let text = item.stringValue else { throw Problem("tokens[\(index)] is not a string") }
+        func take(_ text: String, at index: Int) {
             if let token = DeviceToken.normalize(text) {
                 // A token listed twice is sent once.
                 // Comparing with the few tokens before costs less than hashing; a set beyond that.
-                if list.count > Self.linearTokenScanLimit {
-                    guard seen.insert(token).inserted else { continue }
+                if count > Self.linearTokenScanLimit {
+                    guard seen.insert(token).inserted else { return }
                 } else if tokens.contains(token) {
-                    continue
+                    return
                 }
                 tokens.append(token)
             } else {
                 rejected.append(text)
                 if firstRejected == nil { firstRejected = index }
+            }
+        }
+        if let strings {
+            for (index, text) in strings.enumerated() { take(text, at: index) }
+        } else {
+            for (index, item) in list.enumerated() {
+                guard let text = item.stringValue else { throw Problem("tokens[\(index)] is not a string") }
+                take(text, at: index)
             }
         }
         // One bad token among good ones is the device's problem (feedback); no good token at all is the producer's.

@@ -284,3 +284,77 @@ public struct JSONParser {
         return value
     }
 }
+
+// MARK: - Reading an object member by member
+
+/// What `MessageFieldReader` reads a queue element with: the parser's own grammar for every value, so that a
+/// value read this way is the one the tree would hold. The reader gives up (and the element is parsed as a
+/// tree, which reports any error) at anything but the plain case; these report no errors of their own.
+extension JSONParser {
+    init(reading bytes: [UInt8], maxDepth: Int) {
+        self.init(bytes: bytes, maxDepth: maxDepth)
+    }
+
+    var isAtEnd: Bool { index == bytes.count }
+
+    mutating func skipSpace() { skipWhitespace() }
+
+    /// Steps over `byte` if it is next.
+    mutating func take(_ byte: UInt8) -> Bool {
+        guard current == byte else { return false }
+        index += 1
+        return true
+    }
+
+    /// The bytes of a key between its quotes, if it is printable ASCII without escapes (so that byte equality
+    /// is what string equality would be); nil otherwise.
+    mutating func plainKey() -> Range<Int>? {
+        guard current == UInt8(ascii: "\"") else { return nil }
+        let start = index + 1
+        var position = start
+        while position < bytes.count {
+            switch bytes[position] {
+            case UInt8(ascii: "\""):
+                index = position + 1
+                return start..<position
+            case UInt8(ascii: "\\"): return nil
+            case 0x20...0x7E: position += 1
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// Whether the key at `range` is `name`.
+    func key(_ range: Range<Int>, is name: [UInt8]) -> Bool {
+        range.count == name.count && bytes[range].elementsEqual(name)
+    }
+
+    mutating func readValue(depth: Int) throws(JSONParseError) -> JSONValue {
+        try value(depth: depth)
+    }
+
+    /// An array of strings, as its strings; nil (having read part of it) when an item is not a string.
+    mutating func readStrings(depth: Int) throws(JSONParseError) -> [String]? {
+        guard depth <= maxDepth, take(UInt8(ascii: "[")) else { return nil }
+        var items: [String] = []
+        skipWhitespace()
+        if take(UInt8(ascii: "]")) { return items }
+        while true {
+            skipWhitespace()
+            guard current == UInt8(ascii: "\"") else { return nil }
+            items.append(try string())
+            skipWhitespace()
+            if take(UInt8(ascii: ",")) { continue }
+            guard take(UInt8(ascii: "]")) else { return nil }
+            return items
+        }
+    }
+
+    /// A canonical object here (`CanonicalJSON`), stepped over: its range. Nil, with nothing read, otherwise.
+    mutating func canonicalObject(depth: Int) -> Range<Int>? {
+        guard let end = CanonicalJSON.objectEnd(in: bytes, from: index, depth: depth, maxDepth: maxDepth) else { return nil }
+        defer { index = end }
+        return index..<end
+    }
+}
