@@ -208,8 +208,12 @@ public struct MessageParser: Sendable {
         guard count <= Self.maxTokens else {
             throw Problem("tokens has \(count) entries, over \(Self.maxTokens)")
         }
+        // One token already as APNs writes it (most messages): the producer's list is the list.
+        if let strings, count == 1, let token = DeviceToken.normalize(strings[0]), token == strings[0] {
+            return (strings, [])
+        }
         var tokens: [String] = []
-        tokens.reserveCapacity(list.count)
+        tokens.reserveCapacity(count)
         var rejected: [String] = []
         var firstRejected: Int?
         var seen = Set<String>()
