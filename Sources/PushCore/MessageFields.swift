@@ -38,9 +38,10 @@ struct MessageFields {
 /// Reads the fields of an element that is a plain JSON object straight from its bytes, without building the
 /// object: no key strings, no member array, tokens straight into strings (about a sixth of parsing a
 /// one-token message). It gives up, returning nil, at anything else: an escaped or non-ASCII key, a
-/// duplicate key, tokens that are not all strings, any JSON error. The caller then parses the element as a
-/// tree, which gives the same fields for the same bytes and reports every error as it always has, so this
-/// changes what a message costs and nothing else (the fuzzer compares the two on every input).
+/// duplicate key, more than a few members it does not know, tokens that are not all strings, any JSON
+/// error. The caller then parses the element as a tree, which gives the same fields for the same bytes and
+/// reports every error as it always has, so this changes what a message costs and nothing else (the fuzzer
+/// compares the two on every input).
 enum MessageFieldReader {
     private enum Field: Int {
         case id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt
@@ -77,7 +78,10 @@ enum MessageFieldReader {
                     guard seen & bit == 0 else { return nil }
                     seen |= bit
                 } else {
-                    guard !others.contains(where: { raw[$0].elementsEqual(raw[key]) }) else { return nil }
+                    // Compared with each earlier one, so only a few: beyond the tree's own limit for that (where
+                    // it switches to a set) a megabyte of distinct short keys would take quadratic time here.
+                    guard others.count < JSONParser.linearKeyScanLimit,
+                          !others.contains(where: { raw[$0].elementsEqual(raw[key]) }) else { return nil }
                     others.append(key)
                 }
                 do {

@@ -62,6 +62,17 @@ final class MessageFieldReaderTests: XCTestCase {
         }
     }
 
+    /// Unknown members are checked for repeats by comparing with each earlier one; past the tree's own limit for
+    /// that (where it switches to a set) the reader leaves the element to the tree, so a megabyte of distinct
+    /// short keys costs linear time, not quadratic.
+    func testManyOtherMembersAreLeftToTheTree() {
+        let t = Self.token
+        let few = (0..<JSONParser.linearKeyScanLimit).map { #""x\#($0)":0"# }.joined(separator: ",")
+        let many = (0...JSONParser.linearKeyScanLimit).map { #""x\#($0)":0"# }.joined(separator: ",")
+        assertSameVerdict(#"{"id":"m1","topic":"com.example.app","tokens":["\#(t)"],"payload":{},\#(few)}"#, directly: true)
+        assertSameVerdict(#"{"id":"m1","topic":"com.example.app","tokens":["\#(t)"],"payload":{},\#(many)}"#, directly: false)
+    }
+
     func testNestingIsLimitedAsTheTreeLimitsIt() {
         let t = Self.token
         let limit = JSONParser.defaultMaxDepth
