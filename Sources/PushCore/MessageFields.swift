@@ -10,40 +10,8 @@ struct MessageFields {
 
     init() {}
 
-    /// From a parsed object: one pass over its members (looking each field up by name compared every key
-    /// again for every field).
-    init(_ members: [JSONMember], canonicalPayload: Range<Int>?) {
-        self.canonicalPayload = canonicalPayload
-        for member in members {
-            switch member.key {
-            case "id": id = member.value
-            case "tokens": tokens = member.value
-            case "payload": payload = member.value
-            case "topic": topic = member.value
-            case "kind": kind = member.value
-            case "uuid": uuid = member.value
-            case "push_type": pushType = member.value
-            case "priority": priority = member.value
-            case "expiration": expiration = member.value
-            case "collapse_id": collapseID = member.value
-            case "enqueued_at": enqueuedAt = member.value
-            default: continue
-            }
-        }
-    }
-
-    var hasTokens: Bool { tokens != nil || tokenStrings != nil }
-}
-
-/// Reads the fields of an element that is a plain JSON object straight from its bytes, without building the
-/// object: no key strings, no member array, tokens straight into strings (about a sixth of parsing a
-/// one-token message). It gives up, returning nil, at anything else: an escaped or non-ASCII key, a
-/// duplicate key, more than a few members it does not know, tokens that are not all strings, any JSON
-/// error. The caller then parses the element as a tree, which gives the same fields for the same bytes and
-/// reports every error as it always has, so this changes what a message costs and nothing else (the fuzzer
-/// compares the two on every input).
-enum MessageFieldReader {
-    private enum Field: Int {
+    /// The fields by name, shared by both ways of reading an element.
+    enum Field: Int {
         case id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt
 
         static let names: [(field: Field, name: [UInt8])] = {
@@ -54,25 +22,72 @@ enum MessageFieldReader {
             ]
             return spelled.map { (field: $0.0, name: Array($0.1.utf8)) }
         }()
+
+        /// The field a key names, compared byte for byte (for these ASCII names, what `==` would say).
+        static func named(_ key: ArraySlice<UInt8>) -> Field? {
+            for entry in names where entry.name.count == key.count && entry.name.elementsEqual(key) { return entry.field }
+            return nil
+        }
+
+        static func named(_ key: String) -> Field? {
+            for entry in names where entry.name.elementsEqual(key.utf8) { return entry.field }
+            return nil
+        }
     }
+
+    mutating func set(_ field: Field, _ value: JSONValue) {
+        switch field {
+        case .id: id = value
+        case .kind: kind = value
+        case .uuid: uuid = value
+        case .topic: topic = value
+        case .tokens: tokens = value
+        case .payload: payload = value
+        case .pushType: pushType = value
+        case .priority: priority = value
+        case .expiration: expiration = value
+        case .collapseID: collapseID = value
+        case .enqueuedAt: enqueuedAt = value
+        }
+    }
+
+    /// From a parsed object: one pass over its members (looking each field up by name compared every key
+    /// again for every field).
+    init(_ members: [JSONMember], canonicalPayload: Range<Int>?) {
+        self.canonicalPayload = canonicalPayload
+        for member in members {
+            if let field = Field.named(member.key) { set(field, member.value) }
+        }
+    }
+}
+
+/// Reads the fields of an element that is a plain JSON object straight from its bytes, without building the
+/// object: no key strings, no member array, tokens straight into strings (about a sixth of parsing a
+/// one-token message). It gives up, returning nil, at anything else: an escaped or non-ASCII key, a
+/// duplicate key, more than a few members it does not know, tokens that are not all strings, any JSON
+/// error. The caller then parses the element as a tree, which gives the same fields for the same bytes and
+/// reports every error as it always has, so this changes what a message costs and nothing else (the fuzzer
+/// compares the two on every input).
+enum MessageFieldReader {
+    private typealias Field = MessageFields.Field
 
     static func read(_ raw: [UInt8], maxDepth: Int) -> MessageFields? {
         guard maxDepth >= 2 else { return nil }
-        var reader = JSONParser(reading: raw, maxDepth: maxDepth)
+        var reader = JSONParser(bytes: raw, maxDepth: maxDepth)
         var fields = MessageFields()
         var seen: UInt16 = 0  // a bit per field (a set's hashing cost more than the rest of a key)
         var others: [Range<Int>] = []
-        reader.skipSpace()
+        reader.skipWhitespace()
         guard reader.take(UInt8(ascii: "{")) else { return nil }
-        reader.skipSpace()
+        reader.skipWhitespace()
         if !reader.take(UInt8(ascii: "}")) {
             while true {
-                reader.skipSpace()
+                reader.skipWhitespace()
                 guard let key = reader.plainKey() else { return nil }
-                reader.skipSpace()
+                reader.skipWhitespace()
                 guard reader.take(UInt8(ascii: ":")) else { return nil }
-                reader.skipSpace()
-                let field = Field.names.first { reader.key(key, is: $0.name) }?.field
+                reader.skipWhitespace()
+                let field = Field.named(raw[key])
                 if let field {
                     let bit: UInt16 = 1 << field.rawValue
                     guard seen & bit == 0 else { return nil }
@@ -91,32 +106,24 @@ enum MessageFieldReader {
                             fields.canonicalPayload = kept
                             fields.payload = .object([])
                         } else {
-                            fields.payload = try reader.readValue(depth: 2)
+                            fields.payload = try reader.value(depth: 2)
                         }
                     case .tokens:
                         guard let strings = try reader.readStrings(depth: 2) else { return nil }
                         fields.tokenStrings = strings
-                    case .id: fields.id = try reader.readValue(depth: 2)
-                    case .kind: fields.kind = try reader.readValue(depth: 2)
-                    case .uuid: fields.uuid = try reader.readValue(depth: 2)
-                    case .topic: fields.topic = try reader.readValue(depth: 2)
-                    case .pushType: fields.pushType = try reader.readValue(depth: 2)
-                    case .priority: fields.priority = try reader.readValue(depth: 2)
-                    case .expiration: fields.expiration = try reader.readValue(depth: 2)
-                    case .collapseID: fields.collapseID = try reader.readValue(depth: 2)
-                    case .enqueuedAt: fields.enqueuedAt = try reader.readValue(depth: 2)
-                    case nil: _ = try reader.readValue(depth: 2)
+                    case let field?: fields.set(field, try reader.value(depth: 2))
+                    case nil: _ = try reader.value(depth: 2)
                     }
                 } catch {
                     return nil
                 }
-                reader.skipSpace()
+                reader.skipWhitespace()
                 if reader.take(UInt8(ascii: ",")) { continue }
                 guard reader.take(UInt8(ascii: "}")) else { return nil }
                 break
             }
         }
-        reader.skipSpace()
+        reader.skipWhitespace()
         return reader.isAtEnd ? fields : nil
     }
 }

@@ -194,37 +194,39 @@ public struct MessageParser: Sendable {
     }
 
     private func tokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
-        guard fields.hasTokens else { throw Problem("tokens is missing") }
-        let list: [JSONValue]
-        let strings: [String]?
+        let strings: [String]
         if let tokenStrings = fields.tokenStrings {
-            (list, strings) = ([], tokenStrings)
+            try Self.checkTokenCount(tokenStrings.count)
+            strings = tokenStrings
         } else {
-            guard let items = fields.tokens?.arrayValue else { throw Problem("tokens is not an array") }
-            (list, strings) = (items, nil)
-        }
-        let count = strings?.count ?? list.count
-        guard count > 0 else { throw Problem("tokens is empty") }
-        guard count <= Self.maxTokens else {
-            throw Problem("tokens has \(count) entries, over \(Self.maxTokens)")
+            guard let value = fields.tokens else { throw Problem("tokens is missing") }
+            guard let items = value.arrayValue else { throw Problem("tokens is not an array") }
+            try Self.checkTokenCount(items.count)  // before the items' types, whose error comes after it
+            var texts: [String] = []
+            texts.reserveCapacity(items.count)
+            for (index, item) in items.enumerated() {
+                guard let text = item.stringValue else { throw Problem("tokens[\(index)] is not a string") }
+                texts.append(text)
+            }
+            strings = texts
         }
         // One token already as APNs writes it (most messages): the producer's list is the list.
-        if let strings, count == 1, let token = DeviceToken.normalize(strings[0]), token == strings[0] {
+        if strings.count == 1, let token = DeviceToken.normalize(strings[0]), token == strings[0] {
             return (strings, [])
         }
         var tokens: [String] = []
-        tokens.reserveCapacity(count)
+        tokens.reserveCapacity(strings.count)
         var rejected: [String] = []
         var firstRejected: Int?
         var seen = Set<String>()
-        func take(_ text: String, at index: Int) {
+        for (index, text) in strings.enumerated() {
             if let token = DeviceToken.normalize(text) {
                 // A token listed twice is sent once.
                 // Comparing with the few tokens before costs less than hashing; a set beyond that.
-                if count > Self.linearTokenScanLimit {
-                    guard seen.insert(token).inserted else { return }
+                if strings.count > Self.linearTokenScanLimit {
+                    guard seen.insert(token).inserted else { continue }
                 } else if tokens.contains(token) {
-                    return
+                    continue
                 }
                 tokens.append(token)
             } else {
@@ -232,17 +234,14 @@ public struct MessageParser: Sendable {
                 if firstRejected == nil { firstRejected = index }
             }
         }
-        if let strings {
-            for (index, text) in strings.enumerated() { take(text, at: index) }
-        } else {
-            for (index, item) in list.enumerated() {
-                guard let text = item.stringValue else { throw Problem("tokens[\(index)] is not a string") }
-                take(text, at: index)
-            }
-        }
         // One bad token among good ones is the device's problem (feedback); no good token at all is the producer's.
         if tokens.isEmpty, let index = firstRejected { throw Problem("tokens[\(index)] is not hex or base64") }
         return (tokens, rejected)
+    }
+
+    private static func checkTokenCount(_ count: Int) throws(Problem) {
+        guard count > 0 else { throw Problem("tokens is empty") }
+        guard count <= maxTokens else { throw Problem("tokens has \(count) entries, over \(maxTokens)") }
     }
 
     /// `push_type`, or without one "background" for a payload whose `aps` holds only `content-available`.

@@ -216,7 +216,7 @@ public struct WorkQueue: Sendable {
         var others: [CompletedMessage] = []
         for message in messages {
             if message.records.isEmpty && !message.counted {
-                plain.append(Self.decimal(message.seq))
+                plain.append(Array(String(message.seq).utf8))
             } else {
                 others.append(message)
             }
@@ -244,20 +244,6 @@ public struct WorkQueue: Sendable {
                                           keys: [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries],
                                           arguments: arguments)
         return acknowledged + Int(reply.integer ?? 0)
-    }
-
-    /// `value` in decimal, as the processing hash's field names are written: straight into the bytes a command
-    /// argument is, without a string in between.
-    static func decimal(_ value: UInt64) -> [UInt8] {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(20)
-        var rest = value
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
-            rest /= 10
-        } while rest > 0
-        digits.reverse()
-        return digits
     }
 
     /// Fields per HDEL of plain acknowledgements and per HMGET of drafted dead letters; the chunks of one

@@ -426,15 +426,3 @@ final class WorkQueueTests: RedisTestCase {
                               "progress expires")
     }
 }
-
-/// The field names acknowledgements delete are the decimal sequences claims wrote (`String(seq)` there).
-final class FieldNameTests: XCTestCase {
-    func testDecimalIsWhatStringWrites() {
-        var values: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, UInt64(UInt32.max), UInt64.max - 1, UInt64.max]
-        var generator = SystemRandomNumberGenerator()
-        values += (0..<1000).map { _ in UInt64.random(in: 0...UInt64.max, using: &generator) >> UInt64.random(in: 0...63, using: &generator) }
-        for value in values {
-            XCTAssertEqual(WorkQueue.decimal(value), Array(String(value).utf8), "\(value)")
-        }
-    }
-}

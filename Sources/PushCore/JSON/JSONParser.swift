@@ -39,7 +39,7 @@ public struct JSONParser {
         return (value, parser.kept)
     }
 
-    private init(bytes: [UInt8], maxDepth: Int) {
+    init(bytes: [UInt8], maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
     }
@@ -50,7 +50,7 @@ public struct JSONParser {
 
     private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -59,7 +59,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
+    mutating func value(depth: Int) throws(JSONParseError) -> JSONValue {
         guard let byte = current else { throw failure("unexpected end of input") }
         switch byte {
         case UInt8(ascii: "{"): return try object(depth: depth)
@@ -287,17 +287,12 @@ public struct JSONParser {
 
 // MARK: - Reading an object member by member
 
-/// What `MessageFieldReader` reads a queue element with: the parser's own grammar for every value, so that a
-/// value read this way is the one the tree would hold. The reader gives up (and the element is parsed as a
-/// tree, which reports any error) at anything but the plain case; these report no errors of their own.
+/// What `MessageFieldReader` reads a queue element with, beside the parser's own initialiser, `value` and
+/// `skipWhitespace`: the parser's grammar for every value, so that a value read this way is the one the tree
+/// would hold. The reader gives up (and the element is parsed as a tree, which reports any error) at anything
+/// but the plain case; these report no errors of their own.
 extension JSONParser {
-    init(reading bytes: [UInt8], maxDepth: Int) {
-        self.init(bytes: bytes, maxDepth: maxDepth)
-    }
-
     var isAtEnd: Bool { index == bytes.count }
-
-    mutating func skipSpace() { skipWhitespace() }
 
     /// Steps over `byte` if it is next.
     mutating func take(_ byte: UInt8) -> Bool {
@@ -323,15 +318,6 @@ extension JSONParser {
             }
         }
         return nil
-    }
-
-    /// Whether the key at `range` is `name`.
-    func key(_ range: Range<Int>, is name: [UInt8]) -> Bool {
-        range.count == name.count && bytes[range].elementsEqual(name)
-    }
-
-    mutating func readValue(depth: Int) throws(JSONParseError) -> JSONValue {
-        try value(depth: depth)
     }
 
     /// An array of strings, as its strings; nil (having read part of it) when an item is not a string.
