@@ -5,7 +5,7 @@
 ARG SWIFT_VERSION=6.3
 FROM swift:${SWIFT_VERSION}-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libhiredis-dev libnghttp2-dev libcurl4-openssl-dev libssl-dev libicu-dev pkg-config \
+ && apt-get install -y --no-install-recommends libhiredis-dev libnghttp2-dev libjemalloc-dev libcurl4-openssl-dev libssl-dev libicu-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Dependencies first, so a source change does not fetch them again.
@@ -23,7 +23,7 @@ FROM debian:bookworm-slim
 # hiredis, libcurl (with nghttp2 for HTTP/2), OpenSSL, ICU (the word filter's variant data), the C++ runtime Swift's static stdlib still needs,
 # and the CA bundle that APNs' certificate chains to.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libhiredis0.14 libnghttp2-14 libcurl4 libssl3 libicu72 libstdc++6 ca-certificates \
+ && apt-get install -y --no-install-recommends libhiredis0.14 libnghttp2-14 libjemalloc2 libcurl4 libssl3 libicu72 libstdc++6 ca-certificates \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home push
 COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/

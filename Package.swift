@@ -33,6 +33,8 @@ let package = Package(
         // ICU's variant data for the word filter (traditional/simplified Chinese, UTS #39 confusables), behind
         // plain C types: Foundation's own ICU headers would clash with Debian's in a Swift module.
         .target(name: "CICU", linkerSettings: [.linkedLibrary("icui18n"), .linkedLibrary("icuuc")]),
+        // jemalloc (Debian 12's 5.3) as the worker's allocator, with the worker's settings (malloc_conf.c).
+        .target(name: "CJemalloc", linkerSettings: [.linkedLibrary("jemalloc")]),
 
         // The message model, its validation and the configuration: no I/O, no system library.
         .target(name: "PushCore", dependencies: [
@@ -83,6 +85,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            "CJemalloc",
         ]),
 
         // An APNs stand-in for tests, the demo, benchmarks and users' own development setups.

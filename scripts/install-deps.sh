@@ -3,7 +3,7 @@
 # --bench adds what scripts/bench.sh compares against: nginx (the cheap HTTP/2 endpoint, at once or after --latency-ms with its echo module), h2load,
 # Go with x/net/http2 (the Go peer sender) and python3-aioapns (the Python peer sender).
 set -euo pipefail
-packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp2-dev python3-h2 libssl-dev libicu-dev openssl pkg-config python3 curl)
+packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp2-dev libjemalloc-dev python3-h2 libssl-dev libicu-dev openssl pkg-config python3 curl)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
 fi
