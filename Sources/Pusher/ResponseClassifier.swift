@@ -33,14 +33,16 @@ public enum ResponseClassifier {
     /// - Parameters:
     ///   - status: the HTTP status, or nil when the request failed below HTTP (reset, GOAWAY, timeout).
     ///   - body: the response body (APNs sends `{"reason": ..., "timestamp": ...}` on errors).
+    ///   - now: the feedback time when APNs gives none; the wall clock, read only then (not for every 200).
     public static func classify(status: Int?, body: [UInt8], transportError: String? = nil,
-                                now: Int64 = WallClock.nowMillis()) -> ResponseDecision {
+                                now: Int64? = nil) -> ResponseDecision {
         guard let status else { return .retry(reason: transportError ?? "ConnectionError") }
         if status == 200 { return .delivered }
-        let (reason, timestamp) = parseBody(body)
+        let (reason, parsed) = parseBody(body)
+        let timestamp = parsed ?? now ?? WallClock.nowMillis()
         let named = reason ?? "HTTP\(status)"
         if let reason, feedbackReasons.contains(reason), status == 400 || status == 410 {
-            return .feedback(reason: reason, timestampMillis: timestamp ?? now)
+            return .feedback(reason: reason, timestampMillis: timestamp)
         }
         switch (status, reason) {
         case (403, "ExpiredProviderToken"):
@@ -52,7 +54,7 @@ public enum ResponseClassifier {
         case (429, _), (500, _), (502, _), (503, _), (504, _):
             return .retry(reason: named)
         case (410, _):
-            return .feedback(reason: reason ?? "Unregistered", timestampMillis: timestamp ?? now)
+            return .feedback(reason: reason ?? "Unregistered", timestampMillis: timestamp)
         default:
             return .deadLetter(reason: named)
         }

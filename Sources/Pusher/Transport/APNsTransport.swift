@@ -73,6 +73,8 @@ public final class APNsTransport: @unchecked Sendable {
     /// Answers and retries since the last flush to the metrics, counted here so the thread touches the
     /// shared counters once per batch rather than once per request.
     @exclusivity(unchecked) private var answerCounts: [AnswerKey: Int] = [:]
+    /// 200s, nearly every answer, counted apart: no key to build and hash per answer.
+    @exclusivity(unchecked) private var answered200 = 0
     @exclusivity(unchecked) private var retryCounts: [String: Int] = [:]
     /// Requests in flight at most, adapted to the servers' latency (`ConcurrencyLimiter`): a server may
     /// advertise more streams than it can answer in time (a slow or overloaded APNs node, the emulator on
@@ -205,7 +207,7 @@ public final class APNsTransport: @unchecked Sendable {
                 resolvedTokens = 0
                 sink(batch)
             }
-            if !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
+            if answered200 > 0 || !answerCounts.isEmpty || !retryCounts.isEmpty { flushMetrics() }
             if finishing && active == 0 && ready.isEmpty && delayed.isEmpty && held.isEmpty
                 && intake.withLock({ $0.batches.isEmpty }) {
                 break
@@ -371,7 +373,11 @@ public final class APNsTransport: @unchecked Sendable {
                 let waited = now - enqueued
                 if waited >= 0 { metrics.queueToAPNs(request.job.lane).recordMilliseconds(waited) }
             }
-            answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
+            if status == 200 {
+                answered200 += 1
+            } else {
+                answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
+            }
             if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
                 refuseCredential(request, reason: reason, detail: nil)
             } else {
@@ -521,6 +527,8 @@ public final class APNsTransport: @unchecked Sendable {
     }
 
     private func flushMetrics() {
+        metrics.apnsResponses(status: 200, reason: "", count: answered200)
+        answered200 = 0
         for (key, count) in answerCounts { metrics.apnsResponses(status: key.status, reason: key.reason, count: count) }
         for (reason, count) in retryCounts { metrics.apnsRetries(reason: reason, count: count) }
         answerCounts.removeAll(keepingCapacity: true)
