@@ -74,19 +74,22 @@ public struct OutcomeLedger: Sendable {
     /// out twice, which the claim script's floor rules out); the tracked message is kept.
     @discardableResult
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
-        if entries[claim.seq] != nil { return false }
-        counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
         let entry = Entry(seq: claim.element.seq, messageID: claim.messageID, appTopic: claim.appTopic, records: claim.records,
                           bytes: Int32(clamping: claim.element.raw.count), remaining: Int32(clamping: claim.pendingTokens),
                           notifications: Int32(clamping: claim.notifications), counted: claim.element.counted)
         if claim.pendingTokens == 0 {
+            if entries[claim.seq] != nil { return false }
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
                 counts.deadLettered += 1
             }
             completed.append(finish(entry, pipelineSeq: claim.seq))
-        } else {
-            entries[claim.seq] = entry
+        } else if let tracked = entries.updateValue(entry, forKey: claim.seq) {
+            // One hash per registration (a lookup first, then the insert, hashed twice): inserted, and in the rare
+            // case the sequence was tracked already, the tracked message put back.
+            entries[claim.seq] = tracked
+            return false
         }
+        counts.feedback += claim.records.count { if case .feedback = $0 { return true } else { return false } }
         return true
     }
 

@@ -12,9 +12,9 @@ public struct Merger: Sendable {
         var uuid: String?
     }
 
-    public func merge(_ batch: MessageBatch) -> [PushJob] {
+    public func merge(_ batch: consuming MessageBatch) -> [PushJob] {
         guard batch.kind != .private, batch.messages.count > 1 else {
-            return batch.messages.map(PushJob.init(message:))
+            return Self.oneJobEach(batch.takeMessages())
         }
         var jobs: [PushJob] = []
         var jobIndex: [MergeKey: Int] = [:]
@@ -51,13 +51,28 @@ public struct Merger: Sendable {
         return jobs
     }
 
+    /// One job per message, each message moved into its job: `map(PushJob.init)` copied every message (a
+    /// retain of each of its strings and arrays) and then destroyed the batch (a release of each).
+    /// Reversed in place through the buffer, so that `popLast`, which moves the element out, takes them
+    /// in order.
+    private static func oneJobEach(_ messages: consuming [PushMessage]) -> [PushJob] {
+        var remaining = messages
+        var jobs: [PushJob] = []
+        jobs.reserveCapacity(remaining.count)
+        remaining.withUnsafeMutableBufferPointer { $0.reverse() }
+        while let message = remaining.popLast() { jobs.append(PushJob(message: message)) }
+        return jobs
+    }
+
     /// The stage: batches in, jobs out.
     public func run(input: AsyncStream<MessageBatch>, output: AsyncStream<[PushJob]>.Continuation) async {
         let merged = PushMetrics.shared.messagesMerged
         for await batch in input {
+            // Counted first: the batch is handed over to `merge`, so that its messages move into the jobs.
+            let messages = batch.messages.count
             let jobs = merge(batch)
             // Every message beyond the first of its job was folded into another message's job.
-            merged.increment(by: batch.messages.count - jobs.count)
+            merged.increment(by: messages - jobs.count)
             output.yield(jobs)
         }
         output.finish()

@@ -9,4 +9,8 @@ public struct MessageBatch: Sendable {
         self.kind = kind
         self.messages = messages
     }
+
+    /// The messages, handed over with the batch: with the batch gone, the array is the caller's alone and can
+    /// be taken apart without copying (`batch.messages` would share it with the batch still alive).
+    public consuming func takeMessages() -> [PushMessage] { messages }
 }

@@ -118,6 +118,9 @@ public struct MessageParser: Sendable {
         scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
+    // Inlined into its only caller: returned through it, the message was copied once more (a retain and a
+    // release of each of its strings and arrays).
+    @inline(__always)
     private func parse(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let canonicalPayload = fields.canonicalPayload
         guard let idValue = fields.id else { throw Problem("id is missing") }
@@ -178,19 +181,22 @@ public struct MessageParser: Sendable {
 
         var apnsTopic = topic
         var appTopic = topic
-        if let suffix = Self.topicSuffixes[pushType] {
+        // "alert" (nearly every message) has no suffix: compared, not hashed into the table.
+        if pushType != "alert", let suffix = Self.topicSuffixes[pushType] {
             if topic.hasSuffix(suffix) { appTopic = String(topic.dropLast(suffix.count)) } else { apnsTopic += suffix }
         }
         guard apnsTopic.utf8.count <= MessageLimits.maxTopicBytes else {
             throw Problem("topic with the \(pushType) suffix is over \(MessageLimits.maxTopicBytes) bytes")
         }
 
-        let headers = PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
-                                  expiration: expiration, collapseID: collapseID)
-        if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
-        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
-                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)
-        return .valid(message, rejectedTokens: rejected)
+        if PushHeaders.isExpired(expiration: expiration, nowSeconds: now) { throw Problem(reason: "Expired") }
+        // Built in place in the result: named values in between were copied into it (a retain and a release of
+        // each string and array, per message).
+        return .valid(PushMessage(seq: seq, id: id, kind: kind, uuid: uuid,
+                                  headers: PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
+                                                       expiration: expiration, collapseID: collapseID),
+                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt),
+                      rejectedTokens: rejected)
     }
 
     private func tokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
@@ -297,6 +303,12 @@ enum HeaderValue {
     static func check(_ text: String, field: String, maxBytes: Int, allowSpace: Bool) throws(MessageParser.Problem) {
         let bytes = text.utf8
         guard bytes.count <= maxBytes else { throw MessageParser.Problem("\(field) is \(bytes.count) bytes, over \(maxBytes)") }
+        // The common case, read from the string's contiguous bytes (iterating its UTF-8 view costs several times
+        // more per byte); any doubt falls through to the loop below, which names the offending byte.
+        let clean = bytes.withContiguousStorageIfAvailable { buffer in
+            buffer.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }
+        }
+        if clean == true { return }
         for byte in bytes {
             let visible = byte >= 0x21 && byte <= 0x7E
             guard visible || (allowSpace && byte == 0x20) else {

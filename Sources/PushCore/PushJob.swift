@@ -19,12 +19,20 @@ public struct PushJob: Sendable {
     /// The oldest `enqueued_at` of the job's messages, for the queue-to-APNs latency.
     public var enqueuedAtMillis: Int64?
 
-    public init(message: PushMessage) {
-        headers = message.headers
-        payload = message.payload
-        tokens = message.tokens
+    /// Consuming: the message's strings and arrays move into the job. Taken out with `swap`, which moves:
+    /// reading the fields copied them (a retain each, then a release each with the message), and the topic
+    /// strings are shared by every message of an app, so their counts were written from every thread.
+    public init(message: consuming PushMessage) {
+        var message = message
+        headers = PushHeaders(topic: "", appTopic: "", pushType: "", priority: 0, expiration: 0, collapseID: nil)
+        payload = []
+        tokens = []
+        firstSourceID = ""
+        swap(&headers, &message.headers)
+        swap(&payload, &message.payload)
+        swap(&tokens, &message.tokens)
+        swap(&firstSourceID, &message.id)
         firstSource = message.seq
-        firstSourceID = message.id
         owner = []
         extraOwners = [:]
         kind = message.kind

@@ -25,7 +25,9 @@ public struct PushHeaders: Sendable, Hashable {
     }
 
     /// True once the expiration time has passed: such a notification is never sent (again).
-    public func isExpired(nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
+    public func isExpired(nowSeconds: Int64) -> Bool { Self.isExpired(expiration: expiration, nowSeconds: nowSeconds) }
+
+    public static func isExpired(expiration: Int64, nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
 }
 
 /// A validated message, as claimed from the queue.
