@@ -86,6 +86,10 @@ public final class APNsTransport: @unchecked Sendable {
     private var pause: CredentialPause
     private var lastDeadlineScan: UInt64 = 0
     private var lastStreamsLimit: Int?
+    /// The provider token for the requests of one `startRequests` pass, read on its first request: reading it
+    /// per request took the token's lock and the wall clock each time. A renewal (after 50 minutes, or an
+    /// ExpiredProviderToken answer) is picked up by the next pass, a loop iteration later.
+    @exclusivity(unchecked) private var passToken: ProviderToken.Current?
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     private var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
@@ -253,6 +257,7 @@ public final class APNsTransport: @unchecked Sendable {
 
     /// Starts ready requests while the driver has room; returns the room left.
     private func startRequests() -> Int {
+        passToken = nil
         var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
         var room = driver.room(limit: activeLimit - active)
         while room > 0 && allowance > 0,
@@ -322,9 +327,13 @@ public final class APNsTransport: @unchecked Sendable {
         }
         var bearer: String?
         var generation = 0
-        if let provider {
+        if let passToken {
+            bearer = passToken.bearer
+            generation = passToken.generation
+        } else if let provider {
             do {
                 let token = try provider.current()
+                passToken = token
                 bearer = token.bearer
                 generation = token.generation
             } catch {

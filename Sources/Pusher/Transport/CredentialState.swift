@@ -1,4 +1,5 @@
 import PushCore
+import Synchronization
 
 /// What the transport lanes of one credential share: whether APNs refuses it (InvalidProviderToken,
 /// BadCertificate, a key that cannot sign), how many lanes are paused for it, and each lane's stream limit.
@@ -11,6 +12,9 @@ public final class CredentialState: Sendable {
         var streams: [Int: Int] = [:]
     }
     private let state = Locked(State())
+    /// `refused`, readable without the lock: every 200 answer asks whether the credential had been refused,
+    /// and nearly always it was not. Written only under the lock, with `refused`.
+    private let refusedHint = Atomic<Bool>(false)
 
     public init() {}
 
@@ -19,16 +23,22 @@ public final class CredentialState: Sendable {
         state.withLock { state in
             guard !state.refused else { return false }
             state.refused = true
+            refusedHint.store(true, ordering: .releasing)
             readiness?.set(.credentialsRejected(app: app, reason: reason))
             return true
         }
     }
 
     /// A request was accepted: the credential works; true if it had been refused.
+    /// Without the lock while the credential stands accepted: an answer that races a refusal from another lane
+    /// then counts as having come before it (the refusal stands, and that lane's probes lift it), the order
+    /// the lock would have chosen had the refusal taken it first.
     func accept(app: String, readiness: Readiness?) -> Bool {
-        state.withLock { state in
+        guard refusedHint.load(ordering: .acquiring) else { return false }
+        return state.withLock { state in
             guard state.refused else { return false }
             state.refused = false
+            refusedHint.store(false, ordering: .releasing)
             readiness?.clearCredentials(app: app)
             return true
         }

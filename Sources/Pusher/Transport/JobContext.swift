@@ -21,8 +21,6 @@ final class JobContext {
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
     var driverHeaders: AnyObject?
     var headersGeneration = -1
-    /// The driver's form of the payload, if it needs one (shared by every token of the job).
-    private var driverBody: AnyObject?
 
     init(job: PushJob) {
         self.job = job
@@ -37,14 +35,6 @@ final class JobContext {
         let made = build()
         driverHeaders = made
         headersGeneration = generation
-        return made
-    }
-
-    /// The driver's form of the payload, made by `build` once per job.
-    func body<T: AnyObject>(build: () -> T) -> T {
-        if let cached = driverBody as? T { return cached }
-        let made = build()
-        driverBody = made
         return made
     }
 
