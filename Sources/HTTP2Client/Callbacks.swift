@@ -40,12 +40,12 @@ private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength,
         status = status * 10 + digit
     }
     // A 1xx is informational; the final :status overwrites it.
-    return withConnection(userData) { $0.stream(streamID)?.status = status }
+    return withConnection(userData) { $0.withStream(streamID) { $0.status = status } }
 }
 
 private let onDataChunkRecv: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
     guard let data else { return 0 }
-    return withConnection(userData) { $0.stream(streamID)?.appendBody(data, length) }
+    return withConnection(userData) { $0.withStream(streamID) { $0.appendBody(data, length) } }
 }
 
 extension StreamEntry {
@@ -93,7 +93,7 @@ private let onFrameSend: nghttp2_on_frame_send_callback = { _, frame, userData i
     guard let frame, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue),
           h2x_headers_category(frame) == Int32(NGHTTP2_HCAT_REQUEST.rawValue) else { return 0 }
     let streamID = h2x_frame_stream_id(frame)
-    return withConnection(userData) { conn in conn.stream(streamID)?.markHeadersSent(at: conn.client.flushTime) }
+    return withConnection(userData) { conn in conn.withStream(streamID) { $0.markHeadersSent(at: conn.client.flushTime) } }
 }
 
 private let onFrameNotSend: nghttp2_on_frame_not_send_callback = { _, frame, libError, userData in
@@ -110,11 +110,11 @@ private let onStreamClose: nghttp2_on_stream_close_callback = { _, streamID, err
     withConnection(userData) { conn in conn.client.streamEnded(conn, streamID: streamID, errorCode: errorCode, notSentReason: nil) }
 }
 
-/// The body of a request, copied from the shared HTTP2Body at the stream's offset.
+/// The body of a request, copied from the stream's shared body bytes at the stream's offset.
 let bodyReadCallback: nghttp2_data_source_read_callback = { _, streamID, buffer, length, dataFlags, _, userData in
     guard let buffer, let dataFlags else { return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue) }
     var read: (count: Int, finished: Bool)?
-    _ = withConnection(userData) { read = $0.stream(streamID)?.readBody(into: buffer, length: length) }
+    _ = withConnection(userData) { $0.withStream(streamID) { read = $0.readBody(into: buffer, length: length) } }
     guard let read else {
         return ssize_t(NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE.rawValue)  // resets just this stream
     }
@@ -139,14 +139,14 @@ extension StreamEntry {
 
     /// Copies the next piece of the body (at most `length` bytes) and moves on; nil if there is no body.
     func readBody(into buffer: UnsafeMutablePointer<UInt8>, length: Int) -> (count: Int, finished: Bool)? {
-        guard let body else { return nil }
+        guard !body.isEmpty else { return nil }
         let offset = bodyOffset
-        let count = body.bytes.withUnsafeBufferPointer { bytes -> Int in
+        let count = body.withUnsafeBufferPointer { bytes -> Int in
             let n = min(length, bytes.count - offset)
             if n > 0 { buffer.update(from: bytes.baseAddress! + offset, count: n) }
             return max(n, 0)
         }
         bodyOffset = offset + count
-        return (count, bodyOffset >= body.bytes.count)
+        return (count, bodyOffset >= body.count)
     }
 }

@@ -28,7 +28,7 @@ public final class HTTP2Client: @unchecked Sendable {
     @exclusivity(unchecked) private var connections: [Connection] = []
     private var nextConnectionID = 1
     /// Request id -> where it runs, for cancel().
-    @exclusivity(unchecked) private var locations: [UInt64: (connection: Connection, streamID: Int32)] = [:]
+    @exclusivity(unchecked) private var locations = RequestLocations()
     @exclusivity(unchecked) private var pendingEvents: [HTTP2Event] = []
     private var closed = false
 
@@ -138,6 +138,11 @@ public final class HTTP2Client: @unchecked Sendable {
     /// `start` with the request's parts as arguments, for a caller that has them at hand: no request value is
     /// built, so none of its references is retained and released again.
     public func start(id: UInt64, path: String, pathSuffix: String, headers block: HTTP2HeaderBlock, body: HTTP2Body) -> Bool {
+        start(id: id, path: path, pathSuffix: pathSuffix, headers: block, payload: body.bytes)
+    }
+
+    /// `start` with the body as the caller's array, shared rather than copied: no body object per request.
+    public func start(id: UInt64, path: String, pathSuffix: String, headers block: HTTP2HeaderBlock, payload: [UInt8]) -> Bool {
         // By index: iterating the connections retained and released each one, for every request.
         var best = -1
         var bestFree = 0
@@ -165,24 +170,28 @@ public final class HTTP2Client: @unchecked Sendable {
         pathScratch.removeAll(keepingCapacity: true)
         pathScratch.append(contentsOf: path.utf8)
         pathScratch.append(contentsOf: pathSuffix.utf8)
+        let entry = StreamEntry(requestID: id, headers: block, body: payload)
+        // The entry's address is the stream's user data: the callbacks find it there (`withStream`). It stays
+        // valid because `conn.streams` owns the entry for as long as nghttp2 may hand the address out.
+        let address = Unmanaged.passUnretained(entry).toOpaque()
         let streamID: Int32 = pathScratch.withUnsafeBufferPointer { pathBytes in
             scratch[3].value = UnsafeMutablePointer(mutating: pathBytes.baseAddress ?? UnsafePointer(pseudoStorage))
             scratch[3].valuelen = pathBytes.count
-            if body.bytes.isEmpty {
-                return nghttp2_submit_request(session, nil, scratch, count, nil, nil)
+            if payload.isEmpty {
+                return nghttp2_submit_request(session, nil, scratch, count, nil, address)
             }
-            // The read callback finds the body through the stream table, so the source pointer is unused.
+            // The read callback finds the body through the stream's entry, so the source pointer is unused.
             var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: nil), read_callback: bodyReadCallback)
-            return nghttp2_submit_request(session, nil, scratch, count, &provider, nil)
+            return nghttp2_submit_request(session, nil, scratch, count, &provider, address)
         }
         guard streamID > 0 else {
             // Out of stream IDs (or out of memory): this connection takes no more; a replacement gets opened.
             beginDraining(conn, reason: "cannot start streams: \(String(cString: nghttp2_strerror(streamID)))")
             return false
         }
-        conn.streams[streamID] = StreamEntry(requestID: id, headers: block, body: body.bytes.isEmpty ? nil : body)
+        conn.streams[streamID] = entry
         conn.inFlight += 1
-        locations[id] = (conn, streamID)
+        locations.set(.init(connection: conn, streamID: streamID), for: id)
         // Client stream IDs are odd 31-bit numbers: about a billion per connection. Retire it well before.
         if streamID > 0x7FFF_0000 { beginDraining(conn, reason: "stream IDs exhausted") }
         return true
@@ -192,14 +201,14 @@ public final class HTTP2Client: @unchecked Sendable {
     /// all sent closes later; by then the caller may have reused the id for a new request, whose location stays.
     private func forgetLocation(of id: UInt64, conn: Connection, streamID: Int32) {
         if let location = locations[id], location.connection === conn, location.streamID == streamID {
-            locations.removeValue(forKey: id)
+            locations.remove(id)
         }
     }
 
     /// RST_STREAM(CANCEL) for a request the caller gave up on (its deadline passed); no event for it afterwards.
     /// Its stream slot is free once nghttp2 closes the stream.
     public func cancel(id: UInt64) {
-        guard let location = locations.removeValue(forKey: id) else { return }
+        guard let location = locations.remove(id) else { return }
         let conn = location.connection
         guard let entry = conn.stream(location.streamID) else { return }
         entry.cancelled = true
@@ -401,8 +410,9 @@ public final class HTTP2Client: @unchecked Sendable {
 
     /// END_STREAM from the server: the answer is complete, emit it now (the stream's close follows).
     func responseComplete(_ conn: Connection, streamID: Int32) {
-        guard let entry = conn.stream(streamID), entry.markAnswered() else { return }
-        emitResponse(conn, entry)
+        conn.withStream(streamID) { entry in
+            if entry.markAnswered() { emitResponse(conn, entry) }
+        }
     }
 
     private func emitResponse(_ conn: Connection, _ entry: StreamEntry) {
@@ -415,6 +425,9 @@ public final class HTTP2Client: @unchecked Sendable {
     /// A stream's end: closed (errorCode set) or its HEADERS never sent (notSentReason set).
     func streamEnded(_ conn: Connection, streamID: Int32, errorCode: UInt32?, notSentReason: String?) {
         guard let entry = conn.streams.removeValue(forKey: streamID) else { return }
+        // On stream close nghttp2 frees the stream right after this callback; a request whose HEADERS were
+        // never sent keeps its stream a little longer, and its user data must not outlive the entry.
+        if notSentReason != nil { conn.forgetStreamUserData(streamID) }
         conn.inFlight -= 1
         if conn.inFlight == 0 { conn.idleSince = monotonicNanos() }
         if !entry.cancelled { forgetLocation(of: entry.requestID, conn: conn, streamID: streamID) }

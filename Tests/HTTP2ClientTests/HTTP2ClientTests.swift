@@ -282,6 +282,26 @@ final class HTTP2ClientTests: XCTestCase {
         _ = client.close()
     }
 
+    /// Request ids are the caller's: the client keeps small ones in a table indexed by id and any other in a
+    /// dictionary. Cancelling finds and resets the stream either way.
+    func testCancelFindsRequestsWithSmallAndHugeIDs() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--latency-ms", "300"])
+        let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port))
+        _ = drive(client, ids: [], seconds: 10) { !$0.opened.isEmpty }
+        for id: UInt64 in [3, 1 << 40, UInt64.max] {
+            XCTAssertTrue(client.start(request(id)), "request \(id) starts")
+            var events: [HTTP2Event] = []
+            client.poll(timeoutMillis: 0, into: &events)  // HEADERS leave
+            client.cancel(id: id)
+            let after = drive(client, ids: [], seconds: 1) { _ in false }
+            XCTAssertEqual(after.events + events.count, 0, "no event for cancelled request \(id)")
+            XCTAssertEqual(client.inFlight, 0, "request \(id)'s stream was reset and closed")
+        }
+        _ = client.close()
+        XCTAssertEqual(try server.stop().connections.first?.clientResets, 3, "the server saw three cancels")
+    }
+
     /// A server may answer before the request's body has all arrived; the stream then closes later. If the
     /// caller reuses the request id meanwhile (the transport reuses its slots), that late close must not
     /// forget the new request: cancelling it still resets its stream.

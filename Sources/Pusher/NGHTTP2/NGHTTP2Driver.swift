@@ -66,10 +66,11 @@ final class NGHTTP2Driver: TransportDriver {
         let headers = headerCache.block(for: job, generation: request.generation, bearer: request.bearer) {
             HTTP2HeaderBlock($0.headerFields(bearer: $1).map { ($0.name, $0.value, $0.name == "authorization") })
         }
-        let body = job.body { HTTP2Body(job.job.payload) }
         // The parts as arguments: an HTTP2Request would retain each of them once more, and release them after.
+        // The payload is the job's own array, shared by its tokens' streams (an HTTP2Body per job was an object
+        // to make and free for every one-token message).
         let sent = client.start(id: UInt64(request.id), path: "/3/device/", pathSuffix: job.job.tokens[request.token],
-                                headers: headers, body: body)
+                                headers: headers, payload: job.job.payload)
         if sent {
             startedAt[request.id] = request.now
         } else {
