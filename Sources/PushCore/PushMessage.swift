@@ -28,6 +28,14 @@ public struct PushHeaders: Sendable, Hashable {
     public func isExpired(nowSeconds: Int64) -> Bool { Self.isExpired(expiration: expiration, nowSeconds: nowSeconds) }
 
     public static func isExpired(expiration: Int64, nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
+
+    /// `==`, with both sides borrowed: `==` on a value read from a class's property copied it first, a retain and
+    /// a release of the topic strings that every message of an app shares (their counts, written from every
+    /// thread, are the expensive part). Compares every field, as `==` does; a test holds the two together.
+    public static func same(_ a: borrowing PushHeaders, _ b: borrowing PushHeaders) -> Bool {
+        a.priority == b.priority && a.expiration == b.expiration && a.topic == b.topic && a.pushType == b.pushType
+            && a.appTopic == b.appTopic && a.collapseID == b.collapseID
+    }
 }
 
 /// A validated message, as claimed from the queue.

@@ -17,14 +17,6 @@ struct HeaderCache<Block: AnyObject> {
     private var lastHeaders = PushHeaders(topic: "", appTopic: "", pushType: "", priority: 0, expiration: 0, collapseID: nil)
     private var lastGeneration = -1
     private var lastBlock: Block?
-    /// Whether two jobs' headers are the same, both borrowed: `==` on them copied them first, a retain and a
-    /// release of the topic strings that every message of an app shares (their counts, written from every
-    /// thread, are the expensive part).
-    private static func same(_ a: borrowing PushHeaders, _ b: borrowing PushHeaders) -> Bool {
-        a.priority == b.priority && a.expiration == b.expiration && a.topic == b.topic && a.pushType == b.pushType
-            && a.appTopic == b.appTopic && a.collapseID == b.collapseID
-    }
-
     /// Distinct header sets kept at most; past it the cache starts again (a flood of unique collapse ids).
     static var capacity: Int { 1024 }
 
@@ -33,7 +25,7 @@ struct HeaderCache<Block: AnyObject> {
     mutating func block(for job: JobContext, generation: Int, bearer: String?,
                         build: (JobContext, String?) -> Block) -> Block {
         job.headers(generation: generation) {
-            if lastGeneration == generation, let lastBlock, Self.same(lastHeaders, job.job.headers) { return lastBlock }
+            if lastGeneration == generation, let lastBlock, PushHeaders.same(lastHeaders, job.job.headers) { return lastBlock }
             let key = Key(headers: job.job.headers, generation: generation)
             let block: Block
             if let known = blocks[key] {
