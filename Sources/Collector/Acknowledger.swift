@@ -70,18 +70,12 @@ public final class Acknowledger: Sendable {
         for await event in events {
             switch event {
             case .claimed(let claims):
-                // Read in place through the buffer: iterating the array, or its subscript, copied each
-                // registration (a retain and a release of each of its strings and arrays).
-                claims.withUnsafeBufferPointer { claims in
-                    for index in claims.indices where !ledger.register(claims[index], into: &pending) {
-                        logger.error("a claim sequence was handed out twice; the message tracked under it is kept",
-                                     metadata: ["seq": "\(claims[index].element.seq)", "message_id": "\(claims[index].messageID)"])
-                    }
+                for claim in claims where !ledger.register(claim, into: &pending) {
+                    logger.error("a claim sequence was handed out twice; the message tracked under it is kept",
+                                 metadata: ["seq": "\(claim.element.seq)", "message_id": "\(claim.messageID)"])
                 }
             case .result(.resolved(let resolutions)):
-                resolutions.withUnsafeBufferPointer { resolutions in
-                    for index in resolutions.indices { ledger.resolve(resolutions[index], into: &pending) }
-                }
+                for resolution in resolutions { ledger.resolve(resolution, into: &pending) }
             case .result(.filtered(let seqs, _, let topic, let word)):
                 for seq in seqs { ledger.filter(seq: seq, topic: topic, word: word, into: &pending) }
             case .findOrphans(let reply):

@@ -214,9 +214,7 @@ public final class Collector: Sendable {
                 for item in items {
                     let raw = item.raw
                     let seq = Self.pipelineSeq(item.seq, shard: shard)
-                    let parsed = parser.parse(raw, seq: seq, now: now)
-                    // Consumed: the message is moved out of the result, not copied (a retain per string and array).
-                    switch consume parsed {
+                    switch parser.parse(raw, seq: seq, now: now) {
                     case .invalid(let reason, let messageID):
                         PushMetrics.shared.notifications(outcome: "dead_letter", reason: "InvalidMessage", count: 1)
                         // The id is named when the element had a valid one; otherwise the claim sequence

@@ -118,9 +118,6 @@ public struct MessageParser: Sendable {
         scalar.value < 0x20 || (0x7F..<0xA0).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 
-    // Inlined into its only caller: returned through it, the message was copied once more (a retain and a
-    // release of each of its strings and arrays).
-    @inline(__always)
     private func parse(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let canonicalPayload = fields.canonicalPayload
         guard let idValue = fields.id else { throw Problem("id is missing") }
@@ -189,14 +186,12 @@ public struct MessageParser: Sendable {
             throw Problem("topic with the \(pushType) suffix is over \(MessageLimits.maxTopicBytes) bytes")
         }
 
-        if PushHeaders.isExpired(expiration: expiration, nowSeconds: now) { throw Problem(reason: "Expired") }
-        // Built in place in the result: named values in between were copied into it (a retain and a release of
-        // each string and array, per message).
-        return .valid(PushMessage(seq: seq, id: id, kind: kind, uuid: uuid,
-                                  headers: PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
-                                                       expiration: expiration, collapseID: collapseID),
-                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt),
-                      rejectedTokens: rejected)
+        let headers = PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
+                                  expiration: expiration, collapseID: collapseID)
+        if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
+        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
+                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)
+        return .valid(message, rejectedTokens: rejected)
     }
 
     private func tokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {

@@ -25,9 +25,7 @@ public struct PushHeaders: Sendable, Hashable {
     }
 
     /// True once the expiration time has passed: such a notification is never sent (again).
-    public func isExpired(nowSeconds: Int64) -> Bool { Self.isExpired(expiration: expiration, nowSeconds: nowSeconds) }
-
-    public static func isExpired(expiration: Int64, nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
+    public func isExpired(nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
 
     /// `==`, with both sides borrowed: `==` on a value read from a class's property copied it first, a retain and
     /// a release of the topic strings that every message of an app shares (their counts, written from every
