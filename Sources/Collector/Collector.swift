@@ -211,6 +211,7 @@ public final class Collector: Sendable {
                 var extra = (chat: 0, bulk: 0)
                 var ready: [MessageBatch] = []
                 let now = WallClock.nowSeconds()
+                let claimedAt = ContinuousClock.now
                 for item in items {
                     let raw = item.raw
                     let seq = Self.pipelineSeq(item.seq, shard: shard)
@@ -230,8 +231,12 @@ public final class Collector: Sendable {
                                 failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
                     case .valid(var message, let rejected):
                         // Every message of a topic shares one copy of its strings while in flight.
-                        message.headers.topic = topics.intern(message.headers.topic)
-                        message.headers.appTopic = topics.intern(message.headers.appTopic)
+                        let topic = topics.intern(message.headers.topic)
+                        // Without a push-type suffix (nearly every message) the app's topic is the same text: one
+                        // lookup, not two.
+                        message.headers.appTopic = StringInterner.sameBytes(message.headers.appTopic, topic)
+                            ? topic : topics.intern(message.headers.appTopic)
+                        message.headers.topic = topic
                         if !rejected.isEmpty {
                             PushMetrics.shared.notifications(outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
                         }
@@ -246,15 +251,15 @@ public final class Collector: Sendable {
                                                                   reason: "BadDeviceToken", timestampMillis: stamp,
                                                                   messageID: message.id))
                             }))
-                        let (full, effect) = batcher.add(message)
-                        if let full { ready.append(full) }
-                        if case .startTimer(let key, let generation) = effect {
-                            let input = eventInput
-                            timers.addTask {
-                                guard (try? await Task.sleep(for: window)) != nil else { return }
-                                input.yield(.deadline(key, generation: generation))
-                            }
-                        }
+                        if let full = batcher.add(message) { ready.append(full) }
+                    }
+                }
+                // A timer only for a window this claim left open, counted from the claim.
+                for (key, generation) in batcher.openedWindows() {
+                    let input = eventInput
+                    timers.addTask {
+                        guard (try? await Task.sleep(until: claimedAt + window, clock: .continuous)) != nil else { return }
+                        input.yield(.deadline(key, generation: generation))
                     }
                 }
                 if extra.chat > 0 { await gate.add(extra.chat, lane: .chat) }

@@ -2,7 +2,9 @@ import PushCore
 
 /// The collection window as a state machine: per kind and lane (chat and bulk never share a batch, so bulk
 /// never holds a chat push back), a batch is emitted when it reaches its size bound, or when its window
-/// (counted from its first message) ends. The caller owns the timers.
+/// (counted from the claim that brought its first message) ends. The caller owns the timers, and starts one
+/// only for a window still open after a claim (`openedWindows`): under a backlog most windows fill up within
+/// the claim that opened them, and a timer for each of those was a task that slept for nothing.
 public struct WindowBatcher: Sendable {
     /// What a window gathers: one kind of message from one lane.
     public struct Key: Hashable, Sendable {
@@ -19,7 +21,16 @@ public struct WindowBatcher: Sendable {
     /// claimed element, and hashing the key for each cost more than the rest of `add`.
     private var buffers = [[PushMessage]](repeating: [], count: Self.slots)
     private var generations = [Int](repeating: 0, count: Self.slots)
+    /// Per slot: its window opened since the last `openedWindows()`, so no timer has been asked for yet.
+    private var unarmed = [Bool](repeating: false, count: Self.slots)
     private static let slots = MessageKind.allCases.count * Lane.allCases.count
+    private static let keys: [Key] = {
+        var keys = [Key](repeating: Key(kind: .private, lane: .chat), count: slots)
+        for kind in MessageKind.allCases {
+            for lane in Lane.allCases { keys[slot(Key(kind: kind, lane: lane))] = Key(kind: kind, lane: lane) }
+        }
+        return keys
+    }()
 
     public init(bounds: BatchBounds) { self.bounds = bounds }
 
@@ -33,27 +44,32 @@ public struct WindowBatcher: Sendable {
         return kind * 2 + (key.lane == .bulk ? 1 : 0)
     }
 
-    public enum Effect: Equatable, Sendable {
-        /// A new window began for this key: call `deadline(key:generation:)` when it ends.
-        case startTimer(Key, generation: Int)
-    }
-
-    /// Adds a message; returns a full batch if the bound was reached, and whether a timer must start.
+    /// Adds a message; returns a full batch if the bound was reached.
     /// Consuming: the caller's message is moved into the window rather than copied (a retain per field).
-    public mutating func add(_ message: consuming PushMessage) -> (batch: MessageBatch?, effect: Effect?) {
+    public mutating func add(_ message: consuming PushMessage) -> MessageBatch? {
         let key = Key(kind: message.kind, lane: Lane.of(pipelineSeq: message.seq))
         let slot = Self.slot(key)
-        var effect: Effect?
         if buffers[slot].isEmpty {
             generations[slot] += 1
-            effect = .startTimer(key, generation: generations[slot])
+            unarmed[slot] = true
             buffers[slot].reserveCapacity(bounds.bound(for: key.kind))
         }
         buffers[slot].append(message)
         if buffers[slot].count >= bounds.bound(for: key.kind) {
-            return (take(key), effect)
+            return take(key)
         }
-        return (nil, effect)
+        return nil
+    }
+
+    /// The windows opened since the last call and still open: for each, the caller starts a timer that calls
+    /// `deadline(key:generation:)` when the window ends. A window that filled up in the meantime needs none.
+    public mutating func openedWindows() -> [(key: Key, generation: Int)] {
+        var opened: [(key: Key, generation: Int)] = []
+        for slot in 0..<Self.slots where unarmed[slot] {
+            unarmed[slot] = false
+            if !buffers[slot].isEmpty { opened.append((Self.keys[slot], generations[slot])) }
+        }
+        return opened
     }
 
     /// The window of `generation` ended: its batch, unless it already left because it was full.
@@ -78,6 +94,7 @@ public struct WindowBatcher: Sendable {
         let messages = buffers[slot]
         buffers[slot] = []
         generations[slot] += 1
+        unarmed[slot] = false
         return MessageBatch(kind: key.kind, messages: messages)
     }
 }
