@@ -72,7 +72,7 @@ public final class Acknowledger: Sendable {
             case .claimed(let claims):
                 for claim in claims where !ledger.register(claim, into: &pending) {
                     logger.error("a claim sequence was handed out twice; the message tracked under it is kept",
-                                 metadata: ["seq": "\(claim.element.seq)", "message_id": "\(claim.messageID)"])
+                                 metadata: ["seq": "\(claim.claimSequence)", "message_id": "\(claim.messageID)"])
                 }
             case .result(.resolved(let resolutions)):
                 for resolution in resolutions { ledger.resolve(resolution, into: &pending) }

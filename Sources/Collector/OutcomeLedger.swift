@@ -4,7 +4,13 @@ import QueueProtocol
 /// What the collector tells the acknowledging side about a claimed element, before any of its tokens
 /// can have an outcome.
 public struct ClaimRegistration: Sendable {
-    public var element: ClaimedElement
+    /// The element's number in the processing hash.
+    public var claimSequence: UInt64
+    /// The element's size, for the gate. The bytes themselves stay with the collector, which frees them on its
+    /// own thread once parsed (a dead letter reads them back from the processing hash: `DeadLetterDraft`).
+    public var bytes: Int
+    /// Earlier holders of the element died (`ClaimedElement.counted`).
+    public var counted: Bool
     public var messageID: String
     public var appTopic: String
     /// Tokens still to reach an outcome; 0 completes the message at once (invalid input).
@@ -21,7 +27,9 @@ public struct ClaimRegistration: Sendable {
 
     public init(element: ClaimedElement, seq: UInt64? = nil, messageID: String, appTopic: String, pendingTokens: Int,
                 notifications: Int, records: [OutcomeRecord]) {
-        self.element = element
+        claimSequence = element.seq
+        bytes = element.raw.count
+        counted = element.counted
         self.seq = seq ?? element.seq
         self.messageID = messageID
         self.appTopic = appTopic
@@ -74,9 +82,9 @@ public struct OutcomeLedger: Sendable {
     /// out twice, which the claim script's floor rules out); the tracked message is kept.
     @discardableResult
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
-        let entry = Entry(seq: claim.element.seq, messageID: claim.messageID, appTopic: claim.appTopic, records: claim.records,
-                          bytes: Int32(clamping: claim.element.raw.count), remaining: Int32(clamping: claim.pendingTokens),
-                          notifications: Int32(clamping: claim.notifications), counted: claim.element.counted)
+        let entry = Entry(seq: claim.claimSequence, messageID: claim.messageID, appTopic: claim.appTopic, records: claim.records,
+                          bytes: Int32(clamping: claim.bytes), remaining: Int32(clamping: claim.pendingTokens),
+                          notifications: Int32(clamping: claim.notifications), counted: claim.counted)
         if claim.pendingTokens == 0 {
             if entries[claim.seq] != nil { return false }
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
