@@ -122,7 +122,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "APNsEmulator"], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),
         .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),

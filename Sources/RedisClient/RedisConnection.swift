@@ -4,8 +4,8 @@ import Foundation
 
 /// One Redis connection, driven from a thread of its own. Every call hops onto that thread, so
 /// blocking socket I/O never runs on Swift's cooperative pool. The socket (plain or TLS) is
-/// `RedisSocket`; hiredis formats commands and parses replies. A broken connection is dropped and made
-/// again on the next call; retry pacing (backoff) is the caller's business.
+/// `RedisSocket`; commands go out in RESP (`RESPEncoder`) and hiredis parses the replies. A broken
+/// connection is dropped and made again on the next call; retry pacing (backoff) is the caller's business.
 public final class RedisConnection: RedisCommands, @unchecked Sendable {
     // `socket` and `reader` are used only on `thread`; that confinement is what makes the class Sendable.
     private var socket: RedisSocket?
@@ -63,7 +63,7 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
         let socket = try connected(interrupts: interrupts)
         do {
             var wire: [UInt8] = []
-            for command in commands { wire += Self.format(command) }
+            for command in commands { RESPEncoder.append(command, to: &wire) }
             try socket.write(wire)
             return try readReplies(commands.count, from: socket)
         } catch {
@@ -130,7 +130,9 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     }
 
     private func expectOK(_ command: [String], on socket: RedisSocket, name: String) throws {
-        try socket.write(Self.format(command.map { Array($0.utf8) }))
+        var wire: [UInt8] = []
+        RESPEncoder.append(command.map { Array($0.utf8) }, to: &wire)
+        try socket.write(wire)
         let reply = try readReplies(1, from: socket)[0]
         if case .error(let text) = reply { throw RedisError.server("\(name): \(text)") }
     }
@@ -141,19 +143,6 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
         socket = nil
         if let reader { redisReaderFree(reader) }
         reader = nil
-    }
-
-    /// The RESP encoding of one command, made by hiredis.
-    private static func format(_ arguments: [[UInt8]]) -> [UInt8] {
-        withArgv(arguments) { argc, argv, lengths in
-            var target: UnsafeMutablePointer<CChar>?
-            let length = redisFormatCommandArgv(&target, argc, argv, lengths)
-            guard length > 0, let target else { return [] }
-            defer { redisFreeCommand(target) }
-            return target.withMemoryRebound(to: UInt8.self, capacity: Int(length)) {
-                Array(UnsafeBufferPointer(start: $0, count: Int(length)))
-            }
-        }
     }
 
     private static func convert(_ reply: UnsafeMutablePointer<redisReply>) -> RedisReply {
@@ -183,33 +172,6 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
         guard let pointer, length > 0 else { return [] }
         return pointer.withMemoryRebound(to: UInt8.self, capacity: length) {
             Array(UnsafeBufferPointer(start: $0, count: length))
-        }
-    }
-
-    /// Lays the arguments out in one buffer and hands hiredis the argv/argvlen arrays it wants.
-    private static func withArgv<R>(
-        _ arguments: [[UInt8]],
-        _ body: (Int32, UnsafeMutablePointer<UnsafePointer<CChar>?>, UnsafePointer<Int>) -> R
-    ) -> R {
-        var flat: [UInt8] = []
-        flat.reserveCapacity(arguments.reduce(1) { $0 + $1.count })
-        var offsets: [Int] = []
-        var lengths: [Int] = []
-        for argument in arguments {
-            offsets.append(flat.count)
-            lengths.append(argument.count)
-            flat.append(contentsOf: argument)
-        }
-        flat.append(0)
-        return flat.withUnsafeBufferPointer { base in
-            base.baseAddress!.withMemoryRebound(to: CChar.self, capacity: flat.count) { chars in
-                var argv: [UnsafePointer<CChar>?] = offsets.map { chars + $0 }
-                return argv.withUnsafeMutableBufferPointer { argvBuffer in
-                    lengths.withUnsafeBufferPointer { lengthBuffer in
-                        body(Int32(arguments.count), argvBuffer.baseAddress!, lengthBuffer.baseAddress!)
-                    }
-                }
-            }
         }
     }
 }
