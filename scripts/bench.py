@@ -287,9 +287,16 @@ def run_worker(a, run, endpoint, r):
     redis_cpu_before = redis_cpu(r)
     worker = os.path.join(root, ".build/release/worker")
     mport = free_port()
+    # --compare: two workers drain the one queue at once, this build (A) and the other binary or environment (B),
+    # on the side `compare_swap` says; each gets its own /metrics to count what it sent.
+    mports = [mport] + [free_port() for _ in range(1, a.workers)] if compared(a) else [mport] + [None] * (a.workers - 1)
+    def command(n):
+        b = compared(a) and (n == 1) != a.compare_swap
+        return ([a.compare or worker] if b else [worker]), (compare_environment(a) if b else {})
     start = time.monotonic()
-    workers = [subprocess.Popen([worker, "run"], env=dict(env, WORKER_ID=f"bench-{n}",
-                                                          METRICS_LISTEN=f"127.0.0.1:{mport}" if n == 0 else ""),
+    workers = [subprocess.Popen(command(n)[0] + ["run"],
+                                env=dict(env, WORKER_ID=f"bench-{n}", METRICS_LISTEN=f"127.0.0.1:{mports[n]}" if mports[n] else "",
+                                         **command(n)[1]),
                                 stderr=open(f"{run}/worker{n}.log", "w"))
                for n in range(a.workers)]
     result = {}
@@ -323,6 +330,14 @@ def run_worker(a, run, endpoint, r):
         time.sleep(0.02)
     elapsed = (broadcast_done or time.monotonic()) - start
     cpu = sum(cpu_seconds(w.pid) for w in workers)
+    if compared(a):
+        per = []
+        for n, w in enumerate(workers):
+            sent = sum(float(line.rsplit(" ", 1)[1]) for line in metrics_text(mports[n]).splitlines()
+                       if line.startswith("push_notifications_total{"))
+            per.append(cpu_seconds(w.pid) / max(sent, 1) * 1e6)
+        a_side, b_side = (per[1], per[0]) if a.compare_swap else (per[0], per[1])
+        result["compare"] = {"a_cpu_us_per_notification": round(a_side, 2), "b_cpu_us_per_notification": round(b_side, 2)}
     result.update(notifications=total, seconds=round(elapsed, 2),
                   worker_peak_rss_mb=round(max(peak_rss_mb(w.pid) for w in workers)))
     if total:
@@ -431,6 +446,34 @@ def bench(a):
         shutil.rmtree(run, ignore_errors=True)
 
 
+def compared(a):
+    return bool(a.compare or a.compare_env)
+
+
+def compare_environment(a):
+    """--compare-env "K=V K2=V2": what worker B gets on top of the benchmark's environment."""
+    return dict(item.split("=", 1) for item in (a.compare_env or "").split() if "=" in item)
+
+
+def compare(a):
+    """Simultaneous A/B: in each run two workers, this build (A) and --compare/--compare-env (B), drain one queue
+    on one endpoint, so whatever else the machine does falls on both; the sides swap every run. Prints B's CPU
+    per notification relative to A's. Sequential runs of one worker differ by about 5% from run to run here;
+    a pair of simultaneous ones by about 2%."""
+    a.workers = 2
+    ratios = []
+    for i in range(a.compare_runs):
+        a.compare_swap = i % 2 == 1
+        c = bench(a)["compare"]
+        ratios.append(c["b_cpu_us_per_notification"] / c["a_cpu_us_per_notification"] - 1)
+        print(f"run {i + 1}: A {c['a_cpu_us_per_notification']} µs, B {c['b_cpu_us_per_notification']} µs per notification "
+              f"(B {100 * ratios[-1]:+.1f}%)", flush=True)
+    mean = sum(ratios) / len(ratios)
+    sd = (sum((x - mean) ** 2 for x in ratios) / (len(ratios) - 1)) ** 0.5 if len(ratios) > 1 else 0
+    print(f"B against A: {100 * mean:+.1f}% CPU per notification over {len(ratios)} runs "
+          f"(sd {100 * sd:.1f}%, standard error {100 * sd / len(ratios) ** 0.5:.1f}%)")
+
+
 def report(result):
     r = result
     print(f"transport={r['transport']} libcurl={r['libcurl']} endpoint={r['endpoint']} messages={r['messages']} tokens/message={r['tokens_per_message']} kind={r['kind']} "
@@ -509,6 +552,11 @@ def parser():
                                           "from bookworm-backports' libcurl4 package) instead of the system's")
     ap.add_argument("--preload", help="run the worker with this shared library preloaded (LD_PRELOAD), e.g. "
                                       "jemalloc's, tcmalloc's or mimalloc's libraries to compare allocators")
+    ap.add_argument("--compare", help="simultaneous A/B: a second worker runs this binary beside this build's, both draining "
+                                      "one queue; prints B's CPU per notification against A's (--compare-runs runs, sides swapped)")
+    ap.add_argument("--compare-env", help="with or without --compare: environment the second worker gets on top, e.g. "
+                                          "\"MALLOC_CONF=narenas:2\"")
+    ap.add_argument("--compare-runs", type=int, default=6)
     ap.add_argument("--keep-logs", help="copy the worker's (and nginx's) logs to this directory (LOG_LEVEL=debug for details)")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     return ap
@@ -520,6 +568,9 @@ def main():
     # h2load sends a fixed "bearer x": the emulator judges provider tokens as APNs does (403, and one stream per
     # connection until a token is accepted), and h2load did not finish against it (no output in 10 minutes).
     if a.peers and a.endpoint != "nginx": raise SystemExit("--peers needs --endpoint nginx (h2load sends no valid provider token)")
+    a.compare_swap = False
+    if compared(a):
+        return compare(a)
     if not a.suite:
         result = bench(a)
         report(result)
