@@ -6,31 +6,26 @@ enum RESPEncoder {
     static func append(_ arguments: [[UInt8]], to wire: inout [UInt8]) {
         wire.reserveCapacity(wire.count + arguments.reduce(16) { $0 + $1.count + 16 })
         wire.append(UInt8(ascii: "*"))
-        appendDecimal(arguments.count, to: &wire)
-        wire.append(contentsOf: [0x0D, 0x0A])
+        appendLine(count: arguments.count, to: &wire)
         for argument in arguments {
             wire.append(UInt8(ascii: "$"))
-            appendDecimal(argument.count, to: &wire)
-            wire.append(contentsOf: [0x0D, 0x0A])
+            appendLine(count: argument.count, to: &wire)
             wire.append(contentsOf: argument)
-            wire.append(contentsOf: [0x0D, 0x0A])
+            wire.append(0x0D)
+            wire.append(0x0A)
         }
     }
 
-    /// A count in decimal ASCII (counts are never negative).
-    private static func appendDecimal(_ value: Int, to wire: inout [UInt8]) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var remaining = UInt(max(0, value))
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(remaining % 10)
-                remaining /= 10
-                count += 1
-            } while remaining > 0
-            wire.append(contentsOf: buffer[(20 - count)...])
-        }
+    /// A count (never negative) in decimal ASCII, most significant digit first, and the line's CR LF.
+    private static func appendLine(count: Int, to wire: inout [UInt8]) {
+        let value = max(0, count)
+        var divisor = 1
+        while divisor <= value / 10 { divisor *= 10 }  // the largest power of ten not above value: no overflow
+        repeat {
+            wire.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+            divisor /= 10
+        } while divisor > 0
+        wire.append(0x0D)
+        wire.append(0x0A)
     }
 }
