@@ -2,9 +2,17 @@
 /// for each argument. It is what hiredis's `redisFormatCommandArgv` writes, without its per-argument `sprintf`,
 /// the argv arrays it needs and the copy out of its buffer: the acknowledger sends a command field per message.
 enum RESPEncoder {
+    /// `commands` one after the other, as one pipeline writes them. The buffer is sized once for all of them:
+    /// reserving per command would reallocate it to the exact size, and copy it, for every command.
+    static func encode(_ commands: [[[UInt8]]]) -> [UInt8] {
+        var wire: [UInt8] = []
+        wire.reserveCapacity(commands.reduce(0) { total, command in command.reduce(total + 16) { $0 + $1.count + 16 } })
+        for command in commands { append(command, to: &wire) }
+        return wire
+    }
+
     /// Appends `arguments` as one command to `wire`.
-    static func append(_ arguments: [[UInt8]], to wire: inout [UInt8]) {
-        wire.reserveCapacity(wire.count + arguments.reduce(16) { $0 + $1.count + 16 })
+    private static func append(_ arguments: [[UInt8]], to wire: inout [UInt8]) {
         wire.append(UInt8(ascii: "*"))
         appendLine(count: arguments.count, to: &wire)
         for argument in arguments {

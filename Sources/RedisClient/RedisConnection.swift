@@ -62,9 +62,7 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
         if live.withLock({ $0.interrupts != interrupts }) { throw RedisError.connection("\(url.host):\(url.port): interrupted") }
         let socket = try connected(interrupts: interrupts)
         do {
-            var wire: [UInt8] = []
-            for command in commands { RESPEncoder.append(command, to: &wire) }
-            try socket.write(wire)
+            try socket.write(RESPEncoder.encode(commands))
             return try readReplies(commands.count, from: socket)
         } catch {
             drop()
@@ -130,9 +128,7 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     }
 
     private func expectOK(_ command: [String], on socket: RedisSocket, name: String) throws {
-        var wire: [UInt8] = []
-        RESPEncoder.append(command.map { Array($0.utf8) }, to: &wire)
-        try socket.write(wire)
+        try socket.write(RESPEncoder.encode([command.map { Array($0.utf8) }]))
         let reply = try readReplies(1, from: socket)[0]
         if case .error(let text) = reply { throw RedisError.server("\(name): \(text)") }
     }

@@ -43,17 +43,14 @@ final class RESPEncoderTests: XCTestCase {
             (0..<12).map { Array("a\($0)".utf8) },  // a two-digit argument count
         ]
         for arguments in cases {
-            var wire: [UInt8] = []
-            RESPEncoder.append(arguments, to: &wire)
+            let wire = RESPEncoder.encode([arguments])
             let expected = hiredis(arguments)
             XCTAssertTrue(wire == expected, "differs from hiredis for \(arguments.prefix(2).map { String(decoding: $0.prefix(20), as: UTF8.self) }): \(wire.count) against \(expected.count) bytes")
         }
     }
 
     func testAppendsCommandsOneAfterAnother() {
-        var wire: [UInt8] = []
-        RESPEncoder.append([Array("GET".utf8), Array("a".utf8)], to: &wire)
-        RESPEncoder.append([Array("GET".utf8), Array("b".utf8)], to: &wire)
+        let wire = RESPEncoder.encode([[Array("GET".utf8), Array("a".utf8)], [Array("GET".utf8), Array("b".utf8)]])
         XCTAssertEqual(String(decoding: wire, as: UTF8.self), "*2\r\n$3\r\nGET\r\n$1\r\na\r\n*2\r\n$3\r\nGET\r\n$1\r\nb\r\n")
     }
 }
