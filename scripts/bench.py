@@ -289,14 +289,12 @@ def run_worker(a, run, endpoint, r):
     mport = free_port()
     # --compare: two workers drain the one queue at once, this build (A) and the other binary or environment (B),
     # on the side `compare_swap` says; each gets its own /metrics to count what it sent.
-    mports = [mport] + [free_port() for _ in range(1, a.workers)] if compared(a) else [mport] + [None] * (a.workers - 1)
-    def command(n):
-        b = compared(a) and (n == 1) != a.compare_swap
-        return ([a.compare or worker] if b else [worker]), (compare_environment(a) if b else {})
+    mports = [mport] + [free_port() if compared(a) else None for _ in range(1, a.workers)]
+    b_side = [compared(a) and (n == 1) != a.compare_swap for n in range(a.workers)]
     start = time.monotonic()
-    workers = [subprocess.Popen(command(n)[0] + ["run"],
+    workers = [subprocess.Popen([a.compare or worker if b_side[n] else worker, "run"],
                                 env=dict(env, WORKER_ID=f"bench-{n}", METRICS_LISTEN=f"127.0.0.1:{mports[n]}" if mports[n] else "",
-                                         **command(n)[1]),
+                                         **(compare_environment(a) if b_side[n] else {})),
                                 stderr=open(f"{run}/worker{n}.log", "w"))
                for n in range(a.workers)]
     result = {}
@@ -336,8 +334,8 @@ def run_worker(a, run, endpoint, r):
             sent = sum(float(line.rsplit(" ", 1)[1]) for line in metrics_text(mports[n]).splitlines()
                        if line.startswith("push_notifications_total{"))
             per.append(cpu_seconds(w.pid) / max(sent, 1) * 1e6)
-        a_side, b_side = (per[1], per[0]) if a.compare_swap else (per[0], per[1])
-        result["compare"] = {"a_cpu_us_per_notification": round(a_side, 2), "b_cpu_us_per_notification": round(b_side, 2)}
+        a_cpu, b_cpu = (per[1], per[0]) if a.compare_swap else (per[0], per[1])
+        result["compare"] = {"a_cpu_us_per_notification": round(a_cpu, 2), "b_cpu_us_per_notification": round(b_cpu, 2)}
     result.update(notifications=total, seconds=round(elapsed, 2),
                   worker_peak_rss_mb=round(max(peak_rss_mb(w.pid) for w in workers)))
     if total:
