@@ -51,6 +51,9 @@ public final class DedicatedThread: Sendable {
     }
 
     private func loop() {
+        // Redis sockets are written here (TLS through SSL_write, which cannot pass MSG_NOSIGNAL): a Redis
+        // that resets the connection must fail the write, not end the process.
+        BrokenPipes.blockOnThisThread()
         while true {
             signal.lock()
             var batch: [@Sendable () -> Void] = []

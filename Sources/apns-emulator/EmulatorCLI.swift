@@ -13,6 +13,13 @@ struct EmulatorCLI: AsyncParsableCommand {
         """
     )
 
+    /// A client that resets its connection must not end the emulator (swift-nio ignores SIGPIPE once it opens
+    /// a socket; this does not rely on it).
+    static func main() async {
+        signal(SIGPIPE, SIG_IGN)
+        await main(nil)
+    }
+
     @Option(help: "Address to listen on.") var host = "127.0.0.1"
     @Option(help: "Port (0 picks a free one; the chosen one is printed).") var port = 2197
     @Option(name: .customLong("cert"), help: "PEM certificate to serve (default: a generated self-signed one).") var certificate: String?

@@ -13,6 +13,13 @@ struct WorkerCLI: AsyncParsableCommand {
         abstract: "Turns messages an IM backend LPUSHes onto a Redis list into APNs pushes, losing none.",
         subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, StatusCommand.self, DLQCommand.self]
     )
+
+    /// Before anything opens a socket: a reset APNs or Redis connection fails a write, never ends the
+    /// worker or a tool (swift-nio, when the metrics listener runs, happens to do the same; nothing may rely on it).
+    static func main() async {
+        BrokenPipes.ignoreInProcess()
+        await main(nil)
+    }
 }
 
 struct Run: AsyncParsableCommand {

@@ -16,8 +16,12 @@ public final class WorkerProcess: @unchecked Sendable {
         }
         self.logFile = logFile
         FileManager.default.createFile(atPath: logFile, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Self.binaryPath)
-        process.arguments = arguments
+        // Started as an operator's shell or systemd starts it: every signal at its default action and none
+        // blocked. The test process ignores SIGPIPE (swift-nio does so once it opens a socket) and an ignored
+        // signal stays ignored across exec, which would hide a worker that a reset connection kills.
+        guard let python = which("python3") else { throw TestSetupError("python3 is not installed") }
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = ["-c", Self.withDefaultSignals, Self.binaryPath] + arguments
         var env = ProcessInfo.processInfo.environment
         // Tests run several workers at once: the metrics listener is off unless a test gives it a port.
         env["METRICS_LISTEN"] = ""
@@ -28,6 +32,18 @@ public final class WorkerProcess: @unchecked Sendable {
         process.standardError = handle
         try process.run()
     }
+
+    /// Restores the default action of every signal and unblocks all, then becomes the worker (same pid).
+    private static let withDefaultSignals = """
+        import os, signal, sys
+        for number in range(1, signal.NSIG):
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        signal.pthread_sigmask(signal.SIG_SETMASK, set())
+        os.execv(sys.argv[1], sys.argv[1:])
+        """
 
     public var pid: Int32 { process.processIdentifier }
     public var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }

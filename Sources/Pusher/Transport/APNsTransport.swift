@@ -179,6 +179,8 @@ public final class APNsTransport: @unchecked Sendable {
     // MARK: the transport thread
 
     private func loop() {
+        // This thread writes every APNs socket: a reset connection must fail the write, not end the process.
+        BrokenPipes.blockOnThisThread()
         while true {
             // Swapped straight into a variable of its own: a copy would give each batch two owners, and moving
             // the jobs out (`admit`) would then copy them.
