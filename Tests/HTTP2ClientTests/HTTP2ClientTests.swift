@@ -100,6 +100,10 @@ final class HTTP2ClientTests: XCTestCase {
         let certificates = try TestCertificates()
         let server = try FakeServer(certificates: certificates, ["--max-streams", "100"])
         let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port, connections: 2))
+        // Both connections up first (the client opens them one at a time, spaced): 2,000 requests can finish
+        // on the first before the second is open, and this test is about spreading over two.
+        let opened = drive(client, ids: [], until: { $0.opened.count == 2 })
+        XCTAssertEqual(opened.opened.count, 2, "both connections opened")
         let ids = Array(UInt64(1)...2_000)
         let outcome = drive(client, ids: ids, resend: false)
         assertEachAnsweredOnce(outcome, ids: ids)
