@@ -42,14 +42,17 @@ struct PipelineService: Service, CustomStringConvertible {
         let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes)
         // Ownership fencing: nothing claimed is sent unless a heartbeat of its shard was confirmed recently.
         let lease = OwnershipLease(shards: configuration.redis.prefixes.count)
+        // One cluster topology for every connection of every shard: what one connection learns (a MOVED, a
+        // dead node, a promoted replica) serves all, the ones that never met a redirection included.
+        let clusterMap = RedisConnector.clusterMap(configuration.redis, name: "topology")
         let shards = configuration.redis.prefixes.enumerated().map { index, prefix in
             ShardPipeline(index: index, prefix: prefix, configuration: configuration, workerID: workerID, gate: gate, logger: logger,
-                          readiness: readiness, lease: lease)
+                          readiness: readiness, lease: lease, clusterMap: clusterMap)
         }
         for shard in shards {
             guard try await prepare(shard.recoveryQueue, shard.heartbeat) else {
                 await shards.asyncForEach { await $0.close() }
-                return
+                        return
             }
         }
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))

@@ -19,15 +19,16 @@ struct ShardPipeline: Sendable {
     let counts = SharedCounts()
 
     init(index: Int, prefix: String, configuration: WorkerConfiguration, workerID: String, gate: CapacityGate, logger: Logger,
-         readiness: Readiness, lease: OwnershipLease) {
+         readiness: Readiness, lease: OwnershipLease, clusterMap: ClusterMap?) {
         self.index = index
         let keys = RedisKeys(prefix: prefix)
         self.keys = keys
         let redis = configuration.redis
         let queue = { (name: String) -> WorkQueue in
             // A shard's keys share one hash slot: its connections follow that slot across a Redis Cluster
-            // (or the primary Sentinel names), each on a thread of its own.
-            let connection = RedisConnector.connection(redis, shard: prefix, name: "\(name)\(index)")
+            // (through the topology every connection of the worker shares), or the primary Sentinel names,
+            // each on a thread of its own.
+            let connection = RedisConnector.connection(redis, shard: prefix, name: "\(name)\(index)", map: clusterMap)
             return WorkQueue(connection: connection, keys: keys, workerID: workerID, maxDeliveries: configuration.recovery.maxDeliveries)
         }
         claimQueue = queue("claim")

@@ -45,4 +45,36 @@ final class ClusterFailoverTests: XCTestCase {
         try await assertEqual(try await client.execute(["INCR", key]).integer, 12)
         try await assertEqual(try await cluster.onNode(replica, ["GET", key]), .bulk(Array("12".utf8)))
     }
+
+    /// Issue 32: connections of one process share one topology (`ClusterMap`). A connection first used after
+    /// the seed died (a worker's acknowledgement connection, whose first command can come late) must not be
+    /// left asking only that seed: it learns from what the other connections learned.
+    func testAConnectionFirstUsedAfterTheSeedDiedFollowsTheFailover() async throws {
+        let cluster = try await RedisClusterServers(primaries: 3, replicasEach: 1, nodeTimeoutMillis: 2000)
+        addTeardownBlock { await cluster.stop() }
+        let key = "push:{late}:counter"
+        let primary = try await cluster.owner(of: try await cluster.slot(of: key)).index
+        let replica = try await cluster.replicaIndex(of: primary)
+        let map = ClusterMap(seeds: [cluster.nodes[primary].url], name: "shared")
+        let early = SlotConnection(map: map, key: key, name: "early")
+        let late = SlotConnection(map: map, key: key, name: "late")
+        addTeardownBlock {
+            await early.close()
+            await late.close()
+        }
+        for _ in 0..<10 { try await early.execute(["INCR", key]) }
+        try await assertEqual(try await early.execute(["WAIT", "1", "2000"]).integer, 1)
+
+        cluster.kill(primary)
+        try await eventually(timeout: .seconds(30)) { await cluster.isPromoted(replica) }
+        // Its first command ever: to the dead seed (the slot's last known primary), then the promoted replica.
+        var value: Int64?
+        try await eventually(timeout: .seconds(30)) {
+            value = try? await late.execute(["INCR", key]).integer
+            return value != nil
+        }
+        XCTAssertEqual(value, 11)
+        XCTAssertEqual(late.currentNode, "127.0.0.1:\(cluster.nodes[replica].port)")
+        XCTAssertEqual(early.currentNode, late.currentNode, "one topology for both")
+    }
 }

@@ -102,6 +102,63 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         }
         await apns.stop()
     }
+
+    /// Issue 32: the seed (the one primary `redis.url` names) killed while every shard's acknowledgements and
+    /// processing-hash reads are in flight, at full speed. Every connection of every shard, the ones that never
+    /// met a MOVED included, must follow the promotion: each shard drains soon after it, nothing is lost or
+    /// dead-lettered.
+    func testTheSeedKilledWhileEveryShardAcknowledgesDrainsEveryShard() async throws {
+        let cluster = try await RedisClusterServers(primaries: 3, replicasEach: 1, nodeTimeoutMillis: 2000)
+        addTeardownBlock { await cluster.stop() }
+        let apns = try await EmulatorStandIn { $0.latencyMillis = 5 }
+        let shards = (0..<4).map { "push:{\($0)}" }
+        let keys = shards.map { RedisKeys(prefix: $0) }
+        let slots = try await shards.asyncMap { try await cluster.slot(of: $0) }
+        let victim = try await cluster.owner(of: slots[0]).index
+        let replica = try await cluster.replicaIndex(of: victim)
+        let seeds = cluster.nodes.map(\.url)
+        let clients = shards.map { SlotConnection(seeds: seeds, key: $0, name: "producer-\($0)") }
+        addTeardownBlock { for client in clients { await client.close() } }
+        let perShard = 5000
+        try await fill(clients, keys, perShard: perShard, tokenPrefix: "c")
+        for client in clients { try await assertEqual(try await client.execute(["WAIT", "1", "5000"]).integer, 1) }
+        let directory = makeTemporaryDirectory("seed-failover")
+        let workers = try (0..<3).map { n in
+            try WorkerProcess(environment: apns.workerEnvironment(redisURL: cluster.nodes[victim].urlString, [
+                "REDIS_SHARDS": shards.joined(separator: ","), "WORKER_ID": "sw\(n)",
+            ]), logFile: "\(directory)/sw\(n).log")
+        }
+        // Mid-run: every shard has been acknowledging for a while and still has most of its work.
+        let started = ContinuousClock.now
+        try await eventually(timeout: .seconds(60)) { apns.answered().count >= 2000 }
+        let killed = ContinuousClock.now
+        let elapsed = killed - started
+        let rate = Double(apns.answered().count) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        cluster.kill(victim)
+        try await eventually(timeout: .seconds(60)) { await cluster.isPromoted(replica) }
+        let promoted = ContinuousClock.now
+        let left = 4 * perShard - Set(apns.answered().map(\.token)).count
+        try await waitUntilShardsDrained(clients, keys: keys, workers: (0..<3).map { "sw\($0)" }, timeout: .seconds(60))
+        let drained = ContinuousClock.now
+        print("seed failover (workers): promoted \(promoted - killed) after the kill; every shard drained \(drained - promoted) after the promotion, with \(left) notifications left then (\(Int(Double(left) / rate)) s of work at the \(Int(rate))/s before the kill)")
+        let delivered = acceptances(by: apns)
+        let expected = (0..<4).flatMap { index in (0..<perShard).map { token("c\(index)", $0) } }
+        XCTAssertEqual(expected.filter { delivered[$0] == nil }.count, 0, "every message delivered")
+        let duplicates = expected.filter { (delivered[$0] ?? 0) > 1 }
+        print("seed failover (workers): \(duplicates.count) delivered twice")
+        for (index, client) in clients.enumerated() {
+            try await assertEqual(try await client.execute(["LLEN", keys[index].deadLetters]).integer, 0)
+        }
+        let logs = workers.map(\.log).joined()
+        XCTAssertFalse(logs.contains("CROSSSLOT"))
+        for worker in workers { XCTAssertTrue(worker.process.isRunning, worker.log.suffix(2000).description) }
+        for worker in workers { worker.signal(SIGTERM) }
+        for worker in workers {
+            let status = await worker.waitForExit(timeout: 30)
+            XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
+        }
+        await apns.stop()
+    }
 }
 
 extension Array where Element: Sendable {

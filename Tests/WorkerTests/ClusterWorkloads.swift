@@ -11,17 +11,23 @@ func fill(_ clients: [SlotConnection], _ keys: [RedisKeys], perShard: Int, token
     }
 }
 
-/// Waits until no shard has anything queued or claimed by any of `workers`.
+/// Waits until no shard has anything queued or claimed by any of `workers`. The test's own connections live
+/// through the failovers the test causes: a connection error (the node it asked just died) means "not yet",
+/// and the connection asks the cluster for its topology again before its next command.
 func waitUntilShardsDrained(_ clients: [SlotConnection], keys: [RedisKeys], workers: [String],
                             timeout: Duration) async throws {
     try await eventually(timeout: timeout) {
-        for (index, client) in clients.enumerated() {
-            let queued = try await client.execute(["LLEN", keys[index].queue]).integer ?? -1
-            var held = 0
-            for worker in workers { held += Int(try await client.execute(["HLEN", keys[index].processing(worker: worker)]).integer ?? -1) }
-            if queued != 0 || held != 0 { return false }
+        do {
+            for (index, client) in clients.enumerated() {
+                let queued = try await client.execute(["LLEN", keys[index].queue]).integer ?? -1
+                var held = 0
+                for worker in workers { held += Int(try await client.execute(["HLEN", keys[index].processing(worker: worker)]).integer ?? -1) }
+                if queued != 0 || held != 0 { return false }
+            }
+            return true
+        } catch RedisError.connection {
+            return false
         }
-        return true
     }
 }
 

@@ -36,8 +36,10 @@ struct ToolOptions: ParsableArguments {
             prefixes = [shard]
         }
         let redis = configuration.redis
+        // One cluster topology for all of them, as in the worker (closed with the last of them).
+        let map = RedisConnector.clusterMap(redis, name: "tool-topology")
         return prefixes.map { prefix in
-            (RedisKeys(prefix: prefix), RedisConnector.connection(redis, shard: prefix, name: "tool-\(prefix)"))
+            (RedisKeys(prefix: prefix), RedisConnector.connection(redis, shard: prefix, name: "tool-\(prefix)", map: map))
         }
     }
 }
