@@ -41,6 +41,99 @@ enum QueueScripts {
     end
     """
 
+    /// Lua helper for the recovery script: the `raw` member of a dead letter of an element that was not
+    /// parsed, built as `OutcomeRecords.deadLetter` builds it (SPEC section 3, docs/security.md), so the tools
+    /// read it like any other: `"raw"` is the element as text, each ill-formed UTF-8 sequence replaced with
+    /// U+FFFD (one per maximal subpart, as Swift's `String(decoding:as:)` does), and `"raw_base64"` follows
+    /// with every byte when the text could not hold them. Unicode's table 3-7 decides what is well-formed.
+    /// A raw literal: the Lua byte escapes (`\128`) must reach Lua as they are.
+    static let rawMembers = #"""
+    local function utf8Text(s)
+      local first = string.find(s, '[\128-\255]')
+      if not first then return s, true end
+      local out = {}
+      local runStart = 1
+      local valid = true
+      local i = first
+      local n = #s
+      while i <= n do
+        local b = string.byte(s, i)
+        if b < 128 then
+          i = string.find(s, '[\128-\255]', i)
+          if not i then break end
+          b = string.byte(s, i)
+        end
+        local need, lo, hi = 0, 128, 191
+        if b >= 194 and b <= 223 then need = 1
+        elseif b == 224 then need, lo = 2, 160
+        elseif (b >= 225 and b <= 236) or b == 238 or b == 239 then need = 2
+        elseif b == 237 then need, hi = 2, 159
+        elseif b == 240 then need, lo = 3, 144
+        elseif b >= 241 and b <= 243 then need = 3
+        elseif b == 244 then need, hi = 3, 143
+        end
+        -- How many of the bytes after the lead continue it (the second byte has its own range).
+        local fit = 0
+        if need > 0 then
+          local c = string.byte(s, i + 1)
+          if c and c >= lo and c <= hi then
+            fit = 1
+            while fit < need do
+              c = string.byte(s, i + 1 + fit)
+              if not c or c < 128 or c > 191 then break end
+              fit = fit + 1
+            end
+          end
+        end
+        if need > 0 and fit == need then
+          i = i + 1 + need
+        else
+          valid = false
+          out[#out + 1] = string.sub(s, runStart, i - 1)
+          out[#out + 1] = '\239\191\189'
+          i = i + 1 + fit
+          runStart = i
+        end
+      end
+      if valid then return s, true end
+      out[#out + 1] = string.sub(s, runStart)
+      return table.concat(out), false
+    end
+    local base64Alphabet = {}
+    for k = 1, 64 do
+      base64Alphabet[k - 1] = string.sub('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', k, k)
+    end
+    local function base64(s)
+      local out = {}
+      local n = #s
+      local i = 1
+      while i + 2 <= n do
+        local a, b, c = string.byte(s, i, i + 2)
+        local v = a * 65536 + b * 256 + c
+        out[#out + 1] = base64Alphabet[math.floor(v / 262144)] .. base64Alphabet[math.floor(v / 4096) % 64] ..
+          base64Alphabet[math.floor(v / 64) % 64] .. base64Alphabet[v % 64]
+        i = i + 3
+      end
+      local left = n - i + 1
+      if left == 2 then
+        local a, b = string.byte(s, i, i + 1)
+        local v = a * 65536 + b * 256
+        out[#out + 1] = base64Alphabet[math.floor(v / 262144)] .. base64Alphabet[math.floor(v / 4096) % 64] ..
+          base64Alphabet[math.floor(v / 64) % 64] .. '='
+      elseif left == 1 then
+        local v = string.byte(s, i) * 65536
+        out[#out + 1] = base64Alphabet[math.floor(v / 262144)] .. base64Alphabet[math.floor(v / 4096) % 64] .. '=='
+      end
+      return table.concat(out)
+    end
+    local function rawMembers(element)
+      local text, valid = utf8Text(element)
+      local members = '"raw":' .. cjson.encode(text)
+      if not valid then members = members .. ',"raw_base64":"' .. base64(element) .. '"' end
+      return members
+    end
+    """#
+
     /// Claims the oldest elements of the chat list, then of the bulk list, into the processing hash under
     /// fresh sequence numbers (bulk ones plus 2^52, `Lane.bulkSequenceBase`, so the field tells recovery which
     /// list an element returns to).
@@ -288,6 +381,7 @@ enum QueueScripts {
     static let recover = Script(name: "recover", source: """
     if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0, 0, {}} end
     \(deathTally)
+    \(rawMembers)
     local chunk = tonumber(ARGV[4])
     local kind = redis.call('TYPE', KEYS[1])['ok']
     local push = {}
@@ -336,8 +430,9 @@ enum QueueScripts {
           if poison then
             local ok, decoded = pcall(cjson.decode, element)
             if ok and type(decoded) == 'table' and type(decoded['id']) == 'string' then ids[#ids + 1] = decoded['id'] end
+            -- Members in key order, as the canonical writer of every other dead letter puts them.
             redis.call('LPUSH', KEYS[5], '{"attempts":0,"deliveries":' .. ARGV[3] .. ',"failed_at":' .. ARGV[6] ..
-              ',"message":null,"raw":' .. cjson.encode(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
+              ',"message":null,' .. rawMembers(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
               cjson.encode(ARGV[5]) .. '}')
             poisoned = poisoned + 1
           elseif (tonumber(field) or 0) >= 4503599627370496 then
