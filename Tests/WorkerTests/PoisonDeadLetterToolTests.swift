@@ -40,4 +40,14 @@ final class PoisonDeadLetterToolTests: ToolTestCase {
         XCTAssertEqual(stats.status, 0, stats.output)
         XCTAssertEqual(jsonObject(stats.output)["by_reason"] as? [String: Int], ["PoisonMessage": 1], stats.output)
     }
+
+    /// docs/security.md: a replay gets every byte back (from `raw_base64`), not the text with U+FFFD in it.
+    func testAReplayPutsBackTheExactBytes() async throws {
+        try await poison()
+        let replay = try await tool(["dlq", "replay", "--reason", "PoisonMessage", "--include-permanent", "--yes"])
+        XCTAssertEqual(replay.status, 0, replay.output)
+        let queued = try await client.execute(["LRANGE", keys.queue, "0", "-1"]).array?.compactMap(\.bytes)
+        XCTAssertEqual(queued, [element], "the element exactly as the producer wrote it")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+    }
 }
