@@ -8,12 +8,26 @@ import Synchronization
 public enum AcknowledgerEvent: Sendable {
     case claimed([ClaimRegistration])
     case result(PipelineResult)
-    /// Asks for claimed elements this worker no longer tracks (a claim whose reply was lost).
+    /// Asks for claimed elements this worker no longer tracks (a claim whose reply was lost). Ask with
+    /// `findOrphans()`, which is answered even when the Acknowledger has stopped.
     case findOrphans(CheckedContinuation<[ClaimedElement], Never>)
     /// The heartbeat reached Redis after the lease lapsed: which tracked claims did recovery take away?
     /// Answers the ids of the messages it marked lost, or nil if the processing hash could not be read.
     case confirmOwnership(CheckedContinuation<[String]?, Never>)
     case flushDue
+}
+
+extension AsyncStream<AcknowledgerEvent>.Continuation {
+    /// Asks the Acknowledger fed by this input for claimed elements it does not track (a claim whose reply
+    /// was lost). Once its input has ended the question would never be read: the answer is then empty, as
+    /// nothing would acknowledge them any more; they stay in the processing hash, where the graceful return
+    /// or recovery finds them.
+    public func findOrphans() async -> [ClaimedElement] {
+        await withCheckedContinuation { reply in
+            if case .enqueued = yield(.findOrphans(reply)) { return }
+            reply.resume(returning: [])
+        }
+    }
 }
 
 /// Acknowledges finished messages in batches: plain deliveries are deleted from the processing hash with

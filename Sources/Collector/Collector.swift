@@ -271,7 +271,7 @@ public final class Collector: Sendable {
             case .deadline(let key, let generation):
                 if let batch = batcher.deadline(key: key, generation: generation) { output.yield(batch) }
             case .reconcile(let done):
-                let orphans = await withCheckedContinuation { acknowledger.yield(.findOrphans($0)) }
+                let orphans = await acknowledger.findOrphans()
                 if !orphans.isEmpty {
                     logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
                     for lane in Lane.allCases {

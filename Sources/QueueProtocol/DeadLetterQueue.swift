@@ -43,7 +43,7 @@ public struct DeadLetterQueue: Sendable {
         }
         let reply = try await scripts.run(Self.pageScript, keys: [keys.deadLetters, keys.queue(lane), keys.deadLetterHold],
                                           arguments: arguments)
-        guard let count = reply.integer else { throw RedisError.unexpectedReply("dead-letter page: \(reply)") }
+        guard let count = reply.integer else { throw RedisError.unexpectedReply("dead-letter page: \(reply.shape)") }
         return count < 0 ? nil : Int(count)
     }
 
@@ -57,7 +57,7 @@ public struct DeadLetterQueue: Sendable {
             let reply = try await scripts.run(Self.restoreScript, keys: [keys.deadLetterHold, keys.deadLetters],
                                               arguments: [Array("1000".utf8)])
             guard let parts = reply.array, parts.count == 2, let moved = parts[0].integer, let left = parts[1].integer else {
-                throw RedisError.unexpectedReply("restore held dead letters: \(reply)")
+                throw RedisError.unexpectedReply("restore held dead letters: \(reply.shape)")
             }
             restored += Int(moved)
             if left == 0 { return restored }

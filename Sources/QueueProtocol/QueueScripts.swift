@@ -3,6 +3,137 @@
 /// prefix only, so with hash-tagged prefixes every script is single-slot (Redis Cluster). None of them does
 /// work that grows with the length of the queue or of a processing hash: each is O(what it moves).
 enum QueueScripts {
+    /// Lua helpers for the death counts in `deliveries`, pasted into the scripts that use them. The hash holds
+    /// two kinds of field. A claimed entry's count is under `<processing key>#<sequence>`: one integer, the
+    /// deaths of its holders so far. Copies returned to the lists wait under the SHA-1 of their bytes, as a
+    /// tally `deaths:copies,...` (`2:1,1:3`: one copy with two deaths, three with one), so that many copies
+    /// of the same bytes cost a few numbers, not one each. A bare integer (earlier versions: one count per
+    /// digest) reads as one copy with that many deaths.
+    static let deathTally = """
+    local function parseTally(value)
+      local tally = {}
+      if value then
+        for part in string.gmatch(value, '[^,]+') do
+          local deaths, copies = string.match(part, '^(%d+):(%d+)$')
+          if not deaths then deaths, copies = string.match(part, '^(%d+)$'), '1' end
+          deaths, copies = tonumber(deaths), tonumber(copies)
+          if deaths and copies and deaths > 0 and copies > 0 then tally[deaths] = (tally[deaths] or 0) + copies end
+        end
+      end
+      return tally
+    end
+    local function highestCount(tally)
+      local highest = 0
+      for deaths in pairs(tally) do if deaths > highest then highest = deaths end end
+      return highest
+    end
+    local function takeCount(tally, deaths)
+      local left = tally[deaths] - 1
+      if left > 0 then tally[deaths] = left else tally[deaths] = nil end
+    end
+    local function formatTally(tally)
+      local counts = {}
+      for deaths in pairs(tally) do counts[#counts + 1] = deaths end
+      table.sort(counts, function(a, b) return a > b end)
+      local parts = {}
+      for k = 1, #counts do parts[k] = string.format('%d:%d', counts[k], tally[counts[k]]) end
+      return table.concat(parts, ',')
+    end
+    """
+
+    /// Lua helper for the recovery script: the `raw` member of a dead letter of an element that was not
+    /// parsed, built as `OutcomeRecords.deadLetter` builds it (SPEC section 3, docs/security.md), so the tools
+    /// read it like any other: `"raw"` is the element as text, each ill-formed UTF-8 sequence replaced with
+    /// U+FFFD (one per maximal subpart, as Swift's `String(decoding:as:)` does), and `"raw_base64"` follows
+    /// with every byte when the text could not hold them. Unicode's table 3-7 decides what is well-formed.
+    /// A raw literal: the Lua byte escapes (`\128`) must reach Lua as they are.
+    static let rawMembers = #"""
+    local function utf8Text(s)
+      local first = string.find(s, '[\128-\255]')
+      if not first then return s, true end
+      local out = {}
+      local runStart = 1
+      local valid = true
+      local i = first
+      local n = #s
+      while i <= n do
+        local b = string.byte(s, i)
+        if b < 128 then
+          i = string.find(s, '[\128-\255]', i)
+          if not i then break end
+          b = string.byte(s, i)
+        end
+        local need, lo, hi = 0, 128, 191
+        if b >= 194 and b <= 223 then need = 1
+        elseif b == 224 then need, lo = 2, 160
+        elseif (b >= 225 and b <= 236) or b == 238 or b == 239 then need = 2
+        elseif b == 237 then need, hi = 2, 159
+        elseif b == 240 then need, lo = 3, 144
+        elseif b >= 241 and b <= 243 then need = 3
+        elseif b == 244 then need, hi = 3, 143
+        end
+        -- How many of the bytes after the lead continue it (the second byte has its own range).
+        local fit = 0
+        if need > 0 then
+          local c = string.byte(s, i + 1)
+          if c and c >= lo and c <= hi then
+            fit = 1
+            while fit < need do
+              c = string.byte(s, i + 1 + fit)
+              if not c or c < 128 or c > 191 then break end
+              fit = fit + 1
+            end
+          end
+        end
+        if need > 0 and fit == need then
+          i = i + 1 + need
+        else
+          valid = false
+          out[#out + 1] = string.sub(s, runStart, i - 1)
+          out[#out + 1] = '\239\191\189'
+          i = i + 1 + fit
+          runStart = i
+        end
+      end
+      if valid then return s, true end
+      out[#out + 1] = string.sub(s, runStart)
+      return table.concat(out), false
+    end
+    local base64Alphabet = {}
+    for k = 1, 64 do
+      base64Alphabet[k - 1] = string.sub('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/', k, k)
+    end
+    local function base64(s)
+      local out = {}
+      local n = #s
+      local i = 1
+      while i + 2 <= n do
+        local a, b, c = string.byte(s, i, i + 2)
+        local v = a * 65536 + b * 256 + c
+        out[#out + 1] = base64Alphabet[math.floor(v / 262144)] .. base64Alphabet[math.floor(v / 4096) % 64] ..
+          base64Alphabet[math.floor(v / 64) % 64] .. base64Alphabet[v % 64]
+        i = i + 3
+      end
+      local left = n - i + 1
+      if left == 2 then
+        local a, b = string.byte(s, i, i + 1)
+        local v = a * 65536 + b * 256
+        out[#out + 1] = base64Alphabet[math.floor(v / 262144)] .. base64Alphabet[math.floor(v / 4096) % 64] ..
+          base64Alphabet[math.floor(v / 64) % 64] .. '='
+      elseif left == 1 then
+        local v = string.byte(s, i) * 65536
+        out[#out + 1] = base64Alphabet[math.floor(v / 262144)] .. base64Alphabet[math.floor(v / 4096) % 64] .. '=='
+      end
+      return table.concat(out)
+    end
+    local function rawMembers(element)
+      local text, valid = utf8Text(element)
+      local members = '"raw":' .. cjson.encode(text)
+      if not valid then members = members .. ',"raw_base64":"' .. base64(element) .. '"' end
+      return members
+    end
+    """#
+
     /// Claims the oldest elements of the chat list, then of the bulk list, into the processing hash under
     /// fresh sequence numbers (bulk ones plus 2^52, `Lane.bulkSequenceBase`, so the field tells recovery which
     /// list an element returns to).
@@ -14,7 +145,12 @@ enum QueueScripts {
     /// then the most elements and bytes the bulk list may give while the chat list has work (it had some
     /// to give now, or still holds some), and the most when it has none (SPEC section 3: bulk work holds at
     /// most `collector.bulk_share` of the room while `push:queue` has work).
-    /// An element whose earlier holders died has a count in `deliveries` (acknowledging it clears the count).
+    /// Death counts belong to claimed entries, not to bytes (`deliveries` holds both kinds, see `deathTally`):
+    /// a producer's retried LPUSH makes byte-identical copies, and a copy is a suspect only if its own holders
+    /// died. A copy that recovery returned left its count under the element's digest, as a tally of copies
+    /// per death count; claiming a copy of those bytes takes the highest count waiting (the returned copies
+    /// are consumed first) and files it under the claimed entry (`<processing key>#<sequence>`), where
+    /// acknowledging it clears it and recovery finds it.
     /// From ARGV[4] deaths on it is claimed alone, so that if it kills this worker too, nothing else is held
     /// with it: only it reaches `recovery.max_deliveries`, and the messages once claimed with it get delivered.
     /// Returns {first sequence, {elements, oldest first, chat ones first}, {0-based offsets of counted
@@ -26,6 +162,19 @@ enum QueueScripts {
     local checkCounts = redis.call('HLEN', KEYS[4]) > 0
     local items = {}
     local counted = {}
+    \(deathTally)
+    -- The tallies of the digests this claim met (read once each), and the death count each claimed item took.
+    local waiting = {}
+    local touched = {}
+    local given = {}
+    local function waitingFor(digest)
+      local tally = waiting[digest]
+      if tally == nil then
+        tally = parseTally(redis.call('HGET', KEYS[4], digest))
+        waiting[digest] = tally
+      end
+      return tally
+    end
     local bytes = 0
     local isolated = 0
     local blocked = 0
@@ -47,11 +196,18 @@ enum QueueScripts {
           local item = got[k]
           if taken > 0 and takenBytes + #item > maxBytes then done = true break end
           local deaths = 0
-          if checkCounts then deaths = tonumber(redis.call('HGET', KEYS[4], redis.sha1hex(item)) or '0') end
+          local digest
+          if checkCounts then
+            digest = redis.sha1hex(item)
+            deaths = highestCount(waitingFor(digest))
+          end
           if deaths >= isolateFrom then
             if #items == 0 and allowIsolated then
               items[1] = item
               counted[1] = 0
+              given[1] = deaths
+              takeCount(waiting[digest], deaths)
+              touched[digest] = true
               isolated = 1
               taken = 1
             elseif #items == 0 then
@@ -61,7 +217,12 @@ enum QueueScripts {
             done = true
             break
           end
-          if deaths > 0 then counted[#counted + 1] = #items end
+          if deaths > 0 then
+            counted[#counted + 1] = #items
+            given[#items + 1] = deaths
+            takeCount(waiting[digest], deaths)
+            touched[digest] = true
+          end
           items[#items + 1] = item
           bytes = bytes + #item
           takenBytes = takenBytes + #item
@@ -93,18 +254,38 @@ enum QueueScripts {
       redis.call('SET', KEYS[3], string.format('%d', last))
     end
     local args = {}
+    local held = {}
     for i = 1, n do
       local seq = first + i - 1
       if i > chat then seq = seq + 4503599627370496 end
       -- %d: Lua's own number formatting keeps 14 digits only.
-      args[#args + 1] = string.format('%d', seq)
+      local field = string.format('%d', seq)
+      args[#args + 1] = field
       args[#args + 1] = items[i]
       if #args >= 512 then
         redis.call('HSET', KEYS[2], unpack(args))
         args = {}
       end
+      if given[i] then
+        held[#held + 1] = KEYS[2] .. '#' .. field
+        held[#held + 1] = string.format('%d', given[i])
+      end
     end
     if #args > 0 then redis.call('HSET', KEYS[2], unpack(args)) end
+    -- The claimed entries' counts are written before the tallies they came from are deleted, so the hash
+    -- never empties half-way (see acknowledge: a deleted key must not be touched again while its slot migrates).
+    local h = 1
+    while h <= #held do
+      local e = math.min(#held, h + 511)
+      redis.call('HSET', KEYS[4], unpack(held, h, e))
+      h = e + 1
+    end
+    local emptied = {}
+    for digest in pairs(touched) do
+      local value = formatTally(waiting[digest])
+      if value == '' then emptied[#emptied + 1] = digest else redis.call('HSET', KEYS[4], digest, value) end
+    end
+    if #emptied > 0 then redis.call('HDEL', KEYS[4], unpack(emptied)) end
     return {first, items, counted, isolated, 0, chat}
     """)
 
@@ -126,7 +307,7 @@ enum QueueScripts {
     local acked = 0
     local lists = {D = {}, F = {}, A = {}}
     local keys = {D = KEYS[2], F = KEYS[3], A = KEYS[4]}
-    local digests = {}
+    local countFields = {}
     local i = 2
     while i <= #ARGV do
       local seq = ARGV[i]
@@ -134,11 +315,9 @@ enum QueueScripts {
       local n = tonumber(ARGV[i + 2])
       i = i + 3
       if held > 0 then
-        if counted then
-          local element = redis.call('HGET', KEYS[1], seq)
-          if element then digests[#digests + 1] = redis.sha1hex(element) end
-        end
         if redis.call('HDEL', KEYS[1], seq) == 1 then
+          -- Its own death count only: other copies of the same bytes keep theirs.
+          if counted then countFields[#countFields + 1] = KEYS[1] .. '#' .. seq end
           held = held - 1
           acked = acked + 1
           for r = i, i + n - 1 do
@@ -160,18 +339,18 @@ enum QueueScripts {
     end
     if #lists.A > 0 then redis.call('LTRIM', KEYS[4], 0, cap - 1) end
     local counts = 0
-    if #digests > 0 then counts = redis.call('HLEN', KEYS[5]) end
+    if #countFields > 0 then counts = redis.call('HLEN', KEYS[5]) end
     local d = 1
-    while d <= #digests and counts > 0 do
-      local e = math.min(#digests, d + 511)
-      counts = counts - redis.call('HDEL', KEYS[5], unpack(digests, d, e))
+    while d <= #countFields and counts > 0 do
+      local e = math.min(#countFields, d + 511)
+      counts = counts - redis.call('HDEL', KEYS[5], unpack(countFields, d, e))
       d = e + 1
     end
     return acked
     """)
 
     /// Reads claimed elements back by sequence (after a claim whose reply was lost), with whether each has
-    /// a death count, as the claim itself reports it. KEYS: processing, deliveries. ARGV: sequences.
+    /// a death count of its own, as the claim itself reports it. KEYS: processing, deliveries. ARGV: sequences.
     /// Returns {element or false, counted (0/1)} per sequence.
     static let claimed = Script(name: "claimed", source: """
     local checkCounts = redis.call('HLEN', KEYS[2]) > 0
@@ -179,7 +358,7 @@ enum QueueScripts {
     for i = 1, #ARGV do
       local element = redis.call('HGET', KEYS[1], ARGV[i])
       local counted = 0
-      if element and checkCounts and redis.call('HEXISTS', KEYS[2], redis.sha1hex(element)) == 1 then counted = 1 end
+      if element and checkCounts and redis.call('HEXISTS', KEYS[2], KEYS[1] .. '#' .. ARGV[i]) == 1 then counted = 1 end
       out[i] = {element or false, counted}
     end
     return out
@@ -189,9 +368,11 @@ enum QueueScripts {
     /// once (HKEYS) and passes them in chunks, newest first, each chunk newest first, so that after all chunks
     /// the oldest claim is consumed first: every call is O(its chunk), the whole recovery linear in the claims.
     /// With ARGV[1] == '1' only if the worker is dead (its heartbeat key is gone). With ARGV[2] == '1' the holder
-    /// is counted as having died: an element whose holders died ARGV[3] times is dead-lettered as PoisonMessage
-    /// instead (never parsed here or by a worker: parsing may be what kills them), so one message cannot take
-    /// the fleet down in turn. A field already gone (acknowledged meanwhile) is skipped.
+    /// is counted as having died: a claimed entry whose holders died ARGV[3] times is dead-lettered as
+    /// PoisonMessage instead (never parsed here or by a worker: parsing may be what kills them), so one message
+    /// cannot take the fleet down in turn. Each entry's deaths are its own (`deathTally`): a returned entry's
+    /// count joins its digest's tally, so the copy claimed next carries it on. A field already gone
+    /// (acknowledged meanwhile) is skipped.
     /// A processing list written by an earlier version is returned as it is, ARGV[4] elements per call (migration).
     /// A field of 2^52 or more (`Lane.bulkSequenceBase`) was claimed from the bulk list and returns there.
     /// KEYS: processing, queue, heartbeat, deliveries, dlq, workers, bulk queue.
@@ -199,6 +380,8 @@ enum QueueScripts {
     /// Returns {returned, poisoned, remaining, {ids of poisoned messages}}; {-1, 0, 0, {}} if the worker lives.
     static let recover = Script(name: "recover", source: """
     if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0, 0, {}} end
+    \(deathTally)
+    \(rawMembers)
     local chunk = tonumber(ARGV[4])
     local kind = redis.call('TYPE', KEYS[1])['ok']
     local push = {}
@@ -216,7 +399,10 @@ enum QueueScripts {
       -- must not be touched again while its slot migrates (see acknowledge).
       local held = redis.call('HLEN', KEYS[1])
       local maxDeliveries = tonumber(ARGV[3])
+      local checkCounts = redis.call('HLEN', KEYS[4]) > 0
+      -- Entries' own counts, deleted at the end; what the returned copies add to their digests' tallies.
       local cleared = {}
+      local returning = {}
       for i = 7, #ARGV do
         if held == 0 then break end
         local field = ARGV[i]
@@ -224,19 +410,29 @@ enum QueueScripts {
         if element then
           redis.call('HDEL', KEYS[1], field)
           held = held - 1
-          local poison = false
-          if ARGV[2] == '1' then
-            local digest = redis.sha1hex(element)
-            if redis.call('HINCRBY', KEYS[4], digest, 1) >= maxDeliveries then
-              poison = true
-              cleared[#cleared + 1] = digest
+          local deaths = 0
+          if checkCounts then
+            local countField = KEYS[1] .. '#' .. field
+            local count = redis.call('HGET', KEYS[4], countField)
+            if count then
+              deaths = tonumber(count) or 0
+              cleared[#cleared + 1] = countField
             end
+          end
+          if ARGV[2] == '1' then deaths = deaths + 1 end
+          local poison = ARGV[2] == '1' and deaths >= maxDeliveries
+          if deaths > 0 and not poison then
+            local digest = redis.sha1hex(element)
+            local tally = returning[digest] or {}
+            tally[deaths] = (tally[deaths] or 0) + 1
+            returning[digest] = tally
           end
           if poison then
             local ok, decoded = pcall(cjson.decode, element)
             if ok and type(decoded) == 'table' and type(decoded['id']) == 'string' then ids[#ids + 1] = decoded['id'] end
+            -- Members in key order, as the canonical writer of every other dead letter puts them.
             redis.call('LPUSH', KEYS[5], '{"attempts":0,"deliveries":' .. ARGV[3] .. ',"failed_at":' .. ARGV[6] ..
-              ',"message":null,"raw":' .. cjson.encode(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
+              ',"message":null,' .. rawMembers(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
               cjson.encode(ARGV[5]) .. '}')
             poisoned = poisoned + 1
           elseif (tonumber(field) or 0) >= 4503599627370496 then
@@ -247,7 +443,13 @@ enum QueueScripts {
         end
       end
       remaining = held
-      -- Death counts of poisoned elements go last, in one step (the same reason).
+      -- Returned copies' counts are added first; the entries' own counts are deleted last, in one step, so
+      -- the hash never empties before the script is done with it (the same reason).
+      for digest, tally in pairs(returning) do
+        local merged = parseTally(redis.call('HGET', KEYS[4], digest))
+        for deaths, copies in pairs(tally) do merged[deaths] = (merged[deaths] or 0) + copies end
+        redis.call('HSET', KEYS[4], digest, formatTally(merged))
+      end
       if #cleared > 0 then redis.call('HDEL', KEYS[4], unpack(cleared)) end
     end
     local function pushAll(list, elements)

@@ -24,7 +24,8 @@ public struct RedisKeys: Sendable, Equatable {
     public var workers: String { "\(prefix):workers" }
     /// Claim sequence counter: every claimed element gets the next number, so the oldest claim is the lowest.
     public var sequence: String { "\(prefix):sequence" }
-    /// Poison quarantine: hash, field = SHA-1 of an element, value = how many holders of it died.
+    /// Poison quarantine: hash of death counts, per claimed entry (`<processing key>#<sequence>`) and, for
+    /// copies returned to the lists, per SHA-1 of the element (`QueueScripts.deathTally`).
     public var deliveries: String { "\(prefix):deliveries" }
     public var processingPattern: String { "\(prefix):processing:*" }
     /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.

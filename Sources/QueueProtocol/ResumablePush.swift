@@ -38,7 +38,7 @@ public struct ResumablePush: Sendable {
             do {
                 let reply = try await scripts.run(Self.script, keys: [list, keys.pushProgress(runID: runID)],
                                                   arguments: [Array(String(done).utf8), Array(String(Self.progressSeconds).utf8)] + chunk)
-                guard let now = reply.integer else { throw RedisError.unexpectedReply("push: \(reply)") }
+                guard let now = reply.integer else { throw RedisError.unexpectedReply("push: \(reply.shape)") }
                 done = Int(now)
             } catch {
                 throw Interrupted(pushed: done, total: elements.count, runID: runID, cause: "\(error)")

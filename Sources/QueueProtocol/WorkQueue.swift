@@ -163,9 +163,18 @@ public struct WorkQueue: Sendable {
                                                       String(max(0, bulk.whileChatBusy.count)), String(max(0, bulk.whileChatBusy.bytes)),
                                                       String(max(0, bulk.whileChatIdle.count)), String(max(0, bulk.whileChatIdle.bytes)),
                                                      ].map { Array($0.utf8) })
+        let (claim, first) = try Self.claim(from: reply)
+        if !claim.elements.isEmpty {
+            noteSequencesGiven(first + UInt64(claim.elements.count) - 1)
+        }
+        return claim
+    }
+
+    /// Reads the claim script's reply; also the first sequence it gave.
+    static func claim(from reply: RedisReply) throws -> (claim: Claim, first: UInt64) {
         guard let parts = reply.array, parts.count == 6, let first = parts[0].integer, let items = parts[1].array,
               let isolated = parts[3].integer, let blocked = parts[4].integer, let chat = parts[5].integer, first >= 0
-        else { throw RedisError.unexpectedReply("claim: \(reply)") }
+        else { throw RedisError.unexpectedReply("claim: \(reply.shape)") }
         let counted = Set((parts[2].array ?? []).compactMap(\.integer))
         var elements: [ClaimedElement] = []
         elements.reserveCapacity(items.count)
@@ -174,10 +183,7 @@ public struct WorkQueue: Sendable {
             let seq = UInt64(first) + UInt64(offset) + (offset < chat ? 0 : Lane.bulkSequenceBase)
             elements.append(ClaimedElement(seq: seq, raw: raw, counted: counted.contains(Int64(offset))))
         }
-        if !elements.isEmpty {
-            noteSequencesGiven(UInt64(first) + UInt64(elements.count) - 1)
-        }
-        return Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1)
+        return (Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1), UInt64(first))
     }
 
     /// Raises the floor of the claim counter above `counter` (a sequence without its lane's base).
@@ -197,7 +203,7 @@ public struct WorkQueue: Sendable {
     /// failover to it does not undo. On a cluster it goes to the shard's primary, where the acknowledgement ran.
     public func waitForReplicas(_ replicas: Int, timeoutMillis: Int) async throws -> Int {
         let reply = try await connection.execute(["WAIT", String(max(0, replicas)), String(max(1, timeoutMillis))])
-        guard let reached = reply.integer else { throw RedisError.unexpectedReply("WAIT: \(reply)") }
+        guard let reached = reply.integer else { throw RedisError.unexpectedReply("WAIT: \(reply.shape)") }
         return Int(reached)
     }
 
@@ -288,14 +294,21 @@ public struct WorkQueue: Sendable {
             let chunk = Array(seqs[start..<min(seqs.count, start + 1000)])
             let reply = try await scripts.run(QueueScripts.claimed, keys: [processing, keys.deliveries],
                                               arguments: chunk.map { Array(String($0).utf8) })
-            guard let rows = reply.array, rows.count == chunk.count else { throw RedisError.unexpectedReply("claimed: \(reply)") }
-            for (seq, row) in zip(chunk, rows) {
-                guard let pair = row.array, pair.count == 2, let raw = pair[0].bytes else { continue }
-                elements.append(ClaimedElement(seq: seq, raw: raw, counted: pair[1].integer == 1))
-            }
+            elements += try Self.claimed(from: reply, seqs: chunk)
         }
         if let last = elements.map({ $0.seq >= Lane.bulkSequenceBase ? $0.seq - Lane.bulkSequenceBase : $0.seq }).max() {
             noteSequencesGiven(last)
+        }
+        return elements
+    }
+
+    /// Reads the `claimed` script's reply for these sequences: the elements still claimed.
+    static func claimed(from reply: RedisReply, seqs: [UInt64]) throws -> [ClaimedElement] {
+        guard let rows = reply.array, rows.count == seqs.count else { throw RedisError.unexpectedReply("claimed: \(reply.shape)") }
+        var elements: [ClaimedElement] = []
+        for (seq, row) in zip(seqs, rows) {
+            guard let pair = row.array, pair.count == 2, let raw = pair[0].bytes else { continue }
+            elements.append(ClaimedElement(seq: seq, raw: raw, counted: pair[1].integer == 1))
         }
         return elements
     }
@@ -335,7 +348,7 @@ public struct WorkQueue: Sendable {
                                  String(Self.recoveryChunk), worker, String(WallClock.nowMillis())] + chunk).map { Array($0.utf8) })
                 guard let parts = reply.array, parts.count == 4, let returned = parts[0].integer, let poisoned = parts[1].integer,
                       let remaining = parts[2].integer
-                else { throw RedisError.unexpectedReply("recover: \(reply)") }
+                else { throw RedisError.unexpectedReply("recover: \(reply.shape)") }
                 if returned < 0 {
                     total.alive = true
                     return total
@@ -387,7 +400,7 @@ public struct WorkQueue: Sendable {
         repeat {
             let reply = try await connection.execute(["SCAN", cursor, "MATCH", keys.processingPattern, "COUNT", "1000", "TYPE", "list"])
             guard let parts = reply.array, parts.count == 2, let next = parts[0].string, let found = parts[1].array else {
-                throw RedisError.unexpectedReply("SCAN: \(reply)")
+                throw RedisError.unexpectedReply("SCAN: \(reply.shape)")
             }
             cursor = next
             workers += found.compactMap { $0.string.flatMap(keys.worker(fromProcessingKey:)) }

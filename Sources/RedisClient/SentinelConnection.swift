@@ -5,8 +5,10 @@ import PushCore
 /// from `SENTINEL get-master-addr-by-name`, each sentinel tried in turn; `redis.url` supplies password,
 /// database and TLS. The sentinels are asked again after a connection error, after a `-READONLY` reply
 /// (the node was demoted to a replica) and every second while in use, so a failover is followed without a
-/// restart. A newly named node is checked with ROLE before use: a sentinel may still name a primary it has
-/// not yet found dead or a replica not yet promoted.
+/// restart. Whatever node they name, a new one or the same again, is checked with ROLE each time before it
+/// is used: a sentinel may still name a primary it has not yet found dead, a replica not yet promoted, or a
+/// node that came back (or was turned) into a replica since it was last checked, on a connection made
+/// again after an error. A replica is never used, not even to read.
 public final class SentinelConnection: RedisCommands {
     private let template: RedisURL
     private let master: String
@@ -124,13 +126,14 @@ public final class SentinelConnection: RedisCommands {
             PushMetrics.shared.redisReconnects.increment()
             await replaced.close()
         }
-        if replaced != nil || previous == nil {
-            // A sentinel may name a node before it has taken the role: use it only once it says it is the primary.
-            let role = try await send([[Array("ROLE".utf8)]], on: connection)[0]
-            guard role.array?.first?.string == "master" else {
-                state.withLock { $0.stale = true }
-                throw RedisError.connection("\(address.host):\(address.port), named by Redis Sentinel for \(master), is not a primary (yet)")
-            }
+        // Checked every time the sentinels were asked, not only for a node met for the first time: the same
+        // address may be a replica now (demoted, or restarted as one; after a connection error this is a new
+        // socket), and one whose check failed is named again until the sentinels decide. One more round trip
+        // per ask: after an error, a READONLY, or once a second.
+        let role = try await send([[Array("ROLE".utf8)]], on: connection)[0]
+        guard role.array?.first?.string == "master" else {
+            state.withLock { $0.stale = true }
+            throw RedisError.connection("\(address.host):\(address.port), named by Redis Sentinel for \(master), is not a primary (yet)")
         }
         state.withLock { state in
             state.stale = false

@@ -4,7 +4,7 @@ import RedisClient
 
 /// A real Redis Sentinel setup on loopback: a primary, a replica of it, and three `redis-server --sentinel`
 /// processes (quorum 2) that monitor the primary as `master`, with short timeouts so a failover takes a
-/// few seconds: down after 1 s of silence, failover-timeout 3 s.
+/// few seconds: down after 1 s of silence (`downAfterMillis`), failover-timeout 3 s.
 public final class RedisSentinelServers: @unchecked Sendable {
     public let master = "pushmaster"
     public let primary: RedisServer
@@ -13,7 +13,9 @@ public final class RedisSentinelServers: @unchecked Sendable {
     private var sentinels: [Process] = []
     private var admin: [RedisConnection] = []
 
-    public init() async throws {
+    /// `downAfterMillis`: how long the sentinels wait before they find the primary down (a test that needs
+    /// them to keep naming a node while it changes can make that longer than itself).
+    public init(downAfterMillis: Int = 1000) async throws {
         primary = try RedisServer()
         replica = try RedisServer(arguments: ["--replicaof", "127.0.0.1", String(primary.port)])
         guard let binary = which("redis-server") else { throw TestSetupError("redis-server is not installed") }
@@ -26,7 +28,7 @@ public final class RedisSentinelServers: @unchecked Sendable {
                 bind 127.0.0.1
                 dir \(directory)
                 sentinel monitor \(master) 127.0.0.1 \(primary.port) 2
-                sentinel down-after-milliseconds \(master) 1000
+                sentinel down-after-milliseconds \(master) \(downAfterMillis)
                 sentinel failover-timeout \(master) 3000
                 sentinel parallel-syncs \(master) 1
 

@@ -39,7 +39,11 @@ struct ReplayPlan {
     static func decide(_ letter: DeadLetter, deadTokens: Set<String>, includePermanent: Bool, nowSeconds: Int64) -> Decision {
         if DLQReplay.isPermanent(letter.reason) && !includePermanent { return .skip("permanent (\(letter.reason))") }
         guard let message = letter.record?["message"], var members = message.objectMembers else {
-            // Only an element that never parsed (Malformed, PoisonMessage) has no message: it goes back as it was.
+            // Only an element that never parsed (Malformed, PoisonMessage) has no message: it goes back as it was,
+            // byte for byte from `raw_base64` when it was not UTF-8 (`raw` then holds U+FFFD in place of bytes).
+            if let encoded = letter.record?["raw_base64"]?.stringValue, let bytes = Data(base64Encoded: encoded) {
+                return .replay(message: Array(bytes), droppedTokens: 0)
+            }
             guard let raw = letter.record?["raw"]?.stringValue else { return .skip("unreadable entry") }
             return .replay(message: Array(raw.utf8), droppedTokens: 0)
         }
