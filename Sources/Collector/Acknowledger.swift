@@ -43,6 +43,12 @@ public final class Acknowledger: Sendable {
     private let logger: Logger
     private let counts: SharedCounts
     private let abandoned = Atomic(false)
+    /// After the deadline a write failed: Redis is silent, and every later flush leaves its messages claimed at
+    /// once instead of waiting for the interrupt again (each wait was a quarter second, once per batch: a
+    /// stopped Redis with thousands in flight held the exit 1.5 s past the deadline).
+    private let gaveUp = Atomic(false)
+    /// Messages left claimed for recovery because Redis was silent after the deadline.
+    private let leftClaimed = Atomic(0)
     /// `redis.wait_replicas` and `redis.wait_timeout_ms`: replicas each acknowledgement waits for (0: none).
     private let replication: (replicas: Int, timeoutMillis: Int)
     /// The last wait fell short: logged once when it starts and once when it ends, not at every flush.
@@ -67,6 +73,9 @@ public final class Acknowledger: Sendable {
     /// Stops retrying writes that fail (the shutdown deadline has passed): what is not acknowledged stays
     /// in the processing hash, where recovery finds it.
     public func abandon() { abandoned.store(true, ordering: .relaxed) }
+
+    /// Whether a write failed after the deadline (Redis silent): the exit need not wait for Redis again.
+    public var gaveUpOnRedis: Bool { gaveUp.load(ordering: .relaxed) }
 
     /// Runs until the input is finished and every completed message has been written. Its flush timers are
     /// child tasks of this call: none outlives it.
@@ -121,6 +130,11 @@ public final class Acknowledger: Sendable {
         }
         await flush(&pending, &ledger)
         counts.store(ledger.snapshot)
+        let left = leftClaimed.load(ordering: .relaxed)
+        if left > 0 {
+            logger.warning("shutdown deadline passed with Redis unreachable; unacknowledged messages stay claimed for recovery",
+                           metadata: ["messages": "\(left)"])
+        }
     }
 
     /// Asks the heartbeat's question for it: the processing hash's fields against what the ledger tracks.
@@ -150,6 +164,10 @@ public final class Acknowledger: Sendable {
         var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
         var retried = false
         while true {
+            if gaveUp.load(ordering: .relaxed) {
+                leftClaimed.add(pending.count, ordering: .relaxed)
+                break
+            }
             do {
                 let acknowledged = try await queue.acknowledge(pending, filteredCap: filteredCap)
                 if acknowledged < pending.count && retried {
@@ -169,8 +187,8 @@ public final class Acknowledger: Sendable {
                 // The processing hash still holds these messages, so waiting loses nothing; once the shutdown
                 // deadline has passed they stay there for recovery instead of holding the exit.
                 if abandoned.load(ordering: .relaxed) {
-                    logger.warning("shutdown deadline passed with Redis unreachable; unacknowledged messages stay claimed for recovery",
-                                   metadata: ["messages": "\(pending.count)"])
+                    gaveUp.store(true, ordering: .relaxed)
+                    leftClaimed.add(pending.count, ordering: .relaxed)
                     break
                 }
                 retried = true

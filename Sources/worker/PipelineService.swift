@@ -197,7 +197,9 @@ struct PipelineService: Service, CustomStringConvertible {
     /// silent Redis is interrupted. Claims not returned stay in the processing hash, and a live worker returns
     /// them once the heartbeat expires. How many claims were returned.
     private func finishAll(_ shards: [ShardPipeline]) async -> Int {
-        let giveUp = ContinuousClock.now + Self.finishBudget
+        // Redis already proved silent after the deadline: one call's moment, in case it is back.
+        let silent = shards.contains { $0.acknowledger.gaveUpOnRedis }
+        let giveUp = ContinuousClock.now + (silent ? Self.callBudgetAfterDeadline : Self.finishBudget)
         return await withTaskGroup(of: Int?.self) { group in
             for shard in shards { group.addTask { await finish(shard.claimQueue, giveUp: giveUp) } }
             group.addTask {
