@@ -35,7 +35,8 @@ struct ShardPipeline: Sendable {
         recoveryQueue = queue("recovery")
         let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
                                         counts: counts, logger: logger, lease: lease,
-                                        replication: (configuration.redis.waitReplicas, configuration.redis.waitTimeoutMillis))
+                                        replication: (configuration.redis.waitReplicas, configuration.redis.waitTimeoutMillis),
+                                        shard: index)
         self.acknowledger = acknowledger
         heartbeat = Heartbeat(queue: queue("heartbeat"), recoveryQueue: recoveryQueue,
                               ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,
