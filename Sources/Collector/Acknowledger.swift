@@ -55,12 +55,15 @@ public final class Acknowledger: Sendable {
     private let replicationShort = Atomic(false)
     /// Told which messages were taken over (dropped unsent) and when the last of their tokens is accounted for.
     private let lease: OwnershipLease?
+    /// The index of the shard whose messages this acknowledger writes: the gate counts their room per shard.
+    private let shard: Int
     /// How long a small batch of acknowledgements waits for company.
     static let flushDelay = Duration.milliseconds(10)
 
     public init(queue: WorkQueue, gate: CapacityGate, filteredCap: Int, counts: SharedCounts, logger: Logger,
-                lease: OwnershipLease? = nil, replication: (replicas: Int, timeoutMillis: Int) = (0, 100)) {
+                lease: OwnershipLease? = nil, replication: (replicas: Int, timeoutMillis: Int) = (0, 100), shard: Int = 0) {
         self.replication = replication
+        self.shard = shard
         (events, input) = AsyncStream.makeStream(of: AcknowledgerEvent.self)
         self.lease = lease
         self.queue = queue
@@ -124,8 +127,8 @@ public final class Acknowledger: Sendable {
                 }
             }
             let resolved = ledger.takeReleased()
-            if resolved.chat > 0 { await gate.release(resolved.chat, lane: .chat) }
-            if resolved.bulk > 0 { await gate.release(resolved.bulk, lane: .bulk) }
+            if resolved.chat > 0 { await gate.release(resolved.chat, lane: .chat, shard: shard) }
+            if resolved.bulk > 0 { await gate.release(resolved.bulk, lane: .bulk, shard: shard) }
             counts.store(ledger.snapshot)
         }
         await flush(&pending, &ledger)
@@ -238,7 +241,7 @@ public final class Acknowledger: Sendable {
                 any = true
             }
             guard any else { continue }
-            await gate.release(notifications, bytes: bytes, lane: lane)
+            await gate.release(notifications, bytes: bytes, lane: lane, shard: shard)
         }
     }
 

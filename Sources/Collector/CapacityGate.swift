@@ -2,7 +2,9 @@ import PushCore
 
 /// Bounds what the pipeline holds, in notifications (tokens) and in bytes of claimed elements: the
 /// collector claims only while both are under their limits, so memory stays bounded whatever the backlog.
-/// It also counts what the bulk lane holds, which `collector.bulk_share` bounds while chat work waits.
+/// It also counts what the bulk lane holds, which `collector.bulk_share` bounds while chat work waits, and
+/// what each shard holds: a poison suspect is claimed alone in its shard, so it waits for its own shard's work
+/// only, never for the other shards' (which, under steady load, are never all done at once).
 public actor CapacityGate {
     public let limit: Int
     public let byteLimit: Int
@@ -13,6 +15,9 @@ public actor CapacityGate {
     public private(set) var bulkBytesInFlight = 0
     private var waiters: [CheckedContinuation<Void, Never>] = []
     private var emptyWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Per shard (by index): notifications and bytes its collector added that its acknowledger has not released.
+    private var shardLoads = [(notifications: Int, bytes: Int)](repeating: (0, 0), count: PipelineSeq.maxShards)
+    private var shardEmptyWaiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
     private var opened = false
 
     public init(limit: Int, byteLimit: Int = 64 << 20) {
@@ -25,8 +30,17 @@ public actor CapacityGate {
     public var byteRoom: Int { max(0, byteLimit - bytesInFlight) }
     public var isEmpty: Bool { inFlight == 0 && bytesInFlight == 0 }
 
-    /// Room in notifications and bytes, and whether nothing is in flight, read in one call.
-    public var state: (room: Int, byteRoom: Int, isEmpty: Bool) { (room, byteRoom, isEmpty) }
+    /// Whether nothing of shard `shard` is in flight.
+    public func isEmpty(shard: Int) -> Bool {
+        let load = shardLoads[Self.index(shard)]
+        return load.notifications == 0 && load.bytes == 0
+    }
+
+    /// Room in notifications and bytes, whether nothing is in flight, and whether nothing of `shard` is, read
+    /// in one call.
+    public func state(shard: Int = 0) -> (room: Int, byteRoom: Int, isEmpty: Bool, shardIsEmpty: Bool) {
+        (room, byteRoom, isEmpty, isEmpty(shard: shard))
+    }
 
     /// What each lane holds, read in one call.
     public var lanes: (chat: Int, bulk: Int, bulkBytes: Int) { (inFlight - bulkInFlight, bulkInFlight, bulkBytesInFlight) }
@@ -44,30 +58,45 @@ public actor CapacityGate {
         limit - inFlight >= min(notifications, limit) && bytesInFlight < byteLimit
     }
 
-    /// Returns once nothing is in flight (or the gate was opened): a message whose holders died before is claimed alone only then.
+    /// Returns once nothing is in flight (or the gate was opened).
     public func waitUntilEmpty() async {
         if isEmpty || opened { return }
         await withCheckedContinuation { emptyWaiters.append($0) }
     }
 
-    public func add(_ notifications: Int, bytes: Int = 0, lane: Lane = .chat) {
+    /// Returns once nothing of shard `shard` is in flight (or the gate was opened): a message of that shard
+    /// whose holders died before is claimed alone only then.
+    public func waitUntilEmpty(shard: Int) async {
+        if isEmpty(shard: shard) || opened { return }
+        await withCheckedContinuation { shardEmptyWaiters[Self.index(shard), default: []].append($0) }
+    }
+
+    /// `shard`: the index of the shard the work was claimed from; its release names the same one.
+    public func add(_ notifications: Int, bytes: Int = 0, lane: Lane = .chat, shard: Int = 0) {
         inFlight += notifications
         bytesInFlight += bytes
+        let index = Self.index(shard)
+        shardLoads[index].notifications += notifications
+        shardLoads[index].bytes += bytes
         if lane == .bulk {
             bulkInFlight += notifications
             bulkBytesInFlight += bytes
         }
     }
 
-    public func release(_ notifications: Int, bytes: Int = 0, lane: Lane = .chat) {
+    public func release(_ notifications: Int, bytes: Int = 0, lane: Lane = .chat, shard: Int = 0) {
         inFlight -= notifications
         bytesInFlight -= bytes
+        let index = Self.index(shard)
+        shardLoads[index].notifications -= notifications
+        shardLoads[index].bytes -= bytes
         if lane == .bulk {
             bulkInFlight -= notifications
             bulkBytesInFlight -= bytes
         }
         if inFlight < limit && bytesInFlight < byteLimit { wake(&waiters) }
         if isEmpty { wake(&emptyWaiters) }
+        if isEmpty(shard: index), var waiting = shardEmptyWaiters.removeValue(forKey: index) { wake(&waiting) }
     }
 
     /// Lets every waiter go: used at shutdown, when nobody will release capacity any more.
@@ -75,7 +104,12 @@ public actor CapacityGate {
         opened = true
         wake(&waiters)
         wake(&emptyWaiters)
+        for index in Array(shardEmptyWaiters.keys) {
+            if var waiting = shardEmptyWaiters.removeValue(forKey: index) { wake(&waiting) }
+        }
     }
+
+    private static func index(_ shard: Int) -> Int { max(0, min(shard, PipelineSeq.maxShards - 1)) }
 
     private func wake(_ list: inout [CheckedContinuation<Void, Never>]) {
         let ready = list

@@ -98,22 +98,25 @@ public final class Collector: Sendable {
         var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
-            var gateState = await gate.state
+            var gateState = await gate.state(shard: shard)
             var lanes = await gate.lanes
             // Full of chat work (bulk holds none of it): wait for a good batch's worth, so claims stay large.
             // Bulk work never holds the chat reserve: a broadcast message claimed whole may take the pipeline
             // past max_in_flight, and chat still finds its reserve.
-            let reserveLeft = chatRoom(gateState, lanes)
+            let reserveLeft = chatRoom(room: gateState.room, byteRoom: gateState.byteRoom, lanes)
             if (gateState.room < refillThreshold && !gateState.isEmpty && lanes.bulk == 0)
                 || reserveLeft.count == 0 || reserveLeft.bytes == 0 {
                 eventInput.yield(.full)
                 await gate.waitForRoom(atLeast: refillThreshold)
-                gateState = await gate.state
+                gateState = await gate.state(shard: shard)
                 lanes = await gate.lanes
             }
             if stopping.load(ordering: .relaxed) { break }
-            let allowIsolated = gateState.isEmpty
-            let (freeRoom, byteRoom) = chatRoom(gateState, lanes)
+            // A suspect waits for its own shard's work only, never for the other shards' (under steady load they
+            // are never all done at once): if it kills this worker, nothing else of its shard dies with it. Other
+            // shards' claims do, each counting one death; it takes `max_deliveries - 1` to make one a suspect.
+            let allowIsolated = gateState.shardIsEmpty
+            let (freeRoom, byteRoom) = chatRoom(room: gateState.room, byteRoom: gateState.byteRoom, lanes)
             let bulk = bulkAllowance(room: gateState.room, byteRoom: gateState.byteRoom, lanes: lanes, pipelineEmpty: gateState.isEmpty)
             do {
                 let claim = try await queue.claim(maxCount: max(1, min(freeRoom, Self.maxClaim)),
@@ -123,7 +126,7 @@ public final class Collector: Sendable {
                     PushMetrics.shared.messagesClaimed.increment(by: claim.elements.count)
                     for lane in Lane.allCases {
                         let part = claim.elements.filter { Lane.of(claimSequence: $0.seq) == lane }
-                        if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane) }
+                        if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane, shard: shard) }
                     }
                     // The next claim waits until these are parsed and their tokens counted, so the room it
                     // sees is true: claims cannot outrun validation and overshoot max_in_flight.
@@ -141,10 +144,11 @@ public final class Collector: Sendable {
                     await withCheckedContinuation { input.yield(.reconcile(done: $0)) }
                 }
                 if claim.isolated || claim.blockedByIsolation {
-                    // A message whose earlier holders died is handled alone: if it kills this worker too,
-                    // nothing else is held with it (and the others it was claimed with get delivered).
+                    // A message whose earlier holders died is handled alone in its shard: if it kills this worker
+                    // too, nothing else of the shard is held with it (and the others it was claimed with get
+                    // delivered). Other shards keep claiming meanwhile.
                     if claim.blockedByIsolation { eventInput.yield(.full) }
-                    await gate.waitUntilEmpty()
+                    await gate.waitUntilEmpty(shard: shard)
                 } else if claim.elements.isEmpty, !stopping.load(ordering: .relaxed) {
                     // Bulk work fills its part: watch the chat list closely (its room is kept free); otherwise
                     // idle, woken by the first chat push (bulk pushes are seen at the next claim, within a second).
@@ -163,11 +167,10 @@ public final class Collector: Sendable {
 
     /// The room chat work may claim: the pipeline's room, or what is left of the chat reserve if bulk work
     /// (one broadcast message claimed whole may overshoot) has taken more.
-    private func chatRoom(_ state: (room: Int, byteRoom: Int, isEmpty: Bool), _ lanes: (chat: Int, bulk: Int, bulkBytes: Int))
-        -> (count: Int, bytes: Int) {
-        guard lanes.bulk > 0 else { return (state.room, state.byteRoom) }
-        let chatBytes = max(0, settings.maxInFlightBytes - state.byteRoom - lanes.bulkBytes)
-        return (max(state.room, chatReserve.count - lanes.chat), max(state.byteRoom, chatReserve.bytes - chatBytes))
+    private func chatRoom(room: Int, byteRoom: Int, _ lanes: (chat: Int, bulk: Int, bulkBytes: Int)) -> (count: Int, bytes: Int) {
+        guard lanes.bulk > 0 else { return (room, byteRoom) }
+        let chatBytes = max(0, settings.maxInFlightBytes - byteRoom - lanes.bulkBytes)
+        return (max(room, chatReserve.count - lanes.chat), max(byteRoom, chatReserve.bytes - chatBytes))
     }
 
     /// What the bulk list may give in the next claim (SPEC section 3): never the chat reserve; while chat
@@ -262,8 +265,8 @@ public final class Collector: Sendable {
                         input.yield(.deadline(key, generation: generation))
                     }
                 }
-                if extra.chat > 0 { await gate.add(extra.chat, lane: .chat) }
-                if extra.bulk > 0 { await gate.add(extra.bulk, lane: .bulk) }
+                if extra.chat > 0 { await gate.add(extra.chat, lane: .chat, shard: shard) }
+                if extra.bulk > 0 { await gate.add(extra.bulk, lane: .bulk, shard: shard) }
                 // Registration goes first, so no result can reach the Acknowledger before its message.
                 acknowledger.yield(.claimed(registrations))
                 for batch in ready { output.yield(batch) }
@@ -276,7 +279,7 @@ public final class Collector: Sendable {
                     logger.warning("re-taking claimed elements whose claim reply was lost", metadata: ["count": "\(orphans.count)"])
                     for lane in Lane.allCases {
                         let part = orphans.filter { Lane.of(claimSequence: $0.seq) == lane }
-                        if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane) }
+                        if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane, shard: shard) }
                     }
                     eventInput.yield(.claimed(orphans, parsed: nil))
                 }

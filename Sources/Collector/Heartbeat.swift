@@ -5,9 +5,11 @@ import QueueProtocol
 
 /// Keeps this worker's liveness key and registry entry fresh, and returns the claims of workers whose
 /// key has expired (killed, even by SIGKILL, or cut off) to the queue, so nothing they held is lost.
-/// Beating and recovery run on separate connections, so a long recovery never delays a beat (a late beat
-/// would let peers take this worker's live claims). Dead workers are found in the registry
-/// (`push:workers`), never by scanning the keyspace.
+/// Beating and recovery run on separate connections, and the beats' connection is theirs alone, so a long
+/// recovery or a slow read of another loop never delays a beat (a late beat would let peers take this
+/// worker's live claims). Nor does the ownership confirmation after a lapse, which waits for the Acknowledger
+/// (`OwnershipConfirmation`). Dead workers are found in the registry (`push:workers`), never by scanning the
+/// keyspace.
 public struct Heartbeat: Sendable {
     public let queue: WorkQueue
     public let recoveryQueue: WorkQueue
@@ -50,49 +52,74 @@ public struct Heartbeat: Sendable {
 
     /// One beat while claims may be held. If the lease lapsed before Redis confirmed this beat, peers may
     /// have returned this worker's claims to the queue: the lease is renewed only after the claims recovery
-    /// took are marked lost (the transport drops them unsent); the beat just written keeps the rest ours.
-    func beatHoldingClaims() async throws {
+    /// took are marked lost (the transport drops them unsent). That is asked of the Acknowledger through
+    /// `requests` and awaited by `confirmationLoop`, never here: the beats go on meanwhile, and keep the rest ours.
+    func beatHoldingClaims(_ confirmation: OwnershipConfirmation, requests: AsyncStream<Int>.Continuation) async throws {
         let sentAt = OwnershipLease.now()
         try await queue.beat(ttlMillis: ttlMillis, info: info)
         guard let lease else { return }
-        if lease.lapsed(shard: shard), let confirmOwnership {
+        guard confirmOwnership != nil else {
+            lease.renew(shard: shard, beatSentAt: sentAt, ttlMillis: ttlMillis)
+            return
+        }
+        switch confirmation.beatConfirmed(sentAt: sentAt, now: OwnershipLease.now(), leaseLapsed: lease.lapsed(shard: shard)) {
+        case .renew:
+            lease.renew(shard: shard, beatSentAt: sentAt, ttlMillis: ttlMillis)
+        case .confirm(let epoch):
             logger.warning("ownership lease lapsed (no heartbeat confirmed in time: paused, or cut off from Redis); this shard's claims are held until Redis says which are still ours",
                            metadata: ["queue": "\(queue.keys.queue)"])
+            requests.yield(epoch)
+        case .wait:
+            break
+        }
+    }
+
+    /// Answers the beats' requests for an ownership confirmation, one at a time (a request made while one is
+    /// answered replaces any older one still waiting), until the requests end.
+    private func confirmationLoop(_ confirmation: OwnershipConfirmation, requests: AsyncStream<Int>) async {
+        guard let lease, let confirmOwnership else { return }
+        for await epoch in requests {
             guard let lost = await confirmOwnership() else {
-                throw LeaseError.cannotConfirm
+                confirmation.failed(epoch: epoch)
+                logger.error("cannot read this worker's processing hash to confirm its claims; asking again at the next beat",
+                             metadata: ["queue": "\(queue.keys.queue)"])
+                continue
             }
-            if lost.isEmpty {
-                logger.notice("ownership confirmed: no claim was taken over; sending resumes", metadata: ["queue": "\(queue.keys.queue)"])
-            } else {
+            if !lost.isEmpty {
                 PushMetrics.shared.claimsLost.increment(by: lost.count)
                 logger.warning("dropped claims another worker took over while this one was paused or cut off from Redis; they are not sent here (their new holder sends them)", metadata: [
                     "queue": "\(queue.keys.queue)", "messages": "\(lost.count)",
                     "message_id": "\(lost.prefix(20).map { Printable.clipped($0, to: 128) }.joined(separator: ","))",
                 ])
             }
-        }
-        lease.renew(shard: shard, beatSentAt: sentAt, ttlMillis: ttlMillis)
-    }
-
-    enum LeaseError: Error, CustomStringConvertible {
-        case cannotConfirm
-        var description: String { "cannot read this worker's processing hash to confirm its claims" }
-    }
-
-    /// Beats every third of the TTL and looks for dead workers every two thirds, until cancelled.
-    public func run() async {
-        async let recovering: Void = recoveryLoop()
-        while !Task.isCancelled {
-            do {
-                try await beatHoldingClaims()
-                readiness?.clear(unreachable)
-            } catch {
-                readiness?.set(unreachable)
-                logger.error("heartbeat failed; retrying", metadata: ["error": "\(error)"])
+            guard let renewFrom = confirmation.answered(epoch: epoch) else { continue }
+            lease.renew(shard: shard, beatSentAt: renewFrom, ttlMillis: ttlMillis)
+            if lost.isEmpty {
+                logger.notice("ownership confirmed: no claim was taken over; sending resumes", metadata: ["queue": "\(queue.keys.queue)"])
             }
-            try? await Task.sleep(for: .milliseconds(max(100, ttlMillis / 3)))
         }
-        await recovering
+    }
+
+    /// Beats every third of the TTL and looks for dead workers every two thirds, until cancelled. Recovery and
+    /// the ownership confirmation after a lapse run beside the beats, which never wait for either.
+    public func run() async {
+        let confirmation = OwnershipConfirmation(ttlMillis: ttlMillis)
+        let (requests, requestInput) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
+        await withDiscardingTaskGroup { group in
+            group.addTask { await recoveryLoop() }
+            group.addTask { await confirmationLoop(confirmation, requests: requests) }
+            while !Task.isCancelled {
+                do {
+                    try await beatHoldingClaims(confirmation, requests: requestInput)
+                    readiness?.clear(unreachable)
+                } catch {
+                    readiness?.set(unreachable)
+                    logger.error("heartbeat failed; retrying", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .milliseconds(max(100, ttlMillis / 3)))
+            }
+            requestInput.finish()
+        }
     }
 
     private func recoveryLoop() async {

@@ -65,7 +65,7 @@ struct PipelineService: Service, CustomStringConvertible {
         } catch {
             throw StartupError(description: "\(error)")
         }
-        let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.heartbeat.queue))
+        let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.metricsQueue))
         let reloader = FilterReloader(filter: filter, intervalMillis: configuration.filter.reloadIntervalMillis, logger: logger)
         readiness.clear(.starting)
 

@@ -13,6 +13,8 @@ struct ShardPipeline: Sendable {
     let claimQueue: WorkQueue
     let ackQueue: WorkQueue
     let recoveryQueue: WorkQueue
+    /// The metrics sampler's: a slow queue-length read never delays a beat.
+    let metricsQueue: WorkQueue
     let heartbeat: Heartbeat
     let acknowledger: Acknowledger
     let collector: Collector
@@ -34,9 +36,11 @@ struct ShardPipeline: Sendable {
         claimQueue = queue("claim")
         ackQueue = queue("ack")
         recoveryQueue = queue("recovery")
+        metricsQueue = queue("metrics")
         let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
                                         counts: counts, logger: logger, lease: lease,
-                                        replication: (configuration.redis.waitReplicas, configuration.redis.waitTimeoutMillis))
+                                        replication: (configuration.redis.waitReplicas, configuration.redis.waitTimeoutMillis),
+                                        shard: index)
         self.acknowledger = acknowledger
         heartbeat = Heartbeat(queue: queue("heartbeat"), recoveryQueue: recoveryQueue,
                               ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,
@@ -52,14 +56,15 @@ struct ShardPipeline: Sendable {
         ackQueue.connection.interrupt()
     }
 
-    /// The same for the heartbeat and recovery loops, once they are cancelled.
+    /// The same for the heartbeat, recovery and metrics loops, once they are cancelled.
     func interruptBackground() {
         heartbeat.queue.connection.interrupt()
         recoveryQueue.connection.interrupt()
+        metricsQueue.connection.interrupt()
     }
 
     func close() async {
-        for queue in [claimQueue, ackQueue, recoveryQueue, heartbeat.queue] { await queue.connection.close() }
+        for queue in [claimQueue, ackQueue, recoveryQueue, metricsQueue, heartbeat.queue] { await queue.connection.close() }
     }
 }
 
