@@ -51,16 +51,10 @@ public final class SlotConnection: RedisCommands {
     /// - Parameters:
     ///   - seeds: nodes of one cluster (or one plain Redis); the first one's credentials apply to all.
     ///   - key: a key of the slot (a shard's hash-tagged prefix, `push:{0}`); nil: learned from the first MOVED.
-    public init(seeds: [RedisURL], key: String?, name: String, caFile: String = "", socketTimeout: Duration = .seconds(5)) {
+    public convenience init(seeds: [RedisURL], key: String?, name: String, caFile: String = "", socketTimeout: Duration = .seconds(5)) {
         precondition(!seeds.isEmpty, "a SlotConnection needs at least one address")
-        map = ClusterMap(seeds: seeds, name: name, caFile: caFile, socketTimeout: socketTimeout)
-        map.attach()
-        self.name = name
-        self.caFile = caFile
-        self.socketTimeout = socketTimeout
-        var initial = State()
-        initial.slot = key.map(ClusterSlot.of(key:))
-        state = Locked(initial)
+        self.init(map: ClusterMap(seeds: seeds, name: name, caFile: caFile, socketTimeout: socketTimeout), key: key, name: name,
+                  caFile: caFile, socketTimeout: socketTimeout)
     }
 
     /// One seed, slot learned from the first MOVED (the form used before topologies were known).
