@@ -12,6 +12,19 @@ public struct EmulatorConfiguration: Sendable {
         }
     }
 
+    /// A service account the FCM token endpoint trusts: its `client_email`, `private_key_id` and public key
+    /// (PEM; the account's private key works too).
+    public struct ServiceAccountKey: Sendable {
+        public var clientEmail: String
+        public var privateKeyID: String
+        public var keyFile: String
+        public init(clientEmail: String, privateKeyID: String, keyFile: String) {
+            self.clientEmail = clientEmail
+            self.privateKeyID = privateKeyID
+            self.keyFile = keyFile
+        }
+    }
+
     /// A scripted answer for tokens that start with `prefix` (deterministic fault injection for tests).
     public struct ScriptedAnswer: Sendable, Equatable {
         public var prefix: String
@@ -81,6 +94,14 @@ public struct EmulatorConfiguration: Sendable {
     public var tokenMaxAgeSeconds: Int64 = 3600
     /// A connection may switch to a new provider token at most this often (TooManyProviderTokenUpdates).
     public var tokenMinRenewalSeconds: Int64 = 1200
+
+    /// FCM's OAuth 2.0 token endpoint (`FCMTokenEndpoint`): the accounts it trusts, where it answers, the
+    /// `aud` it requires (nil: any URL with that path) and the lifetime of the access tokens it issues
+    /// (changeable while running: `APNsEmulator.fcmTokens`).
+    public var fcmServiceAccounts: [ServiceAccountKey] = []
+    public var fcmTokenPath = "/token"
+    public var fcmTokenAudience: String?
+    public var fcmAccessTokenLifetimeSeconds: Int64 = 3600
 
     public init() {}
 }
