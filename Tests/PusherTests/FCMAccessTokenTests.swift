@@ -199,6 +199,17 @@ final class FCMAccessTokenTests: XCTestCase {
         XCTAssertEqual(cache.state.token?.generation, 2)
         XCTAssertEqual(server.emulator.fcmTokens.requestCount, 2)
         XCTAssertEqual(cache.requestCount, 2)
+
+        // The new one rejected at once too (a server that keeps refusing): renewals stay a second apart.
+        server.emulator.fcmTokens.revokeAll()
+        XCTAssertTrue(cache.rejected(generation: 2))
+        try await eventually { cache.state.token?.generation == 3 }
+        let starts = cache.recentRequestStarts
+        XCTAssertEqual(starts.count, 3)
+        for (earlier, later) in zip(starts, starts.dropFirst()) {
+            XCTAssertGreaterThanOrEqual(later - earlier, AccessTokenRenewal.minimumInterval, "never two token requests within a second")
+        }
+        XCTAssertEqual(server.emulator.fcmTokens.requestCount, 3)
         await cache.shutdown()
         await server.stop()
     }

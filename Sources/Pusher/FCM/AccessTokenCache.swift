@@ -70,6 +70,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         var failures = 0
         var generation = 0
         var requests = 0
+        /// When the last few requests started (tests check the one-second floor on them).
+        var recentStarts: [Double] = []
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -136,6 +138,13 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         return machine.requests
     }
 
+    /// When the last (up to 16) token requests started, on the cache's clock.
+    var recentRequestStarts: [Double] {
+        condition.lock()
+        defer { condition.unlock() }
+        return machine.recentStarts
+    }
+
     /// A server answered 401 to `generation`: unless a newer token exists, it is dropped and renewed now (no
     /// sooner than a second after the last request). Returns whether this call started a renewal.
     @discardableResult
@@ -197,6 +206,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
                 machine.lastAttempt = now
                 machine.asking = true
                 machine.requests += 1
+                if machine.recentStarts.count == 16 { machine.recentStarts.removeFirst() }
+                machine.recentStarts.append(now)
                 return now
             }
             _ = condition.wait(until: Date(timeIntervalSinceNow: due - now))
@@ -225,7 +236,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
             if case .ready(let token) = machine.state, now < token.expiresAt {
                 break
             }
-            machine.state = .unavailable(reason: "\(reason); asking again in \(Int(delay.rounded(.up))) s")
+            let said = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
+            machine.state = .unavailable(reason: "\(said); asking again in \(Int(delay.rounded(.up))) s")
         case .refused(let reason):
             machine.failures += 1
             machine.nextAttempt = now + refusedRetrySeconds
