@@ -264,6 +264,25 @@ final class FCMAccessTokenTests: XCTestCase {
         await server.stop()
     }
 
+    func testShutdownDoesNotWaitForASilentTokenEndpoint() async throws {
+        let account = try ServiceAccountFixture()
+        let server = try await emulator(trusting: account)
+        let proxy = try BlackholeProxy(targetPort: server.emulator.port)
+        proxy.blackhole()
+        // The emulator's certificate names 127.0.0.1, and so does the proxy's address.
+        let loaded = try ServiceAccount.load(path: try account.writeJSON(tokenURI: "https://127.0.0.1:\(proxy.port)/token"))
+        let cache = AccessTokenCache(signer: try AssertionSigner(account: loaded),
+                                     endpoint: TokenEndpoint(uri: loaded.tokenURI, caFile: server.caFile, timeoutMillis: 120_000))
+        try await eventually { cache.requestCount == 1 }
+        XCTAssertNil(cache.state.token)
+        let started = ContinuousClock.now
+        await cache.shutdown()
+        // libcurl asks whether to go on at least once a second; the request's own timeout is two minutes.
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(10), "shutdown abandons the hanging request")
+        proxy.stop()
+        await server.stop()
+    }
+
     func testAnUnreachableEndpointOrA5xxIsWaitedForAndA401IsRefused() {
         let unreachable = TokenEndpoint(uri: "https://127.0.0.1:1/token", timeoutMillis: 5000).exchange(assertion: "x.y.z")
         guard case .unavailable(let reason) = unreachable else { return XCTFail("\(unreachable)") }

@@ -57,8 +57,9 @@ public enum AccessTokenRenewal {
 /// The renewal thread's states: waiting until the next attempt is due (the renewal moment, a backoff after a
 /// failure, or now after a rejection), asking, stopped.
 public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertible {
-    /// Asks for one token (blocking); the default signs an assertion and posts it to the endpoint.
-    public typealias Exchange = @Sendable () -> TokenGrant
+    /// Asks for one token (blocking); the default signs an assertion and posts it to the endpoint. It should
+    /// give up soon once `stopping` returns true.
+    public typealias Exchange = @Sendable (_ stopping: @escaping @Sendable () -> Bool) -> TokenGrant
 
     private struct Machine {
         var state: AccessTokenState = .unavailable(reason: "the first access token is being requested")
@@ -90,6 +91,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     ///   - name: what log lines and readiness call it (the app's topic, or the client email).
     ///   - refusedRetrySeconds: how long after a refusal the key is tried again (a clock fixed, a key restored).
     ///   - onChange: called on the renewal thread after each change of state (readiness, waking lanes).
+    /// The thread runs until `shutdown()`.
     public init(name: String, refusedRetrySeconds: Double = 60, maxBackoffSeconds: Double = 30,
                 clock: @escaping @Sendable () -> Double = AccessTokenCache.monotonicSeconds,
                 onChange: (@Sendable (AccessTokenState) -> Void)? = nil, exchange: @escaping Exchange) {
@@ -110,9 +112,9 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     /// The usual cache: `signer`'s assertions posted to `endpoint`.
     public convenience init(signer: AssertionSigner, endpoint: TokenEndpoint, name: String? = nil,
                             refusedRetrySeconds: Double = 60, onChange: (@Sendable (AccessTokenState) -> Void)? = nil) {
-        self.init(name: name ?? signer.clientEmail, refusedRetrySeconds: refusedRetrySeconds, onChange: onChange) {
+        self.init(name: name ?? signer.clientEmail, refusedRetrySeconds: refusedRetrySeconds, onChange: onChange) { stopping in
             do {
-                return endpoint.exchange(assertion: try signer.assertion(issuedAt: WallClock.nowSeconds()))
+                return endpoint.exchange(assertion: try signer.assertion(issuedAt: WallClock.nowSeconds()), abandon: stopping)
             } catch {
                 return .refused(reason: "cannot sign the assertion: \(error)")
             }
@@ -184,7 +186,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
 
     private func run() {
         while let started = waitUntilDue() {
-            let grant = exchange()
+            let grant = exchange { [self] in isStopping }
             apply(grant, startedAt: started)
         }
         condition.lock()
@@ -193,6 +195,12 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         machine.exitWaiters = []
         condition.unlock()
         waiters.forEach { $0.resume() }
+    }
+
+    private var isStopping: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return machine.stopped
     }
 
     /// Waits until an attempt is due (and a second has passed since the last); nil once stopped.
@@ -218,6 +226,11 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     private func apply(_ grant: TokenGrant, startedAt: Double) {
         condition.lock()
         machine.asking = false
+        if machine.stopped {
+            // Abandoned for the shutdown, or answered too late to matter: nothing to tell anyone.
+            condition.unlock()
+            return
+        }
         let now = clock()
         let previous = machine.state
         switch grant {

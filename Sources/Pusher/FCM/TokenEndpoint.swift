@@ -43,12 +43,13 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
 
     public var description: String { "TokenEndpoint(\(uri))" }
 
-    /// One grant: the assertion for the answer. Blocks for up to `timeoutMillis`.
-    public func exchange(assertion: String) -> TokenGrant {
+    /// One grant: the assertion for the answer. Blocks for up to `timeoutMillis`, or until `abandon` says so
+    /// (asked at least once a second, also while connecting: a shutdown need not wait for a silent endpoint).
+    public func exchange(assertion: String, abandon: @escaping @Sendable () -> Bool = { false }) -> TokenGrant {
         CurlGlobal.initialize()
         guard let easy = curl_easy_init() else { return .unavailable(reason: "libcurl: cannot create a handle") }
         defer { curl_easy_cleanup(easy) }
-        let response = ResponseBuffer()
+        let response = ResponseBuffer(abandon: abandon)
         let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errorText.deallocate() }
@@ -86,8 +87,17 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
                     }
                     return length
                 })
+                _ = curlx_easy_ptr(easy, CURLOPT_XFERINFODATA, Unmanaged.passUnretained(response).toOpaque())
+                _ = curlx_easy_xferinfo_cb(easy, { context, _, _, _, _ in
+                    guard let context else { return 0 }
+                    return Unmanaged<ResponseBuffer>.fromOpaque(context).takeUnretainedValue().abandon() ? 1 : 0
+                })
+                _ = curlx_easy_long(easy, CURLOPT_NOPROGRESS, 0)
                 return curl_easy_perform(easy)
             }
+        }
+        if code == CURLE_ABORTED_BY_CALLBACK {
+            return .unavailable(reason: "token request to \(uri) abandoned (shutting down)")
         }
         guard code == CURLE_OK else {
             let detail = String(cString: errorText)
@@ -139,7 +149,9 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 }
 
-/// The answer's body while libcurl writes it (one request, one thread).
+/// The answer's body while libcurl writes it, and whether to give up (one request, one thread).
 private final class ResponseBuffer {
     var bytes: [UInt8] = []
+    let abandon: @Sendable () -> Bool
+    init(abandon: @escaping @Sendable () -> Bool) { self.abandon = abandon }
 }
