@@ -238,6 +238,48 @@ final class FCMAccessTokenTests: XCTestCase {
         await server.stop()
     }
 
+    func testATokenThatExpiresWhileTheEndpointIsDownIsDroppedAtItsExpiryAndReplacedWhenItIsBack() async throws {
+        let account = try ServiceAccountFixture()
+        let server = try await emulator(trusting: account, lifetime: 4)
+        let changes = Changes()
+        let cache = try cache(account, server: server, changes: changes)
+        try await eventually { cache.state.token != nil }
+        server.emulator.fcmTokens.setDown(true)
+        // Renewal at 2 s fails; at 4 s the token is no longer handed out, and the change is reported.
+        try await eventually {
+            changes.all.contains { change in
+                if case .unavailable(let reason) = change.state { return reason.contains("expired") && reason.contains("503") }
+                return false
+            }
+        }
+        XCTAssertNil(cache.state.token)
+        server.emulator.fcmTokens.setDown(false)
+        try await eventually(timeout: .seconds(40)) { cache.state.token?.generation == 2 }
+        XCTAssertEqual(changes.all.last?.state.token?.generation, 2)
+        await cache.shutdown()
+        await server.stop()
+    }
+
+    func testARefusedKeyIsTriedAgainLaterAndTheRefusalLiftsWhenTheEndpointAcceptsIt() async throws {
+        let account = try ServiceAccountFixture()
+        let stranger = try ServiceAccountFixture(privateKeyID: "1111111111111111111111111111111111111111")
+        let server = try await emulator(trusting: stranger)
+        let changes = Changes()
+        let cache = try cache(account, server: server, changes: changes, refusedRetrySeconds: 1)
+        try await eventually {
+            if case .refused = cache.state { return true }
+            return false
+        }
+        // The key restored at Google (here: the emulator restarted trusting it, on the same port).
+        await server.stop()
+        let trusted = account.trusted
+        try await server.restart { $0.fcmServiceAccounts = [trusted] }
+        try await eventually(timeout: .seconds(30)) { cache.state.token != nil }
+        XCTAssertTrue(changes.all.contains { if case .refused = $0.state { return true } else { return false } })
+        await cache.shutdown()
+        await server.stop()
+    }
+
     func testAKeyTheEndpointDoesNotKnowIsRefusedAsACredentialProblemNamingClockSkew() async throws {
         let trusted = try ServiceAccountFixture()
         // The same account and key id, another key: what a deleted and re-created key looks like.

@@ -66,6 +66,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         var nextAttempt = 0.0
         var lastAttempt = -Double.infinity
         var asking = false
+        /// Why the last request got no token (said when the token in use expires meanwhile).
+        var lastFailure: String?
         var stopped = false
         var exited = false
         var failures = 0
@@ -127,9 +129,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     public var state: AccessTokenState {
         condition.lock()
         defer { condition.unlock() }
-        if case .ready(let token) = machine.state, clock() >= token.expiresAt {
-            return .unavailable(reason: "the access token expired and no new one could be had yet")
-        }
+        // Between the expiry and the renewal thread noticing it (it wakes at that moment).
+        if case .ready(let token) = machine.state, clock() >= token.expiresAt { return expiredState() }
         return machine.state
     }
 
@@ -184,10 +185,25 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
 
     // MARK: - The renewal thread
 
+    private enum Step {
+        case ask(startedAt: Double)
+        /// The token in use expired while renewals failed: callers must wait from now on.
+        case expired(AccessTokenState)
+        case stop
+    }
+
     private func run() {
-        while let started = waitUntilDue() {
-            let grant = exchange { [self] in isStopping }
-            apply(grant, startedAt: started)
+        loop: while true {
+            switch nextStep() {
+            case .ask(let started):
+                let grant = exchange { [self] in isStopping }
+                apply(grant, startedAt: started)
+            case .expired(let state):
+                logger.warning("FCM access token expired before a new one could be had: \(state)")
+                onChange?(state)
+            case .stop:
+                break loop
+            }
         }
         condition.lock()
         machine.exited = true
@@ -203,12 +219,17 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         return machine.stopped
     }
 
-    /// Waits until an attempt is due (and a second has passed since the last); nil once stopped.
-    private func waitUntilDue() -> Double? {
+    /// Waits until an attempt is due (and a second has passed since the last), or the token in use expires.
+    private func nextStep() -> Step {
         condition.lock()
         defer { condition.unlock() }
         while !machine.stopped {
             let now = clock()
+            let expiry = machine.state.token?.expiresAt ?? .infinity
+            if now >= expiry {
+                machine.state = expiredState()
+                return .expired(machine.state)
+            }
             let due = max(machine.nextAttempt, machine.lastAttempt + AccessTokenRenewal.minimumInterval)
             if now >= due {
                 machine.lastAttempt = now
@@ -216,11 +237,17 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
                 machine.requests += 1
                 if machine.recentStarts.count == 16 { machine.recentStarts.removeFirst() }
                 machine.recentStarts.append(now)
-                return now
+                return .ask(startedAt: now)
             }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: due - now))
+            _ = condition.wait(until: Date(timeIntervalSinceNow: min(due, expiry) - now))
         }
-        return nil
+        return .stop
+    }
+
+    /// Under the lock.
+    private func expiredState() -> AccessTokenState {
+        .unavailable(reason: "the access token expired before a new one could be had"
+            + (machine.lastFailure.map { " (\($0))" } ?? ""))
     }
 
     private func apply(_ grant: TokenGrant, startedAt: Double) {
@@ -233,17 +260,21 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         }
         let now = clock()
         let previous = machine.state
+        var retryIn = 0.0
         switch grant {
         case .granted(let bearer, let expiresIn):
             machine.generation += 1
             machine.failures = 0
+            machine.lastFailure = nil
             // Timed from the request, not the answer: the token's life began no later than that.
             machine.state = .ready(AccessToken(bearer: bearer, expiresIn: expiresIn, generation: machine.generation,
                                                expiresAt: startedAt + Double(expiresIn)))
             machine.nextAttempt = startedAt + AccessTokenRenewal.renewAfter(expiresIn: expiresIn)
         case .unavailable(let reason):
             machine.failures += 1
+            machine.lastFailure = reason
             let delay = backoff(failures: machine.failures)
+            retryIn = delay
             machine.nextAttempt = now + delay
             // A token still valid stays in use while renewal fails; otherwise callers wait, and say why.
             if case .ready(let token) = machine.state, now < token.expiresAt {
@@ -253,6 +284,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
             machine.state = .unavailable(reason: "\(said); asking again in \(Int(delay.rounded(.up))) s")
         case .refused(let reason):
             machine.failures += 1
+            machine.lastFailure = reason
             machine.nextAttempt = now + refusedRetrySeconds
             machine.state = .refused(reason: reason)
         }
@@ -263,8 +295,9 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         switch grant {
         case .granted(_, let expiresIn):
             logger.info("FCM access token #\(generation) obtained (expires in \(expiresIn) s)")
-        case .unavailable:
-            logger.warning("FCM access token renewal failed, will retry: \(state)")
+        case .unavailable(let reason):
+            let using = state.token.map { " (token #\($0.generation) stays in use until it expires)" } ?? ""
+            logger.warning("FCM access token request failed, asking again in \(Int(retryIn.rounded(.up))) s\(using): \(reason)")
         case .refused(let reason):
             if case .refused = previous {
                 logger.error("FCM access token still refused for \(name): \(reason)")
