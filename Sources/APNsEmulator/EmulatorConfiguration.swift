@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything the emulator can be told. Defaults behave like a healthy APNs.
 public struct EmulatorConfiguration: Sendable {
     /// A signing key APNs knows: its Key ID, Team ID and public key (a .p8 private key works too).
@@ -13,7 +15,7 @@ public struct EmulatorConfiguration: Sendable {
     }
 
     /// A service account the FCM token endpoint trusts: its `client_email`, `private_key_id` and public key
-    /// (PEM; the account's private key works too).
+    /// (PEM; the account's private key, or its JSON key file, works too).
     public struct ServiceAccountKey: Sendable {
         public var clientEmail: String
         public var privateKeyID: String
@@ -104,4 +106,18 @@ public struct EmulatorConfiguration: Sendable {
     public var fcmAccessTokenLifetimeSeconds: Int64 = 3600
 
     public init() {}
+}
+
+extension EmulatorConfiguration.ServiceAccountKey {
+    /// The account of a service account JSON key file (the one the worker is given), trusted as it is.
+    public init(serviceAccountFile path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path),
+              let fields = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let clientEmail = fields["client_email"] as? String, let keyID = fields["private_key_id"] as? String,
+              fields["private_key"] is String
+        else {
+            throw EmulatorError.configuration("\(path) is not a service account JSON key file (client_email, private_key_id, private_key)")
+        }
+        self.init(clientEmail: clientEmail, privateKeyID: keyID, keyFile: path)
+    }
 }

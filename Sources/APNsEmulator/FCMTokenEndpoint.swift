@@ -28,9 +28,12 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         self.registry = registry
         var loaded: [String: Account] = [:]
         for account in configuration.fcmServiceAccounts {
-            guard let pem = FileManager.default.contents(atPath: account.keyFile) else {
+            guard let contents = FileManager.default.contents(atPath: account.keyFile) else {
                 throw EmulatorError.configuration("service account key file \(account.keyFile) cannot be read")
             }
+            // A PEM key, or the service account's JSON key file itself (its `private_key`).
+            let pem = (try? JSONSerialization.jsonObject(with: contents) as? [String: Any])?["private_key"]
+                .flatMap { $0 as? String }.map { Data($0.utf8) } ?? contents
             let pkey: OpaquePointer? = pem.withUnsafeBytes { raw in
                 guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
                 defer { BIO_free(bio) }

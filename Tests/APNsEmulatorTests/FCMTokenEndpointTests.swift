@@ -146,6 +146,19 @@ final class FCMTokenEndpointTests: XCTestCase {
         XCTAssertEqual(server.emulator.fcmTokens.requestCount, 2)
     }
 
+    func testTheServiceAccountJSONFileItselfCanBeTrusted() async throws {
+        let file = try account.writeJSON(tokenURI: "https://127.0.0.1/token", name: "trusted.json")
+        let trusted = try EmulatorConfiguration.ServiceAccountKey(serviceAccountFile: file)
+        XCTAssertEqual(trusted.clientEmail, ServiceAccountFixture.clientEmail)
+        XCTAssertEqual(trusted.privateKeyID, account.privateKeyID)
+        let other = try await EmulatorStandIn { $0.fcmServiceAccounts = [trusted] }
+        let endpoint = TokenEndpoint(uri: other.endpoint + "/token", caFile: other.caFile)
+        guard case .granted = endpoint.exchange(assertion: try AssertionSigner(account: loaded, audience: endpoint.uri)
+            .assertion(issuedAt: WallClock.nowSeconds())) else { return XCTFail("the JSON file's key was not trusted") }
+        await other.stop()
+        XCTAssertThrowsError(try EmulatorConfiguration.ServiceAccountKey(serviceAccountFile: account.keyFile))
+    }
+
     func testTheEmulatorRefusesAKeyFileThatIsNotRSA() throws {
         var configuration = EmulatorConfiguration()
         configuration.fcmServiceAccounts = [.init(clientEmail: "a@b", privateKeyID: "k", keyFile: try generateP8Key(in: account.directory))]
