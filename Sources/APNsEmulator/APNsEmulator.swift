@@ -11,6 +11,8 @@ import NIOConcurrencyHelpers
 public final class APNsEmulator: Sendable {
     public let configuration: EmulatorConfiguration
     public let stats = EmulatorStats()
+    /// The access tokens the FCM token endpoint issued, and its test hooks (revoke, down, lifetime).
+    public let fcmTokens: AccessTokenRegistry
     /// The certificate clients must trust (PEM): the generated one, or the one configured.
     public let certificatePEM: String
     private let core: EmulatorCore
@@ -44,8 +46,11 @@ public final class APNsEmulator: Sendable {
             tlsConfiguration.trustRoots = .file(clientCA)
         }
         tls = try NIOSSLContext(configuration: tlsConfiguration)
+        let fcmTokens = AccessTokenRegistry(lifetimeSeconds: configuration.fcmAccessTokenLifetimeSeconds)
+        self.fcmTokens = fcmTokens
         core = EmulatorCore(configuration: configuration, judge: try RequestJudge(configuration: configuration),
-                            stats: stats, recorder: try DeliveryRecorder(path: configuration.recordFile))
+                            stats: stats, recorder: try DeliveryRecorder(path: configuration.recordFile),
+                            fcmTokenEndpoint: try FCMTokenEndpoint(configuration: configuration, registry: fcmTokens))
         group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
     }
 

@@ -9,6 +9,7 @@ struct EmulatorCore: Sendable {
     let judge: RequestJudge
     let stats: EmulatorStats
     let recorder: DeliveryRecorder
+    let fcmTokenEndpoint: FCMTokenEndpoint
 }
 
 /// One HTTP/2 stream = one notification. Answers only after the whole request (END_STREAM) arrived,
@@ -83,6 +84,12 @@ final class APNsStreamHandler: ChannelInboundHandler {
         let bytes = body.map { Array($0.readableBytesView) } ?? []
         let request = IncomingRequest(method: head.method.rawValue, path: head.uri,
                                       headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: bytes)
+        if head.uri == core.fcmTokenEndpoint.path {
+            // FCM's OAuth 2.0 token endpoint: not a notification (no stats, no recording, no faults but its own).
+            let (status, json) = core.fcmTokenEndpoint.answer(request)
+            write(context: context, status: status, headers: [("content-type", "application/json"), ("cache-control", "no-store")], body: json)
+            return
+        }
         let answer = core.judge.judge(request, connection: connection, nowSeconds: Int64(Date().timeIntervalSince1970))
         core.stats.record(answer)
         configuration.onAnswer?(String(head.uri.dropFirst("/3/device/".count)).lowercased(), answer)

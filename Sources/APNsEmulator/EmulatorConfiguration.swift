@@ -1,3 +1,5 @@
+import Foundation
+
 /// Everything the emulator can be told. Defaults behave like a healthy APNs.
 public struct EmulatorConfiguration: Sendable {
     /// A signing key APNs knows: its Key ID, Team ID and public key (a .p8 private key works too).
@@ -8,6 +10,19 @@ public struct EmulatorConfiguration: Sendable {
         public init(keyID: String, teamID: String, keyFile: String) {
             self.keyID = keyID
             self.teamID = teamID
+            self.keyFile = keyFile
+        }
+    }
+
+    /// A service account the FCM token endpoint trusts: its `client_email`, `private_key_id` and public key
+    /// (PEM; the account's private key, or its JSON key file, works too).
+    public struct ServiceAccountKey: Sendable {
+        public var clientEmail: String
+        public var privateKeyID: String
+        public var keyFile: String
+        public init(clientEmail: String, privateKeyID: String, keyFile: String) {
+            self.clientEmail = clientEmail
+            self.privateKeyID = privateKeyID
             self.keyFile = keyFile
         }
     }
@@ -82,5 +97,27 @@ public struct EmulatorConfiguration: Sendable {
     /// A connection may switch to a new provider token at most this often (TooManyProviderTokenUpdates).
     public var tokenMinRenewalSeconds: Int64 = 1200
 
+    /// FCM's OAuth 2.0 token endpoint (`FCMTokenEndpoint`): the accounts it trusts, where it answers, the
+    /// `aud` it requires (nil: any URL with that path) and the lifetime of the access tokens it issues
+    /// (changeable while running: `APNsEmulator.fcmTokens`).
+    public var fcmServiceAccounts: [ServiceAccountKey] = []
+    public var fcmTokenPath = "/token"
+    public var fcmTokenAudience: String?
+    public var fcmAccessTokenLifetimeSeconds: Int64 = 3600
+
     public init() {}
+}
+
+extension EmulatorConfiguration.ServiceAccountKey {
+    /// The account of a service account JSON key file (the one the worker is given), trusted as it is.
+    public init(serviceAccountFile path: String) throws {
+        guard let data = FileManager.default.contents(atPath: path),
+              let fields = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+              let clientEmail = fields["client_email"] as? String, let keyID = fields["private_key_id"] as? String,
+              fields["private_key"] is String
+        else {
+            throw EmulatorError.configuration("\(path) is not a service account JSON key file (client_email, private_key_id, private_key)")
+        }
+        self.init(clientEmail: clientEmail, privateKeyID: keyID, keyFile: path)
+    }
 }

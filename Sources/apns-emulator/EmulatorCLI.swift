@@ -32,6 +32,11 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("provider-key"), parsing: .singleValue,
             help: "KEY_ID:TEAM_ID:FILE, a signing key (.p8 or public PEM) whose JWTs are accepted; repeatable.")
     var providerKeys: [String] = []
+    @Option(name: .customLong("fcm-service-account"), parsing: .singleValue,
+            help: "A service account JSON key file whose RS256 assertions the FCM token endpoint (POST /token) accepts; repeatable.")
+    var fcmServiceAccounts: [String] = []
+    @Option(name: .customLong("fcm-token-lifetime"), help: "expires_in (seconds) of the FCM access tokens issued.")
+    var fcmTokenLifetime: Int64 = 3600
     @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
     var topics: [String] = []
     @Option(name: .customLong("initial-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new connection (Apple: 1).") var initialStreams = 1
@@ -82,6 +87,8 @@ struct EmulatorCLI: AsyncParsableCommand {
             guard parts.count == 3 else { throw ValidationError("--provider-key '\(text)' is not KEY_ID:TEAM_ID:FILE") }
             configuration.keys.append(.init(keyID: parts[0], teamID: parts[1], keyFile: parts[2]))
         }
+        configuration.fcmServiceAccounts = try fcmServiceAccounts.map { try .init(serviceAccountFile: $0) }
+        configuration.fcmAccessTokenLifetimeSeconds = fcmTokenLifetime
         for text in unregistered {
             let parts = text.split(separator: "@").map(String.init)
             let since = parts.count > 1 ? Int64(parts[1]) : nil

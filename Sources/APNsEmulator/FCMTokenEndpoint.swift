@@ -1,0 +1,169 @@
+import COpenSSL
+import Foundation
+
+/// Google's OAuth 2.0 token endpoint as FCM clients meet it (`POST <token path>`, default `/token`): takes the
+/// JWT-bearer grant, checks the RS256 assertion against the trusted service accounts' public keys and its
+/// claims (`iss`, `aud`, `scope`, `iat`/`exp`), and answers an access token from `AccessTokenRegistry` or
+/// Google's error, in Google's words.
+final class FCMTokenEndpoint: @unchecked Sendable {
+    // Immutable after init; EVP_PKEY verification is safe from several threads.
+    private struct Account {
+        let clientEmail: String
+        let publicKey: OpaquePointer
+    }
+
+    static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    static let scope = "https://www.googleapis.com/auth/firebase.messaging"
+    /// How far in the future an `iat` may be (Google tolerates a little skew).
+    static let allowedSkewSeconds: Double = 60
+
+    let path: String
+    let registry: AccessTokenRegistry
+    private let accounts: [String: Account]
+    private let audience: String?
+
+    init(configuration: EmulatorConfiguration, registry: AccessTokenRegistry) throws {
+        path = configuration.fcmTokenPath
+        audience = configuration.fcmTokenAudience
+        self.registry = registry
+        var loaded: [String: Account] = [:]
+        for account in configuration.fcmServiceAccounts {
+            guard let contents = FileManager.default.contents(atPath: account.keyFile) else {
+                throw EmulatorError.configuration("service account key file \(account.keyFile) cannot be read")
+            }
+            // A PEM key, or the service account's JSON key file itself (its `private_key`).
+            let pem = (try? JSONSerialization.jsonObject(with: contents) as? [String: Any])?["private_key"]
+                .flatMap { $0 as? String }.map { Data($0.utf8) } ?? contents
+            let pkey: OpaquePointer? = pem.withUnsafeBytes { raw in
+                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
+                defer { BIO_free(bio) }
+                if let privateKey = PEM_read_bio_PrivateKey(bio, nil, nil, nil) { return privateKey }
+                _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)
+                return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
+            }
+            ERR_clear_error()
+            guard let pkey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_RSA else {
+                throw EmulatorError.configuration("service account key file \(account.keyFile) holds no PEM RSA key")
+            }
+            loaded[account.privateKeyID] = Account(clientEmail: account.clientEmail, publicKey: pkey)
+        }
+        accounts = loaded
+    }
+
+    deinit { accounts.values.forEach { EVP_PKEY_free($0.publicKey) } }
+
+    /// The answer to one request to the token path: status and JSON body.
+    func answer(_ request: IncomingRequest, now: Double = Date().timeIntervalSince1970) -> (status: Int, body: String) {
+        guard registry.noteRequest() else {
+            return (503, #"{"error":"temporarily_unavailable","error_description":"The token endpoint is down (emulator fault)."}"#)
+        }
+        guard request.method == "POST" else {
+            return (405, #"{"error":"invalid_request","error_description":"Only POST is supported."}"#)
+        }
+        let form = Self.formFields(request.body)
+        guard form["grant_type"] == Self.grantType else {
+            return refuse(400, "unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")")
+        }
+        guard let assertion = form["assertion"], !assertion.isEmpty else {
+            return refuse(400, "invalid_request", "Missing required parameter: assertion")
+        }
+        switch verify(assertion, now: now) {
+        case .failure(let refusal):
+            return refuse(400, refusal.error, refusal.description)
+        case .success(let clientEmail):
+            let (token, expiresIn) = registry.issue(clientEmail: clientEmail, now: now)
+            return (200, #"{"access_token":"\#(token)","expires_in":\#(expiresIn),"token_type":"Bearer"}"#)
+        }
+    }
+
+    private func refuse(_ status: Int, _ error: String, _ description: String) -> (status: Int, body: String) {
+        registry.noteRefusal()
+        return (status, #"{"error":"\#(error)","error_description":"\#(Self.jsonEscaped(description))"}"#)
+    }
+
+    struct Refusal: Error {
+        let error: String
+        let description: String
+        init(_ description: String, error: String = "invalid_grant") {
+            self.error = error
+            self.description = description
+        }
+    }
+
+    /// The assertion's `iss` when it holds, else Google's refusal.
+    func verify(_ assertion: String, now: Double) -> Result<String, Refusal> {
+        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3,
+              let headerBytes = ProviderTokenVerifier.base64URL(parts[0]),
+              let claimBytes = ProviderTokenVerifier.base64URL(parts[1]),
+              let signature = ProviderTokenVerifier.base64URL(parts[2]),
+              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
+              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
+        else { return .failure(Refusal("Invalid JWT: not a JWS compact serialization")) }
+        guard header["alg"] as? String == "RS256" else { return .failure(Refusal("Invalid JWT: alg must be RS256")) }
+        guard let keyID = header["kid"] as? String, let account = accounts[keyID] else {
+            return .failure(Refusal("Invalid grant: account not found"))
+        }
+        guard Self.verifyRS256(signature: signature, message: Array("\(parts[0]).\(parts[1])".utf8), key: account.publicKey) else {
+            return .failure(Refusal("Invalid JWT Signature."))
+        }
+        guard claims["iss"] as? String == account.clientEmail else {
+            return .failure(Refusal("Invalid grant: account not found"))
+        }
+        guard let audience = claims["aud"] as? String, audienceMatches(audience) else {
+            return .failure(Refusal("Invalid JWT: Failed audience check."))
+        }
+        guard let scope = claims["scope"] as? String, scope.split(separator: " ").contains(Substring(Self.scope)) else {
+            return .failure(Refusal("Invalid OAuth scope or ID token audience provided.", error: "invalid_scope"))
+        }
+        guard let issuedAt = (claims["iat"] as? NSNumber)?.doubleValue, let expiry = (claims["exp"] as? NSNumber)?.doubleValue,
+              issuedAt.isFinite, expiry.isFinite,
+              issuedAt <= now + Self.allowedSkewSeconds, expiry > now, expiry > issuedAt, expiry - issuedAt <= 3600
+        else {
+            return .failure(Refusal("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. "
+                + "Check your iat and exp values in the JWT claim."))
+        }
+        return .success(account.clientEmail)
+    }
+
+    /// The configured audience exactly; without one, any URL whose path is the token path (the host the client
+    /// used to reach the emulator varies: 127.0.0.1, localhost, a container name).
+    private func audienceMatches(_ audience: String) -> Bool {
+        if let expected = self.audience { return audience == expected }
+        guard let url = URL(string: audience), url.scheme == "https" || url.scheme == "http" else { return false }
+        return url.path == path
+    }
+
+    private static func verifyRS256(signature: [UInt8], message: [UInt8], key: OpaquePointer) -> Bool {
+        guard let context = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(context) }
+        guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else {
+            ERR_clear_error()
+            return false
+        }
+        let verified = EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
+        ERR_clear_error()
+        return verified
+    }
+
+    /// application/x-www-form-urlencoded fields (the first of each name).
+    static func formFields(_ body: [UInt8]) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String? {
+                text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+            }
+            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { continue }
+            if fields[name] == nil { fields[name] = value }
+        }
+        return fields
+    }
+
+    /// Enough for the texts above and a client's echoed `grant_type`: quotes and backslashes escaped,
+    /// control characters dropped.
+    static func jsonEscaped(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.filter { $0.value >= 0x20 }))
+            .replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+    }
+}
