@@ -10,6 +10,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var filter = FilterSettings()
     public var retry = RetrySettings()
     public var metricsListen: String = "127.0.0.1:9464"
+    public var log = LogSettings()
     public var shutdown = ShutdownSettings()
 
     public init() {}
@@ -216,6 +217,17 @@ public struct RetrySettings: Sendable, Equatable {
         guard ceiling > floor else { return ceiling }
         return Int.random(in: floor...ceiling)
     }
+}
+
+/// `log.level` and `log.format` (LOG_LEVEL, LOG_FORMAT).
+public struct LogSettings: Sendable, Equatable {
+    public enum Format: String, Sendable, CaseIterable { case text, json }
+    /// trace, debug, info, notice, warning, error, critical (swift-log's levels).
+    public var level = "info"
+    /// text: one readable line per event; json: one JSON object per line with the same fields, for log pipelines.
+    public var format = Format.text
+    public static let levels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+    public init() {}
 }
 
 public struct ShutdownSettings: Sendable, Equatable {

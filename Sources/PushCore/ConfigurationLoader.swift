@@ -14,7 +14,7 @@ public struct ConfigurationLoader: Sendable {
         "apns.credential_probe_max_ms", "apns.transport", "apns.ping_interval_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
-        "metrics.listen", "shutdown.timeout_s",
+        "metrics.listen", "log.level", "log.format", "shutdown.timeout_s",
     ]
     static let appKeys: [String] = ["topic", "team_id", "key_id", "key_file", "cert_file", "cert_password"]
 
@@ -189,8 +189,33 @@ public struct ConfigurationLoader: Sendable {
         config.retry.maxDelayMillis = try reader.int("retry.max_delay_ms", config.retry.maxDelayMillis, min: config.retry.baseDelayMillis)
         config.metricsListen = reader.string("metrics.listen", config.metricsListen)
         _ = try ListenAddress.parse(config.metricsListen)
+        config.log = try Self.log(&reader)
         config.shutdown.timeoutSeconds = try reader.int("shutdown.timeout_s", config.shutdown.timeoutSeconds, min: 0)
         return config
+    }
+
+    /// `log.level` and `log.format`; also read alone (`logSettings()`) to set up logging before the rest loads.
+    private static func log(_ reader: inout Reader) throws -> LogSettings {
+        var log = LogSettings()
+        log.level = reader.string("log.level", log.level).lowercased()
+        guard LogSettings.levels.contains(log.level) else {
+            throw ConfigurationError.invalid(key: "log.level", reason: "'\(Printable.clipped(log.level, to: 40))' is not one of \(LogSettings.levels.joined(separator: ", "))")
+        }
+        let format = reader.string("log.format", log.format.rawValue).lowercased()
+        guard let parsed = LogSettings.Format(rawValue: format) else {
+            throw ConfigurationError.invalid(key: "log.format", reason: "'\(Printable.clipped(format, to: 40))' is not text or json")
+        }
+        log.format = parsed
+        return log
+    }
+
+    /// The log settings from the environment alone (LOG_LEVEL, LOG_FORMAT), defaults for what is missing or
+    /// wrong: what logs the configuration's own errors.
+    public func environmentLogSettings() -> LogSettings {
+        var log = LogSettings()
+        if let level = environment[Self.variableName("log.level")]?.lowercased(), LogSettings.levels.contains(level) { log.level = level }
+        if let format = environment[Self.variableName("log.format")].flatMap({ LogSettings.Format(rawValue: $0.lowercased()) }) { log.format = format }
+        return log
     }
 
     private func app(_ index: Int, _ reader: inout Reader) throws -> APNsApp {

@@ -11,6 +11,7 @@ struct WorkerCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
         abstract: "Turns messages an IM backend LPUSHes onto a Redis list into APNs pushes, losing none.",
+        version: BuildInfo.version,
         subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, StatusCommand.self, DLQCommand.self]
     )
 
@@ -32,14 +33,16 @@ struct Run: AsyncParsableCommand {
     var config: String?
 
     func run() async throws {
-        let logger = WorkerLogging.bootstrap()
         let configuration: WorkerConfiguration
         do {
             configuration = try ConfigurationLoader().load(file: config)
         } catch {
+            // Logged as the environment asks (LOG_LEVEL, LOG_FORMAT): the file's log block may be what is wrong.
+            let logger = WorkerLogging.bootstrap(ConfigurationLoader().environmentLogSettings())
             logger.critical("cannot start: \(error)")
             throw ExitCode(2)
         }
+        let logger = WorkerLogging.bootstrap(configuration.log)
         for warning in FilePermissions.warnings(for: configuration) { logger.warning("\(warning)") }
         let workerID = configuration.workerID.isEmpty ? WorkerIdentity.defaultID() : configuration.workerID
         let readiness = Readiness()
@@ -86,13 +89,19 @@ enum WorkerIdentity {
 }
 
 enum WorkerLogging {
-    /// Structured logs to stderr; LOG_LEVEL (trace, debug, info, notice, warning, error, critical) sets the level.
-    static func bootstrap() -> Logger {
-        let level = ProcessInfo.processInfo.environment["LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
+    /// Structured logs to stderr at `log.level` (LOG_LEVEL): one readable line per event, or one JSON object per
+    /// line with the same fields (`log.format: json`, LOG_FORMAT=json).
+    static func bootstrap(_ settings: LogSettings) -> Logger {
+        let level = Logger.Level(rawValue: settings.level) ?? .info
+        switch settings.format {
+        case .text:
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
+        case .json:
+            LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
         }
         return Logger(label: "worker")
     }

@@ -1,0 +1,13 @@
+import Foundation
+import PushCore
+import TestSupport
+import XCTest
+
+/// `worker --version` (SPEC section 6) prints the version `push_build_info` reports.
+final class VersionTests: XCTestCase {
+    func testVersionPrintsTheBuildVersion() throws {
+        let result = try runCommand(WorkerProcess.binaryPath, ["--version"])
+        XCTAssertEqual(result.status, 0)
+        XCTAssertEqual(result.output.trimmingCharacters(in: .whitespacesAndNewlines), BuildInfo.version)
+    }
+}
