@@ -29,7 +29,11 @@ RUN apt-get update \
 COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/
 COPY config/worker.example.yaml /etc/push/worker.example.yaml
 USER push
-# Metrics and health (metrics.listen must be 0.0.0.0:9464 for other containers to reach it).
+# Metrics and health on every address of the container (the default, 127.0.0.1, is reachable from inside only);
+# METRICS_LISTEN or metrics.listen in a mounted configuration still win.
+ENV METRICS_LISTEN=0.0.0.0:9464
 EXPOSE 9464
+# `worker health` asks the worker's own /healthz on metrics.listen: no curl in the image.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["/usr/local/bin/worker", "health"]
 ENTRYPOINT ["/usr/local/bin/worker"]
 CMD ["run"]

@@ -29,6 +29,19 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertTrue((redis["command"] as? [String] ?? []).contains("--appendonly"), "Redis with AOF")
     }
 
+    /// The image's HEALTHCHECK and the compose probe run `worker health` (exercised against a running worker by
+    /// MetricsEndpointTests.testHealthCommandAsksTheRunningWorker), and the image listens where Docker can ask.
+    func testImageAndComposeProbeWithTheWorkersOwnHealthCommand() throws {
+        let dockerfile = try text("Dockerfile")
+        let healthcheck = try XCTUnwrap(dockerfile.split(separator: "\n").first { $0.hasPrefix("HEALTHCHECK") })
+        XCTAssertTrue(healthcheck.hasSuffix(#"CMD ["/usr/local/bin/worker", "health"]"#), String(healthcheck))
+        XCTAssertTrue(dockerfile.contains("ENV METRICS_LISTEN=0.0.0.0:9464"), "metrics and health reachable from outside the container")
+        let compose = try XCTUnwrap(try Yams.load(yaml: try text("deploy/docker-compose.yml")) as? [String: Any])
+        let anchor = try XCTUnwrap(compose["x-worker"] as? [String: Any])
+        let test = try XCTUnwrap((anchor["healthcheck"] as? [String: Any])?["test"] as? [String])
+        XCTAssertEqual(Array(test.prefix(4)), ["CMD", "/usr/local/bin/worker", "health", "--ready"])
+    }
+
     func testKubernetesConfigMapLoadsAndTheGracePeriodOutlastsTheDrain() throws {
         let documents = try Yams.load_all(yaml: try text("deploy/kubernetes/worker.yaml")).map { $0 as? [String: Any] ?? [:] }
         let configMap = try XCTUnwrap(documents.first { $0["kind"] as? String == "ConfigMap" })

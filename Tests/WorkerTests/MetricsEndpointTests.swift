@@ -124,6 +124,35 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(status, 0)
     }
 
+    /// `worker health [--ready]` (SPEC section 6), what a container HEALTHCHECK runs: exit 0 when the running
+    /// worker's endpoint answers 200, 1 otherwise (not ready, or nothing listening).
+    func testHealthCommandAsksTheRunningWorker() async throws {
+        func health(_ arguments: [String], listen: String) throws -> (status: Int32, output: String) {
+            try runCommand("/usr/bin/env", ["METRICS_LISTEN=\(listen)", WorkerProcess.binaryPath, "health"] + arguments)
+        }
+        let worker = try startWorker()
+        try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
+        let listen = "127.0.0.1:\(port)"
+        var result = try health([], listen: listen)
+        XCTAssertEqual(result.status, 0, result.output)
+        XCTAssertTrue(result.output.contains("/healthz: 200"), result.output)
+        result = try health(["--ready"], listen: listen)
+        XCTAssertEqual(result.status, 0, result.output)
+        // A wildcard listen address is asked on loopback, as inside a container.
+        XCTAssertEqual(try health([], listen: "0.0.0.0:\(port)").status, 0)
+
+        redis.kill()
+        try await eventually(timeout: .seconds(10)) { try health(["--ready"], listen: listen).status == 1 }
+        result = try health(["--ready"], listen: listen)
+        XCTAssertTrue(result.output.contains("/readyz: 503") && result.output.contains("Redis unreachable"), result.output)
+        XCTAssertEqual(try health([], listen: listen).status, 0, "cut off from Redis is not dead")
+
+        let nothing = try health([], listen: "127.0.0.1:\(freePort())")
+        XCTAssertEqual(nothing.status, 1, nothing.output)
+        XCTAssertEqual(try health([], listen: "").status, 2, "no listener configured: a usage error")
+        worker.signal(SIGKILL)
+    }
+
     func testReadinessFollowsRedisAndCredentialsWhileLivenessStaysTrue() async throws {
         let worker = try startWorker(["RETRY_MAX_ATTEMPTS": "3", "APNS_CREDENTIAL_PROBE_MAX_MS": "300"])
         try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
