@@ -60,6 +60,12 @@ final class Connection {
     /// Remote MAX_CONCURRENT_STREAMS, capped by maxStreamsPerConnection; 0 until the server's SETTINGS.
     var remoteMaxStreams = 0
     var answered2xx = false
+    /// Some request got an answer here (any status): the server works. A connection that ends without one
+    /// counts as a failed attempt, unless it was closed as surplus. Read for every answer: no runtime
+    /// exclusivity check (see HTTP2Client's per-request state).
+    @exclusivity(unchecked) var answeredAny = false
+    /// Closed by us as an idle surplus connection, not because anything failed.
+    var closedAsSurplus = false
     // Per-request state: no runtime exclusivity check (see HTTP2Client's).
     @exclusivity(unchecked) var inFlight = 0
     /// The entries of the streams in flight, their owner. nghttp2 also holds each entry's address as its stream's

@@ -8,6 +8,8 @@ struct Outcome {
     var refused: [UInt64: [String]] = [:]
     var lost: [UInt64: [String]] = [:]
     var opened: [Int] = []
+    /// When each connection's opening was seen (the poll that reported it).
+    var openedAt: [Date] = []
     var closed: [(connection: Int, reason: String)] = []
     var goaways: [(connection: Int, lastStreamID: Int32)] = []
     var events = 0
@@ -68,6 +70,7 @@ final class HTTP2ClientTests: XCTestCase {
                     outcome.lost[id, default: []].append(reason)
                 case .connectionOpened(let connection):
                     outcome.opened.append(connection)
+                    outcome.openedAt.append(Date())
                 case .connectionClosed(let connection, let reason):
                     outcome.closed.append((connection, reason))
                 case .goaway(let connection, let lastStreamID, _, _):
@@ -190,6 +193,36 @@ final class HTTP2ClientTests: XCTestCase {
         let record = try server.stop()
         assertServerProcessedEachOnce(record, ids: ids)
         XCTAssertGreaterThanOrEqual(record.connections.count, 2)
+    }
+
+    /// A server that accepts connections and goes away before processing anything, on every connection: only
+    /// an answer proves that a connection works, so each of these is a failed attempt and the next waits longer
+    /// (100 ms doubling to 5 s) instead of every 250 ms forever. Its GOAWAY and close lines at info and above
+    /// are rate-limited (every one still at debug).
+    func testAServerThatGoesAwayBeforeProcessingAnythingIsReconnectedEverMoreSlowly() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--goaway-unprocessed"])
+        let logs = CapturedLogs()
+        let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port), logger: logs.logger())
+        let started = Date()
+        let outcome = drive(client, ids: [1], seconds: 60) { $0.openedAt.count >= 7 }
+        let elapsed = Date().timeIntervalSince(started)
+        _ = client.close()
+        XCTAssertGreaterThanOrEqual(outcome.openedAt.count, 7, "connections opened: \(outcome.opened)")
+        XCTAssertTrue(outcome.responses.isEmpty)
+        XCTAssertGreaterThanOrEqual(outcome.refused[1]?.count ?? 0, 6, "refused on each connection: \(outcome.refused)")
+        let gaps = zip(outcome.openedAt.dropFirst(), outcome.openedAt).map { $0.timeIntervalSince($1) }
+        // The 7th connection follows six failed ones: it waits 100 ms x 2^5 = 3.2 s. Spaced alone, 250 ms.
+        XCTAssertGreaterThanOrEqual(gaps.last ?? 0, 1.5, "gaps between connections: \(gaps)")
+        let loud = logs.lines.filter { $0.level >= .info }
+        let budget = Int(elapsed / 5) + 1
+        XCTAssertLessThanOrEqual(loud.filter { $0.message.contains("last_stream_id") }.count, budget,
+                                 "GOAWAY lines at info and above in \(elapsed) s: \(loud.map(\.message))")
+        XCTAssertLessThanOrEqual(loud.filter { $0.message.contains(" closed") || $0.message.contains(" failed") }.count, budget,
+                                 "close and failure lines at info and above in \(elapsed) s: \(loud.map(\.message))")
+        XCTAssertGreaterThanOrEqual(logs.lines.filter { $0.message.contains("last_stream_id") }.count, 6, "every GOAWAY logged, at debug")
+        let record = try server.stop()
+        XCTAssertEqual(record.allPaths, [], "nothing was processed")
     }
 
     // 5
