@@ -14,6 +14,8 @@ public final class HTTP2Client: @unchecked Sendable {
     let endpoint: HTTP2Endpoint
     let tls: TLSContext
     let loop: EventLoop
+    /// Host name lookups, on a thread of their own.
+    let lookups: HostLookups
     let callbacks: OpaquePointer      // nghttp2_session_callbacks*
     let sessionOption: OpaquePointer  // nghttp2_option*
     let readBuffer: UnsafeMutablePointer<UInt8>
@@ -61,6 +63,7 @@ public final class HTTP2Client: @unchecked Sendable {
         self.logger = logger
         tls = try TLSContext(endpoint: endpoint)
         loop = try EventLoop()
+        lookups = HostLookups(loop: loop)
         guard let callbacks = makeSessionCallbacks() else { throw HTTP2ClientError("nghttp2_session_callbacks_new failed") }
         self.callbacks = callbacks
         var option: OpaquePointer?
@@ -248,6 +251,7 @@ public final class HTTP2Client: @unchecked Sendable {
             let token = loop.tokens[i]
             if token == EventLoop.wakeToken {
                 loop.drainWake()
+                deliverLookup()
                 continue
             }
             guard let conn = connection(token: token) else { continue }
@@ -288,9 +292,19 @@ public final class HTTP2Client: @unchecked Sendable {
         return nil
     }
 
+    /// A finished lookup (its thread woke the loop) goes to every connection waiting for addresses.
+    private func deliverLookup() {
+        guard let result = lookups.takeResult() else { return }
+        for conn in connections where conn.state == .resolving && conn.closeReason == nil {
+            conn.addressesResolved(result)
+        }
+    }
+
     private func handle(_ conn: Connection, events: UInt32, now: UInt64) {
         guard conn.closeReason == nil else { return }
         switch conn.state {
+        case .resolving:
+            break  // no socket yet
         case .connecting:
             conn.connectCompleted()
         case .handshaking:
@@ -314,9 +328,14 @@ public final class HTTP2Client: @unchecked Sendable {
         let usable = usableCount()
         for conn in connections where conn.closeReason == nil {
             switch conn.state {
-            case .connecting, .handshaking, .awaitingSettings:
+            case .resolving, .connecting, .handshaking, .awaitingSettings:
                 if elapsed(since: conn.createdAt, now: now) >= millisToNanos(endpoint.connectTimeoutMillis) {
-                    let step = conn.state == .connecting ? "TCP connect" : conn.state == .handshaking ? "TLS handshake" : "server SETTINGS"
+                    let step = switch conn.state {
+                    case .resolving: "the name lookup"
+                    case .connecting: "TCP connect"
+                    case .handshaking: "TLS handshake"
+                    default: "server SETTINGS"
+                    }
                     conn.fail("ConnectionError: timed out after \(endpoint.connectTimeoutMillis) ms waiting for \(step)")
                 }
             case .open:
@@ -387,7 +406,7 @@ public final class HTTP2Client: @unchecked Sendable {
         for conn in connections {
             if conn.closeReason != nil || conn.readPending || conn.wantsFlush { return 0 }
             switch conn.state {
-            case .connecting, .handshaking, .awaitingSettings:
+            case .resolving, .connecting, .handshaking, .awaitingSettings:
                 deadline = min(deadline, conn.createdAt &+ millisToNanos(endpoint.connectTimeoutMillis))
             case .open:
                 deadline = min(deadline, conn.pingSentAt != 0

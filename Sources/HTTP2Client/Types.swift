@@ -16,7 +16,7 @@ public struct HTTP2Endpoint: Sendable {
     /// A connection with no frame received for this long gets a PING; no ACK within pingTimeoutMillis: closed.
     public var pingIntervalMillis: Int = 30_000
     public var pingTimeoutMillis: Int = 10_000
-    /// TCP connect + TLS handshake + the server's first SETTINGS frame.
+    /// Name lookup + TCP connect + TLS handshake + the server's first SETTINGS frame.
     public var connectTimeoutMillis: Int = 10_000
     /// Surplus connections (above initialConnections) with no stream for this long are closed gracefully.
     public var idleCloseMillis: Int = 60_000
@@ -26,6 +26,9 @@ public struct HTTP2Endpoint: Sendable {
     /// Our own cap on streams per connection, used when the server advertises more or no limit at all
     /// (HTTP/2's default is unlimited); Apple advertises 500-1,500.
     public var maxStreamsPerConnection: Int = 1_000
+    /// Name resolution, run on a thread of its own for every connection opened (Apple asks for fresh DNS on every
+    /// (re)connect). Tests replace it, with a lookup that blocks, say.
+    public var resolver: HTTP2Resolver = HTTP2Endpoint.systemResolver
 
     public init(host: String, port: Int) {
         self.host = host

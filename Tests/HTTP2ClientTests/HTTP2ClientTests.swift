@@ -225,6 +225,45 @@ final class HTTP2ClientTests: XCTestCase {
         XCTAssertEqual(record.allPaths, [], "nothing was processed")
     }
 
+    /// Name resolution runs on a thread of its own: a lookup that blocks (a slow DNS server) must not freeze the
+    /// client's other connections. Here every lookup after the first blocks until released; the first connection
+    /// goes on answering while the second one's lookup hangs.
+    func testASlowNameLookupFreezesNoOpenConnection() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--max-streams", "5", "--latency-ms", "20"])
+        let gate = LookupGate()
+        var settings = endpoint(certificates, port: server.port)
+        settings.maxConnections = 2
+        settings.connectTimeoutMillis = 60_000  // a lookup counts against it: not the point here
+        settings.resolver = { host, port in
+            gate.pass()
+            return HTTP2Endpoint.systemResolver(host, port)
+        }
+        let client = try HTTP2Client(endpoint: settings)
+        // Without the fix the blocked lookup holds the client's thread: released after a while so the test ends.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { gate.release() }
+        // Work waits with every stream taken: a second connection is opened, and its lookup blocks.
+        let ids = Array(UInt64(1)...600)
+        var answeredWhenTheLookupBlocked: Int?
+        let outcome = drive(client, ids: ids, seconds: 40) { outcome in
+            if answeredWhenTheLookupBlocked == nil && gate.blockedLookups > 0 {
+                answeredWhenTheLookupBlocked = outcome.responses.count
+            }
+            return outcome.responses.count == ids.count
+        }
+        XCTAssertEqual(gate.blockedLookups, 1, "the second connection's lookup is under way")
+        XCTAssertLessThan(answeredWhenTheLookupBlocked ?? ids.count, ids.count / 2, "most requests were still to go")
+        XCTAssertEqual(outcome.responses.count, ids.count)
+        XCTAssertFalse(gate.isReleased, "every request was answered while the lookup still blocked")
+        XCTAssertEqual(outcome.opened.count, 1, "the second connection is still resolving")
+        gate.release()
+        let after = drive(client, ids: [], seconds: 20) { !$0.opened.isEmpty }
+        XCTAssertEqual(after.opened.count, 1, "the second connection opens once its lookup returns")
+        XCTAssertEqual(client.openConnections, 2)
+        _ = client.close()
+        _ = try server.stop()
+    }
+
     // 5
     func testMissingPingAckReplacesConnection() throws {
         let certificates = try TestCertificates()
