@@ -7,7 +7,13 @@ public struct HTTP2Endpoint: Sendable {
     public var caFile: String = ""
     /// Client certificate: PEM holding certificate and key, or PKCS#12 (.p12/.pfx, or any non-PEM content).
     public var clientCertificateFile: String? = nil
-    public var clientCertificatePassword: String = ""
+    /// The certificate's password (PEM key or PKCS#12). Kept redacted: printing or dumping an endpoint shows
+    /// `<redacted>` in its place.
+    public var clientCertificatePassword: String {
+        get { redactedPassword.value }
+        set { redactedPassword = RedactedText(newValue) }
+    }
+    private var redactedPassword = RedactedText("")
     /// Connections opened at start, spaced (never more than one new connection per 250 ms).
     public var initialConnections: Int = 1
     /// More connections (up to this many usable ones) are opened, one at a time and spaced, while the caller

@@ -415,6 +415,22 @@ final class HTTP2ClientTests: XCTestCase {
         _ = client.close()
     }
 
+    /// The client certificate's password never shows when an endpoint is printed, interpolated, dumped or
+    /// reflected (a log line or an error that includes the endpoint); the client itself still reads it.
+    func testTheCertificatePasswordIsNeverPrinted() {
+        var endpoint = HTTP2Endpoint(host: "api.push.apple.com", port: 443)
+        endpoint.clientCertificateFile = "/etc/push/client.p12"
+        endpoint.clientCertificatePassword = "hunter2-very-secret"
+        var dumped = ""
+        dump(endpoint, to: &dumped)
+        let mirrored = Mirror(reflecting: endpoint).children.map { "\($0.label ?? ""): \($0.value)" }.joined(separator: ", ")
+        for text in [String(describing: endpoint), "\(endpoint)", String(reflecting: endpoint), dumped, mirrored] {
+            XCTAssertFalse(text.contains("hunter2"), text)
+        }
+        XCTAssertTrue("\(endpoint)".contains("/etc/push/client.p12"), "the rest still shows: \(endpoint)")
+        XCTAssertEqual(endpoint.clientCertificatePassword, "hunter2-very-secret")
+    }
+
     // Extra: credentials fail init clearly.
     func testBadCredentialsFailInit() throws {
         let certificates = try TestCertificates()
