@@ -36,12 +36,13 @@ final class StreamEntry {
 
 /// One TCP + TLS + HTTP/2 connection, driven by the client's event loop. Not thread-safe: the client's thread only.
 final class Connection {
-    enum State { case connecting, handshaking, awaitingSettings, open, closed }
+    /// `resolving`: waiting for the host name's addresses, looked up on a thread of its own (`HostLookups`).
+    enum State { case resolving, connecting, handshaking, awaitingSettings, open, closed }
 
     let id: Int
     /// The client owns its connections and tears them down before it goes away.
     unowned(unsafe) let client: HTTP2Client
-    var state = State.connecting
+    var state = State.resolving
     var fd: Int32 = -1
     var ssl: OpaquePointer?      // SSL*
     var session: OpaquePointer?  // nghttp2_session*
@@ -60,6 +61,12 @@ final class Connection {
     /// Remote MAX_CONCURRENT_STREAMS, capped by maxStreamsPerConnection; 0 until the server's SETTINGS.
     var remoteMaxStreams = 0
     var answered2xx = false
+    /// Some request got an answer here (any status): the server works. A connection that ends without one
+    /// counts as a failed attempt, unless it was closed as surplus. Read for every answer: no runtime
+    /// exclusivity check (see HTTP2Client's per-request state).
+    @exclusivity(unchecked) var answeredAny = false
+    /// Closed by us as an idle surplus connection, not because anything failed.
+    var closedAsSurplus = false
     // Per-request state: no runtime exclusivity check (see HTTP2Client's).
     @exclusivity(unchecked) var inFlight = 0
     /// The entries of the streams in flight, their owner. nghttp2 also holds each entry's address as its stream's
@@ -105,7 +112,7 @@ final class Connection {
     var hasBufferedOutput: Bool { outEnd > outStart }
     var blockedOnWrite = false
 
-    private var addresses: [(family: Int32, address: sockaddr_storage, length: socklen_t)] = []
+    private var addresses: [HTTP2ResolvedAddress] = []
     private var addressIndex = 0
     private var lastConnectError = ""
 
@@ -138,29 +145,24 @@ final class Connection {
 
     // MARK: TCP
 
+    /// Resolves the host name off the client's thread (`HostLookups`); `addressesResolved` follows, from a later
+    /// poll. Resolved per connection (not cached): Apple asks for fresh DNS on every (re)connect.
     func startConnect() {
-        let endpoint = client.endpoint
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var list: UnsafeMutablePointer<addrinfo>?
-        // Resolved per connection (not cached): Apple asks for fresh DNS on every (re)connect.
-        let rc = getaddrinfo(endpoint.host, String(endpoint.port), &hints, &list)
-        guard rc == 0 else {
-            fail("ConnectionError: cannot resolve \(endpoint.host): \(String(cString: gai_strerror(rc)))")
-            return
+        state = .resolving
+        client.lookups.start(client.endpoint)
+    }
+
+    /// The lookup has finished: connect to its addresses in order.
+    func addressesResolved(_ result: Result<[HTTP2ResolvedAddress], HTTP2ClientError>) {
+        guard state == .resolving, closeReason == nil else { return }
+        switch result {
+        case .failure(let error):
+            fail("ConnectionError: cannot resolve \(client.endpoint.host): \(error)")
+        case .success(let list):
+            addresses = list
+            state = .connecting
+            tryNextAddress()
         }
-        var node = list
-        while let entry = node {
-            var storage = sockaddr_storage()
-            withUnsafeMutableBytes(of: &storage) { raw in
-                raw.baseAddress!.copyMemory(from: entry.pointee.ai_addr, byteCount: Int(entry.pointee.ai_addrlen))
-            }
-            addresses.append((entry.pointee.ai_family, storage, entry.pointee.ai_addrlen))
-            node = entry.pointee.ai_next
-        }
-        freeaddrinfo(list)
-        tryNextAddress()
     }
 
     private func tryNextAddress() {

@@ -14,6 +14,8 @@ public final class HTTP2Client: @unchecked Sendable {
     let endpoint: HTTP2Endpoint
     let tls: TLSContext
     let loop: EventLoop
+    /// Host name lookups, on a thread of their own.
+    let lookups: HostLookups
     let callbacks: OpaquePointer      // nghttp2_session_callbacks*
     let sessionOption: OpaquePointer  // nghttp2_option*
     let readBuffer: UnsafeMutablePointer<UInt8>
@@ -21,7 +23,7 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Time of the current flush: HEADERS sent in it are stamped with it (one clock read per flush).
     var flushTime: UInt64 = 0
 
-    private let logger = Logger(label: "HTTP2Client")
+    private let logger: Logger
     // The per-request state below is touched only from the client's thread and never while another access to it
     // is under way (callbacks run inside nghttp2 calls that hold none), so the runtime exclusivity check is
     // dropped for it: `@exclusivity(unchecked)`. The checks cost 4% of the transport thread (perf).
@@ -32,10 +34,16 @@ public final class HTTP2Client: @unchecked Sendable {
     @exclusivity(unchecked) private var pendingEvents: [HTTP2Event] = []
     private var closed = false
 
-    // Spacing of new connections: never more than one per 250 ms; after failures, 100 ms doubling to 5 s.
+    // Spacing of new connections: never more than one per 250 ms; after failures, 100 ms doubling to 5 s. A
+    // failure is a connection that ended without answering a single request (failed to connect, or opened and
+    // then refused or went away): only an answer proves the server works and resets the count, not its SETTINGS.
     private var nextOpenAllowedAt: UInt64 = 0
     private var consecutiveFailures = 0
     private let openSpacing = millisToNanos(250)
+    /// GOAWAY, close and failed-attempt lines at info and above: at most one of each kind per 5 s, the rest at debug.
+    private var goawayLines = RepeatedLineLimiter(intervalMillis: 5_000)
+    private var closeLines = RepeatedLineLimiter(intervalMillis: 5_000)
+    private var failureLines = RepeatedLineLimiter(intervalMillis: 5_000)
 
     // Per-request nv array: 4 pseudo-headers then the block's entries (nghttp2 copies the array at submit; the
     // block's names and values it reads in place later, the :path value it copies).
@@ -49,10 +57,13 @@ public final class HTTP2Client: @unchecked Sendable {
     /// (one at a time, spaced) up to maxConnections.
     public var waitingWork = false
 
-    public init(endpoint: HTTP2Endpoint) throws {
+    /// `logger`: where connection events go (tests pass one of their own to count the lines).
+    public init(endpoint: HTTP2Endpoint, logger: Logger = Logger(label: "HTTP2Client")) throws {
         self.endpoint = endpoint
+        self.logger = logger
         tls = try TLSContext(endpoint: endpoint)
         loop = try EventLoop()
+        lookups = HostLookups(loop: loop)
         guard let callbacks = makeSessionCallbacks() else { throw HTTP2ClientError("nghttp2_session_callbacks_new failed") }
         self.callbacks = callbacks
         var option: OpaquePointer?
@@ -240,6 +251,7 @@ public final class HTTP2Client: @unchecked Sendable {
             let token = loop.tokens[i]
             if token == EventLoop.wakeToken {
                 loop.drainWake()
+                deliverLookup()
                 continue
             }
             guard let conn = connection(token: token) else { continue }
@@ -280,9 +292,19 @@ public final class HTTP2Client: @unchecked Sendable {
         return nil
     }
 
+    /// A finished lookup (its thread woke the loop) goes to every connection waiting for addresses.
+    private func deliverLookup() {
+        guard let result = lookups.takeResult() else { return }
+        for conn in connections where conn.state == .resolving && conn.closeReason == nil {
+            conn.addressesResolved(result)
+        }
+    }
+
     private func handle(_ conn: Connection, events: UInt32, now: UInt64) {
         guard conn.closeReason == nil else { return }
         switch conn.state {
+        case .resolving:
+            break  // no socket yet
         case .connecting:
             conn.connectCompleted()
         case .handshaking:
@@ -306,9 +328,14 @@ public final class HTTP2Client: @unchecked Sendable {
         let usable = usableCount()
         for conn in connections where conn.closeReason == nil {
             switch conn.state {
-            case .connecting, .handshaking, .awaitingSettings:
+            case .resolving, .connecting, .handshaking, .awaitingSettings:
                 if elapsed(since: conn.createdAt, now: now) >= millisToNanos(endpoint.connectTimeoutMillis) {
-                    let step = conn.state == .connecting ? "TCP connect" : conn.state == .handshaking ? "TLS handshake" : "server SETTINGS"
+                    let step = switch conn.state {
+                    case .resolving: "the name lookup"
+                    case .connecting: "TCP connect"
+                    case .handshaking: "TLS handshake"
+                    default: "server SETTINGS"
+                    }
                     conn.fail("ConnectionError: timed out after \(endpoint.connectTimeoutMillis) ms waiting for \(step)")
                 }
             case .open:
@@ -323,6 +350,7 @@ public final class HTTP2Client: @unchecked Sendable {
                 }
                 if !conn.draining && conn.inFlight == 0 && usable > endpoint.initialConnections
                     && elapsed(since: conn.idleSince, now: now) >= millisToNanos(endpoint.idleCloseMillis) {
+                    conn.closedAsSurplus = true
                     beginDraining(conn, reason: "idle for \(endpoint.idleCloseMillis) ms")
                 }
                 if conn.draining && conn.inFlight == 0 { finishDraining(conn) }
@@ -378,7 +406,7 @@ public final class HTTP2Client: @unchecked Sendable {
         for conn in connections {
             if conn.closeReason != nil || conn.readPending || conn.wantsFlush { return 0 }
             switch conn.state {
-            case .connecting, .handshaking, .awaitingSettings:
+            case .resolving, .connecting, .handshaking, .awaitingSettings:
                 deadline = min(deadline, conn.createdAt &+ millisToNanos(endpoint.connectTimeoutMillis))
             case .open:
                 deadline = min(deadline, conn.pingSentAt != 0
@@ -403,7 +431,6 @@ public final class HTTP2Client: @unchecked Sendable {
         guard conn.state == .awaitingSettings else { return }
         conn.state = .open
         conn.idleSince = monotonicNanos()
-        consecutiveFailures = 0
         pendingEvents.append(.connectionOpened(connection: conn.id))
         logger.debug("HTTP/2 connection \(conn.id) open, MAX_CONCURRENT_STREAMS \(conn.remoteMaxStreams)")
     }
@@ -417,6 +444,12 @@ public final class HTTP2Client: @unchecked Sendable {
 
     private func emitResponse(_ conn: Connection, _ entry: StreamEntry) {
         if entry.status >= 200 && entry.status < 300 { conn.answered2xx = true }
+        if !conn.answeredAny {
+            // Its first answer: the server works, and connection attempts are no longer backed off (its
+            // SETTINGS alone proved nothing). Once per connection, not per answer.
+            conn.answeredAny = true
+            consecutiveFailures = 0
+        }
         guard !entry.cancelled else { return }
         pendingEvents.append(.response(id: entry.requestID, status: entry.status, body: entry.responseBody,
                                        headersSentAtNanos: entry.headersSentAt))
@@ -460,7 +493,17 @@ public final class HTTP2Client: @unchecked Sendable {
             conn.drainReason = "GOAWAY \(String(cString: nghttp2_http2_strerror(errorCode)))\(debugData.isEmpty ? "" : " \(debugData)")"
         }
         pendingEvents.append(.goaway(connection: conn.id, lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData))
-        logger.notice("HTTP/2 connection \(conn.id) GOAWAY last_stream_id=\(lastStreamID) error=\(errorCode) \(debugData)")
+        logRepeated(.notice, &goawayLines, now: monotonicNanos(),
+                    "HTTP/2 connection \(conn.id) GOAWAY last_stream_id=\(lastStreamID) error=\(errorCode) \(debugData)")
+    }
+
+    /// Logs at `level` if `limiter` lets the line through (saying how many it held back since), else at debug.
+    private func logRepeated(_ level: Logger.Level, _ limiter: inout RepeatedLineLimiter, now: UInt64, _ message: String) {
+        if let held = limiter.admit(now: now) {
+            logger.log(level: level, "\(message)\(held > 0 ? " (and \(held) more like it since the last at this level, at debug)" : "")")
+        } else {
+            logger.debug("\(message)")
+        }
     }
 
     /// No new streams here; closed (with GOAWAY) once its streams have ended. A replacement is opened by the timers.
@@ -514,14 +557,18 @@ public final class HTTP2Client: @unchecked Sendable {
             conn.streams.removeAll()
             conn.inFlight = 0
             pendingEvents.append(.connectionClosed(connection: conn.id, reason: reason))
-            if everOpened {
-                logger.info("HTTP/2 connection \(conn.id) closed: \(reason)")
+            if conn.answeredAny || conn.closedAsSurplus {
+                logRepeated(.info, &closeLines, now: now, "HTTP/2 connection \(conn.id) closed: \(reason)")
             } else {
-                // Failed before it was usable: back off 100 ms doubling to 5 s (and never faster than the spacing).
+                // Failed before it was usable, or opened and ended without answering anything (a server that
+                // refuses or goes away on every connection): back off 100 ms doubling to 5 s (and never faster
+                // than the spacing). Its SETTINGS alone prove nothing.
                 consecutiveFailures += 1
                 let backoff = min(100 * (1 << min(consecutiveFailures - 1, 6)), 5_000)
                 nextOpenAllowedAt = max(nextOpenAllowedAt, now &+ millisToNanos(backoff))
-                logger.warning("HTTP/2 connection \(conn.id) failed: \(reason); next attempt in \(backoff) ms or later")
+                let what = everOpened ? "closed before answering any request" : "failed"
+                logRepeated(.warning, &failureLines, now: now,
+                            "HTTP/2 connection \(conn.id) \(what): \(reason); next attempt in \(backoff) ms or later")
             }
         }
         connections = kept

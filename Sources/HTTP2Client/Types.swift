@@ -7,7 +7,13 @@ public struct HTTP2Endpoint: Sendable {
     public var caFile: String = ""
     /// Client certificate: PEM holding certificate and key, or PKCS#12 (.p12/.pfx, or any non-PEM content).
     public var clientCertificateFile: String? = nil
-    public var clientCertificatePassword: String = ""
+    /// The certificate's password (PEM key or PKCS#12). Kept redacted: printing or dumping an endpoint shows
+    /// `<redacted>` in its place.
+    public var clientCertificatePassword: String {
+        get { redactedPassword.value }
+        set { redactedPassword = RedactedText(newValue) }
+    }
+    private var redactedPassword = RedactedText("")
     /// Connections opened at start, spaced (never more than one new connection per 250 ms).
     public var initialConnections: Int = 1
     /// More connections (up to this many usable ones) are opened, one at a time and spaced, while the caller
@@ -16,7 +22,7 @@ public struct HTTP2Endpoint: Sendable {
     /// A connection with no frame received for this long gets a PING; no ACK within pingTimeoutMillis: closed.
     public var pingIntervalMillis: Int = 30_000
     public var pingTimeoutMillis: Int = 10_000
-    /// TCP connect + TLS handshake + the server's first SETTINGS frame.
+    /// Name lookup + TCP connect + TLS handshake + the server's first SETTINGS frame.
     public var connectTimeoutMillis: Int = 10_000
     /// Surplus connections (above initialConnections) with no stream for this long are closed gracefully.
     public var idleCloseMillis: Int = 60_000
@@ -26,6 +32,9 @@ public struct HTTP2Endpoint: Sendable {
     /// Our own cap on streams per connection, used when the server advertises more or no limit at all
     /// (HTTP/2's default is unlimited); Apple advertises 500-1,500.
     public var maxStreamsPerConnection: Int = 1_000
+    /// Name resolution, run on a thread of its own for every connection opened (Apple asks for fresh DNS on every
+    /// (re)connect). Tests replace it, with a lookup that blocks, say.
+    public var resolver: HTTP2Resolver = HTTP2Endpoint.systemResolver
 
     public init(host: String, port: Int) {
         self.host = host

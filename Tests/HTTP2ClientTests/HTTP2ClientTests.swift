@@ -8,6 +8,8 @@ struct Outcome {
     var refused: [UInt64: [String]] = [:]
     var lost: [UInt64: [String]] = [:]
     var opened: [Int] = []
+    /// When each connection's opening was seen (the poll that reported it).
+    var openedAt: [Date] = []
     var closed: [(connection: Int, reason: String)] = []
     var goaways: [(connection: Int, lastStreamID: Int32)] = []
     var events = 0
@@ -68,6 +70,7 @@ final class HTTP2ClientTests: XCTestCase {
                     outcome.lost[id, default: []].append(reason)
                 case .connectionOpened(let connection):
                     outcome.opened.append(connection)
+                    outcome.openedAt.append(Date())
                 case .connectionClosed(let connection, let reason):
                     outcome.closed.append((connection, reason))
                 case .goaway(let connection, let lastStreamID, _, _):
@@ -194,6 +197,75 @@ final class HTTP2ClientTests: XCTestCase {
         let record = try server.stop()
         assertServerProcessedEachOnce(record, ids: ids)
         XCTAssertGreaterThanOrEqual(record.connections.count, 2)
+    }
+
+    /// A server that accepts connections and goes away before processing anything, on every connection: only
+    /// an answer proves that a connection works, so each of these is a failed attempt and the next waits longer
+    /// (100 ms doubling to 5 s) instead of every 250 ms forever. Its GOAWAY and close lines at info and above
+    /// are rate-limited (every one still at debug).
+    func testAServerThatGoesAwayBeforeProcessingAnythingIsReconnectedEverMoreSlowly() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--goaway-unprocessed"])
+        let logs = CapturedLogs()
+        let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port), logger: logs.logger())
+        let started = Date()
+        let outcome = drive(client, ids: [1], seconds: 60) { $0.openedAt.count >= 7 }
+        let elapsed = Date().timeIntervalSince(started)
+        _ = client.close()
+        XCTAssertGreaterThanOrEqual(outcome.openedAt.count, 7, "connections opened: \(outcome.opened)")
+        XCTAssertTrue(outcome.responses.isEmpty)
+        XCTAssertGreaterThanOrEqual(outcome.refused[1]?.count ?? 0, 6, "refused on each connection: \(outcome.refused)")
+        let gaps = zip(outcome.openedAt.dropFirst(), outcome.openedAt).map { $0.timeIntervalSince($1) }
+        // The 7th connection follows six failed ones: it waits 100 ms x 2^5 = 3.2 s. Spaced alone, 250 ms.
+        XCTAssertGreaterThanOrEqual(gaps.last ?? 0, 1.5, "gaps between connections: \(gaps)")
+        let loud = logs.lines.filter { $0.level >= .info }
+        let budget = Int(elapsed / 5) + 1
+        XCTAssertLessThanOrEqual(loud.filter { $0.message.contains("last_stream_id") }.count, budget,
+                                 "GOAWAY lines at info and above in \(elapsed) s: \(loud.map(\.message))")
+        XCTAssertLessThanOrEqual(loud.filter { $0.message.contains(" closed") || $0.message.contains(" failed") }.count, budget,
+                                 "close and failure lines at info and above in \(elapsed) s: \(loud.map(\.message))")
+        XCTAssertGreaterThanOrEqual(logs.lines.filter { $0.message.contains("last_stream_id") }.count, 6, "every GOAWAY logged, at debug")
+        let record = try server.stop()
+        XCTAssertEqual(record.allPaths, [], "nothing was processed")
+    }
+
+    /// Name resolution runs on a thread of its own: a lookup that blocks (a slow DNS server) must not freeze the
+    /// client's other connections. Here every lookup after the first blocks until released; the first connection
+    /// goes on answering while the second one's lookup hangs.
+    func testASlowNameLookupFreezesNoOpenConnection() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--max-streams", "5", "--latency-ms", "20"])
+        let gate = LookupGate()
+        var settings = endpoint(certificates, port: server.port)
+        settings.maxConnections = 2
+        settings.connectTimeoutMillis = 60_000  // a lookup counts against it: not the point here
+        settings.resolver = { host, port in
+            gate.pass()
+            return HTTP2Endpoint.systemResolver(host, port)
+        }
+        let client = try HTTP2Client(endpoint: settings)
+        // Without the fix the blocked lookup holds the client's thread: released after a while so the test ends.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 20) { gate.release() }
+        // Work waits with every stream taken: a second connection is opened, and its lookup blocks.
+        let ids = Array(UInt64(1)...600)
+        var answeredWhenTheLookupBlocked: Int?
+        let outcome = drive(client, ids: ids, seconds: 40) { outcome in
+            if answeredWhenTheLookupBlocked == nil && gate.blockedLookups > 0 {
+                answeredWhenTheLookupBlocked = outcome.responses.count
+            }
+            return outcome.responses.count == ids.count
+        }
+        XCTAssertEqual(gate.blockedLookups, 1, "the second connection's lookup is under way")
+        XCTAssertLessThan(answeredWhenTheLookupBlocked ?? ids.count, ids.count / 2, "most requests were still to go")
+        XCTAssertEqual(outcome.responses.count, ids.count)
+        XCTAssertFalse(gate.isReleased, "every request was answered while the lookup still blocked")
+        XCTAssertEqual(outcome.opened.count, 1, "the second connection is still resolving")
+        gate.release()
+        let after = drive(client, ids: [], seconds: 20) { !$0.opened.isEmpty }
+        XCTAssertEqual(after.opened.count, 1, "the second connection opens once its lookup returns")
+        XCTAssertEqual(client.openConnections, 2)
+        _ = client.close()
+        _ = try server.stop()
     }
 
     // 5
@@ -345,6 +417,22 @@ final class HTTP2ClientTests: XCTestCase {
         XCTAssertTrue(outcome.closed.first?.reason.contains("PING timeout") == true, "\(outcome.closed)")
         XCTAssertGreaterThanOrEqual(outcome.opened.count, 2)
         _ = client.close()
+    }
+
+    /// The client certificate's password never shows when an endpoint is printed, interpolated, dumped or
+    /// reflected (a log line or an error that includes the endpoint); the client itself still reads it.
+    func testTheCertificatePasswordIsNeverPrinted() {
+        var endpoint = HTTP2Endpoint(host: "api.push.apple.com", port: 443)
+        endpoint.clientCertificateFile = "/etc/push/client.p12"
+        endpoint.clientCertificatePassword = "hunter2-very-secret"
+        var dumped = ""
+        dump(endpoint, to: &dumped)
+        let mirrored = Mirror(reflecting: endpoint).children.map { "\($0.label ?? ""): \($0.value)" }.joined(separator: ", ")
+        for text in [String(describing: endpoint), "\(endpoint)", String(reflecting: endpoint), dumped, mirrored] {
+            XCTAssertFalse(text.contains("hunter2"), text)
+        }
+        XCTAssertTrue("\(endpoint)".contains("/etc/push/client.p12"), "the rest still shows: \(endpoint)")
+        XCTAssertEqual(endpoint.clientCertificatePassword, "hunter2-very-secret")
     }
 
     // Extra: credentials fail init clearly.

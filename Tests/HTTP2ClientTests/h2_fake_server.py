@@ -32,6 +32,8 @@ p.add_argument("--lower-streams-after", type=int, default=0)
 p.add_argument("--to", type=int, default=0)
 p.add_argument("--refuse-every", type=int, default=0)
 p.add_argument("--goaway-after", type=int, default=0)
+p.add_argument("--goaway-unprocessed", action="store_true",
+               help="answer every connection's first request with GOAWAY(last_stream_id 0): nothing is ever processed")
 p.add_argument("--no-ping-ack", action="store_true")
 p.add_argument("--stall-after", type=int, default=0)
 p.add_argument("--no-alpn", action="store_true", help="offer only http/1.1 in ALPN")
@@ -137,6 +139,17 @@ class Conn(asyncio.Protocol):
             if self.goaway_last is not None and sid > self.goaway_last:
                 return  # above our GOAWAY's last_stream_id: never processed
             headers = dict(ev.headers)
+            if args.goaway_unprocessed:
+                # A server going away before it processed anything: every stream the client opened is above the
+                # last_stream_id, and the client closes the connection once it has seen them refused.
+                self.goaway_last = 0
+                self.rec["goaway_last_stream_id"] = 0
+                record["goaways_unprocessed"] = record.get("goaways_unprocessed", 0) + 1
+                changed()
+                frame = GoAwayFrame(stream_id=0, last_stream_id=0, error_code=0, additional_data=b'{"reason":"Shutdown"}')
+                self.flush()
+                self.transport.write(frame.serialize())
+                return
             stream_counter += 1
             self.accepted += 1
             if args.refuse_every and stream_counter % args.refuse_every == 0:
@@ -261,6 +274,8 @@ def main():
         write_record()
         loop.stop()
 
+    # A parent that started us from a thread with SIGTERM blocked (Swift's concurrency threads) passed that mask on.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     loop.add_signal_handler(signal.SIGTERM, stop)
     loop.call_later(args.lifetime, stop)
     write_record()

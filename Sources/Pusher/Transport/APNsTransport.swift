@@ -93,6 +93,15 @@ public final class APNsTransport: @unchecked Sendable {
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     private var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
+    /// Times in a row a request the server never processed (a refused stream, a stream above a GOAWAY, a
+    /// request not sent) goes again at once without spending an attempt. The next such one spends an attempt
+    /// and waits its retry backoff: a server that refuses everything ends in the retry budget, not in a loop.
+    static let freeResendsInARow = 3
+    /// At most one notice per this interval about requests that used up their free re-sends.
+    static let unprocessedNoticeNanos: UInt64 = 5_000_000_000
+    /// Requests that used up their free re-sends since the last notice, and when that notice was.
+    private var unprocessedSinceNotice = 0
+    private var lastUnprocessedNoticeAt: UInt64?
 
     struct AnswerKey: Hashable {
         var status: Int
@@ -103,6 +112,8 @@ public final class APNsTransport: @unchecked Sendable {
         var job: JobContext
         var token: Int
         var attempt: Int
+        /// Free re-sends in a row since its attempt began (`freeResendsInARow`).
+        var unprocessedInARow = 0
     }
 
     struct InFlight {
@@ -397,17 +408,26 @@ public final class APNsTransport: @unchecked Sendable {
                 apply(decision, to: request, status: status, generation: entry.generation)
             }
         case .unprocessed(let reason):
+            notePauseAnswer(status: nil)
+            guard request.unprocessedInARow < Self.freeResendsInARow else {
+                // Not processed again and again: the server refuses everything (or goes away on every
+                // connection). This one spends an attempt and backs off like any retry.
+                noteUsedUpFreeResends(reason: reason)
+                apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation)
+                return
+            }
             // Never processed by the server: again at once, no attempt spent, no duplicate possible.
             retryCounts[reason, default: 0] += 1
             resentUnprocessed.add(1, ordering: .relaxed)
-            notePauseAnswer(status: nil)
             if let logger, logger.logLevel <= .debug {
                 logger.debug("APNs request not processed by the server: sent again", metadata: [
                     "reason": "\(reason)", "attempt": "\(request.attempt)", "app": "\(settings.app)",
                     "token": "\(request.job.job.tokens[request.token].prefix(8))",
                 ])
             }
-            ready.append(request, lane: request.job.lane)
+            var again = request
+            again.unprocessedInARow += 1
+            ready.append(again, lane: request.job.lane)
         case .failed(let reason, let sent):
             answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
             notePauseAnswer(status: nil)
@@ -479,6 +499,7 @@ public final class APNsTransport: @unchecked Sendable {
         if label == "ConnectionLost" { resentAfterConnectionLoss.add(1, ordering: .relaxed) }
         var next = request
         next.attempt += 1
+        next.unprocessedInARow = 0
         let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
         if let logger, logger.logLevel <= .debug {
             logger.debug("APNs request retried", metadata: [
@@ -487,6 +508,20 @@ public final class APNsTransport: @unchecked Sendable {
             ])
         }
         delayed.insert(next, due: DispatchTime.now().uptimeNanoseconds + delay)
+    }
+
+    /// Says (at most once per `unprocessedNoticeNanos`, with a count) that requests keep coming back unprocessed
+    /// and now spend attempts: what a server that refuses everything looks like, without a line per request.
+    private func noteUsedUpFreeResends(reason: String) {
+        unprocessedSinceNotice += 1
+        let now = DispatchTime.now().uptimeNanoseconds
+        if let last = lastUnprocessedNoticeAt, now < last &+ Self.unprocessedNoticeNanos { return }
+        lastUnprocessedNoticeAt = now
+        logger?.notice("APNs keeps sending requests back unprocessed (refused streams, GOAWAY): a request not processed \(Self.freeResendsInARow + 1) times in a row spends an attempt and waits its retry backoff", metadata: [
+            "app": "\(settings.app)", "lane": "\(settings.lane)", "reason": "\(reason)",
+            "requests": "\(unprocessedSinceNotice)",
+        ])
+        unprocessedSinceNotice = 0
     }
 
     /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or a GOAWAY that did not cover its
