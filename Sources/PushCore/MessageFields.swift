@@ -2,7 +2,7 @@
 /// members are ignored (after being checked as JSON); duplicate keys never get this far (the JSON parser
 /// rejects them), so each field here is the only member of its name.
 struct MessageFields {
-    var id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt: JSONValue?
+    var id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt, provider: JSONValue?
     /// `tokens` when it was read directly as an array of strings (then `tokens` is nil).
     var tokenStrings: [String]?
     /// Where the payload's bytes are when they are already canonical (`payload` is then an empty object).
@@ -12,13 +12,15 @@ struct MessageFields {
 
     /// The fields by name, shared by both ways of reading an element.
     enum Field: Int {
-        case id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt
+        case id, kind, uuid, topic, tokens, payload, pushType, priority, expiration, collapseID, enqueuedAt, provider
 
         static let names: [(field: Field, name: [UInt8])] = {
             let spelled: [(Field, String)] = [
                 (.id, "id"), (.tokens, "tokens"), (.payload, "payload"), (.topic, "topic"), (.kind, "kind"),
                 (.uuid, "uuid"), (.pushType, "push_type"), (.priority, "priority"), (.expiration, "expiration"),
                 (.collapseID, "collapse_id"), (.enqueuedAt, "enqueued_at"),
+                // Last: most elements do not name it, and keys before it are found without comparing with it.
+                (.provider, "provider"),
             ]
             return spelled.map { (field: $0.0, name: Array($0.1.utf8)) }
         }()
@@ -48,6 +50,7 @@ struct MessageFields {
         case .expiration: expiration = value
         case .collapseID: collapseID = value
         case .enqueuedAt: enqueuedAt = value
+        case .provider: provider = value
         }
     }
 
