@@ -153,7 +153,7 @@ public struct MessageParser: Sendable {
     @inline(never)
     private func parseNamingProvider(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let (id, kind, uuid, topic) = try commonFields(fields)
-        switch try provider(fields.provider) {
+        switch try provider(fields) {
         case .apns: return try parse(fields, seq: seq, now: now, raw: raw)
         case .fcm: return try parseFCM(fields, id: id, kind: kind, uuid: uuid, topic: topic, seq: seq, now: now, raw: raw)
         }
@@ -259,10 +259,9 @@ public struct MessageParser: Sendable {
         guard count <= maxTokens else { throw Problem("tokens has \(count) entries, over \(maxTokens)") }
     }
 
-    private func provider(_ value: JSONValue?) throws(Problem) -> PushProvider {
-        guard let text = value?.stringValue, let provider = PushProvider(rawValue: text) else {
-            throw Problem("provider must be \"apns\" or \"fcm\"")
-        }
+    private func provider(_ fields: MessageFields) throws(Problem) -> PushProvider {
+        guard fields.namesProvider else { return .apns }
+        guard let provider = fields.provider else { throw Problem("provider must be \"apns\" or \"fcm\"") }
         return provider
     }
 
