@@ -8,6 +8,7 @@ enum MessageProperties {
     static let lowercaseHex = Set("0123456789abcdef".utf8)
 
     static let treeParser = MessageParser(readsFieldsDirectly: false)
+    static let fcmFields: Set<String> = ["android", "apns", "data", "fcm_options", "notification", "webpush"]
 
     static func check(_ bytes: [UInt8]) {
         let verdict = parser.parse(bytes, seq: 1, now: 1_800_000_000)
@@ -15,6 +16,8 @@ enum MessageProperties {
         require(String(describing: verdict) == String(describing: treeParser.parse(bytes, seq: 1, now: 1_800_000_000)),
                 "a verdict that differs between the direct reader and the tree")
         switch verdict {
+        case .valid(let message, _) where message.headers.provider == .fcm:
+            checkFCM(message, bytes)
         case .valid(let message, _):
             for value in [message.headers.topic, message.headers.collapseID ?? "-"] {
                 require(value.utf8.allSatisfy { $0 >= 0x20 && $0 <= 0x7E }, "a header value that is not visible ASCII")
@@ -57,6 +60,38 @@ enum MessageProperties {
             let value = try? JSONParser.parse(Array(bytes[..<end]))
             require(value.map(JSONWriter.canonical) == Array(bytes[..<end]), "a recognised object that is not canonical JSON")
         }
+    }
+
+    /// A valid FCM message (SPEC section 2): registration tokens as written, a payload of FCM's fields whose
+    /// members other than `android` are the canonical form of the producer's, and a request body that is JSON
+    /// holding exactly the payload and the token.
+    static func checkFCM(_ message: PushMessage, _ bytes: [UInt8]) {
+        require(message.headers.topic.utf8.allSatisfy { $0 >= 0x21 && $0 <= 0x7E }, "an FCM app name that is not visible ASCII")
+        require(message.headers.pushType.isEmpty, "an FCM message with a push type")
+        require(!message.tokens.isEmpty, "an FCM message without tokens")
+        require(message.tokens.allSatisfy(FCMToken.isValid), "an FCM token that is not a registration token")
+        // The producer's payload is at most 4,096 bytes; the mapped android fields add a few dozen.
+        require(message.payload.count <= 4096 + 160, "an FCM payload over the limit")
+        guard let payload = try? JSONParser.parse(message.payload), let members = payload.objectMembers else {
+            return require(false, "an FCM payload that is not a JSON object")
+        }
+        require(JSONWriter.canonical(payload) == message.payload, "an FCM payload that is not canonical")
+        require(members.allSatisfy { fcmFields.contains($0.key) }, "an FCM payload with a field FCM's message lacks")
+        let given = (try? JSONParser.parse(bytes))?["payload"]?.objectMembers ?? []
+        let kept = members.filter { $0.key != "android" }
+        require(JSONWriter.canonical(.object(kept)) == JSONWriter.canonical(.object(given.filter { $0.key != "android" })),
+                "FCM payload fields other than android that are not the producer's")
+        // The body for the first token: JSON, the payload's fields plus the token, a ttl where one is due.
+        let body = FCMRequestBody(payload: message.payload, expiration: message.headers.expiration, nowSeconds: 1_800_000_000)
+            .body(token: message.tokens[0])
+        guard let sent = (try? JSONParser.parse(body))?["message"]?.objectMembers else {
+            return require(false, "an FCM request body that is not JSON")
+        }
+        require(JSONWriter.canonical(.object(sent.filter { $0.key != "android" && $0.key != "token" })) == JSONWriter.canonical(.object(kept)),
+                "an FCM body whose fields are not the payload's")
+        require(sent.first { $0.key == "token" }?.value == .string(message.tokens[0]), "an FCM body without its token")
+        let ttl = sent.first { $0.key == "android" }?.value["ttl"]
+        require(message.headers.expiration == 0 || ttl != nil, "an FCM body without the ttl of its expiration")
     }
 
     /// Nested deep enough that the scanner leaves it to the parser (it keeps one level clear of the limit).

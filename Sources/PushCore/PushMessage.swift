@@ -3,25 +3,34 @@ public enum MessageKind: String, Sendable, CaseIterable {
     case `private`, group, system
 }
 
-/// Everything that becomes an APNs request header. Messages merge only when these are identical.
+/// Everything that becomes an APNs request header (or, for FCM, what the request depends on besides the
+/// payload). Messages merge only when these are identical.
 public struct PushHeaders: Sendable, Hashable {
-    /// `apns-topic` as sent (with the push type's suffix, e.g. `.voip`).
+    /// `apns-topic` as sent (with the push type's suffix, e.g. `.voip`). For FCM, the app's name as given.
     public var topic: String
-    /// The bundle id the producer named; selects the app's credentials.
+    /// The bundle id the producer named; selects the app's credentials (for FCM: the app of `fcm.apps`).
     public var appTopic: String
+    /// `apns-push-type`; empty for FCM, which has none.
     public var pushType: String
+    /// `apns-priority`. For FCM the producer's `priority` (default 10), already mapped into the payload's
+    /// `android.priority` by the parser.
     public var priority: Int
-    /// Absolute UNIX seconds; 0 means "try once, do not store".
+    /// Absolute UNIX seconds; 0 means "try once, do not store". For FCM a nonzero time becomes `android.ttl`
+    /// when the request body is built (`FCMRequestBody`); a 0 the producer wrote is already `"0s"` in the payload.
     public var expiration: Int64
+    /// `apns-collapse-id`; for FCM already mapped into the payload's `android.collapse_key`.
     public var collapseID: String?
+    public var provider: PushProvider
 
-    public init(topic: String, appTopic: String, pushType: String, priority: Int, expiration: Int64, collapseID: String?) {
+    public init(topic: String, appTopic: String, pushType: String, priority: Int, expiration: Int64, collapseID: String?,
+                provider: PushProvider = .apns) {
         self.topic = topic
         self.appTopic = appTopic
         self.pushType = pushType
         self.priority = priority
         self.expiration = expiration
         self.collapseID = collapseID
+        self.provider = provider
     }
 
     /// True once the expiration time has passed: such a notification is never sent (again).
@@ -31,8 +40,8 @@ public struct PushHeaders: Sendable, Hashable {
     /// a release of the topic strings that every message of an app shares (their counts, written from every
     /// thread, are the expensive part). Compares every field, as `==` does; a test holds the two together.
     public static func same(_ a: borrowing PushHeaders, _ b: borrowing PushHeaders) -> Bool {
-        a.priority == b.priority && a.expiration == b.expiration && a.topic == b.topic && a.pushType == b.pushType
-            && a.appTopic == b.appTopic && a.collapseID == b.collapseID
+        a.priority == b.priority && a.expiration == b.expiration && a.provider == b.provider && a.topic == b.topic
+            && a.pushType == b.pushType && a.appTopic == b.appTopic && a.collapseID == b.collapseID
     }
 }
 

@@ -16,12 +16,13 @@ final class PushHeadersTests: XCTestCase {
         changed = base; changed.expiration = 1; variants.append(changed)
         changed = base; changed.collapseID = nil; variants.append(changed)
         changed = base; changed.collapseID = "c2"; variants.append(changed)
+        changed = base; changed.provider = .fcm; variants.append(changed)
         for a in variants {
             for b in variants {
                 XCTAssertEqual(PushHeaders.same(a, b), a == b, "\(a) against \(b)")
             }
         }
         // A field added to PushHeaders must be added to `same` and to the variants above.
-        XCTAssertEqual(Mirror(reflecting: base).children.count, 6, "PushHeaders' fields changed: update PushHeaders.same")
+        XCTAssertEqual(Mirror(reflecting: base).children.count, 7, "PushHeaders' fields changed: update PushHeaders.same")
     }
 }

@@ -1,0 +1,197 @@
+/// The rules of SPEC section 2 for a message with `"provider": "fcm"` (Android devices through FCM HTTP v1):
+/// registration tokens instead of hex, FCM's `message` object (without its target) as the payload, and the
+/// message's `priority`, `expiration` and `collapse_id` mapped into the payload's `android` object. What FCM
+/// would refuse for every token is found here and dead-lettered as `Malformed: ...` naming the problem.
+extension MessageParser {
+    /// What FCM's `message` may hold besides its target.
+    static let fcmPayloadFields: Set<String> = ["android", "apns", "data", "fcm_options", "notification", "webpush"]
+    /// The target (the worker adds `token`, one request per token) and the name FCM assigns to a sent message.
+    static let fcmTargetFields: Set<String> = ["condition", "name", "token", "topic"]
+    static let fcmMaxPayloadBytes = 4096
+
+    /// Out of line: inlined into the APNs parse (its only caller) it made every APNs message slower.
+    @inline(never)
+    func parseFCM(_ fields: MessageFields, id: String, kind: MessageKind, uuid: String?, topic: String,
+                  seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
+        guard let payloadValue = fields.payload else { throw Problem("payload is missing") }
+        guard let givenMembers = payloadValue.objectMembers else { throw Problem("payload is not a JSON object") }
+        if fields.pushType != nil { throw Problem("push_type is APNs-only: not allowed with provider \"fcm\"") }
+
+        // Only what the producer wrote is mapped: without a field FCM's own default applies (high priority for
+        // notification messages, 4 weeks of ttl) unless `payload.android` says otherwise.
+        var priority: Int?
+        if let value = fields.priority { priority = try self.priority(value, pushType: "alert") }
+        var expiration: Int64?
+        if let value = fields.expiration { expiration = try self.expiration(value, now: now) }
+        let collapseID = try collapseID(fields.collapseID)
+        let enqueuedAt = try enqueuedAt(fields.enqueuedAt)
+
+        // FCM's rules need the payload's tree, also when its canonical bytes were kept without one.
+        let members: [JSONMember]
+        let canonicalBytes: [UInt8]?
+        if let range = fields.canonicalPayload {
+            let bytes = Array(raw[range])
+            guard let tree = try? JSONParser.parse(bytes, maxDepth: limits.maxDepth), let read = tree.objectMembers else {
+                throw Problem("payload is not a JSON object")
+            }
+            members = read
+            canonicalBytes = bytes
+        } else {
+            members = givenMembers
+            canonicalBytes = nil
+        }
+        try Self.checkFCMPayload(members)
+        let size = canonicalBytes?.count ?? JSONWriter.length(of: payloadValue)
+        guard size <= Self.fcmMaxPayloadBytes else {
+            throw Problem("payload is \(size) bytes, over the \(Self.fcmMaxPayloadBytes)-byte limit for fcm")
+        }
+        let mapped = try Self.mapIntoAndroid(members, priority: priority, expiration: expiration, collapseID: collapseID, now: now)
+        let body = mapped.map { JSONWriter.canonical(.object($0)) } ?? canonicalBytes ?? JSONWriter.canonical(payloadValue)
+
+        let (tokens, rejected) = try fcmTokens(fields)
+        let headers = PushHeaders(topic: topic, appTopic: topic, pushType: "", priority: priority ?? 10,
+                                  expiration: expiration ?? 0, collapseID: collapseID, provider: .fcm)
+        if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
+        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
+                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)
+        return .valid(message, rejectedTokens: rejected)
+    }
+
+    /// What FCM refuses whatever the token: a target or name, a field FCM's message does not have, a field that
+    /// is not an object, a data value that is not a string (FCM: `Invalid value at 'message.data[0].value'`).
+    static func checkFCMPayload(_ members: [JSONMember]) throws(Problem) {
+        for member in members {
+            let key = member.key
+            if fcmTargetFields.contains(key) {
+                throw Problem("payload must not name \"\(key)\" (the worker adds each token as the target)")
+            }
+            guard fcmPayloadFields.contains(key) else {
+                throw Problem("payload.\(Printable.clipped(key, to: 64)) is not a field of an FCM message "
+                              + "(allowed: \(fcmPayloadFields.sorted().joined(separator: ", ")))")
+            }
+            guard let inner = member.value.objectMembers else {
+                throw Problem("payload.\(key) is \(member.value.typeName), not an object")
+            }
+            switch key {
+            case "data":
+                try checkStringMap(inner, path: "payload.data")
+            case "android":
+                for field in inner where field.key == "data" || field.key == "notification" {
+                    guard let object = field.value.objectMembers else {
+                        throw Problem("payload.android.\(field.key) is \(field.value.typeName), not an object")
+                    }
+                    if field.key == "data" { try checkStringMap(object, path: "payload.android.data") }
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    private static func checkStringMap(_ members: [JSONMember], path: String) throws(Problem) {
+        for member in members where member.value.stringValue == nil {
+            throw Problem("\(path).\(Printable.clipped(member.key, to: 64)) is \(member.value.typeName), not a string "
+                          + "(FCM data values are strings)")
+        }
+    }
+
+    /// The payload's members with `priority`, `expiration` and `collapse_id` set in `android` where it leaves
+    /// them unset, or nil when nothing changes. A field given both ways with different values is a conflict.
+    /// A nonzero expiration is checked here but left out of the payload: `FCMRequestBody` writes the seconds
+    /// left when it makes the body. An expiration of 0 is `"0s"` (deliver now or drop, as APNs does).
+    static func mapIntoAndroid(_ members: [JSONMember], priority: Int?, expiration: Int64?, collapseID: String?,
+                               now: Int64) throws(Problem) -> [JSONMember]? {
+        let androidIndex = members.firstIndex { $0.key == "android" }
+        var android = androidIndex.flatMap { members[$0].value.objectMembers } ?? []
+        var changed = false
+        func given(_ key: String) -> JSONValue? { android.first { $0.key == key }?.value }
+
+        if let priority {
+            let wanted = priority == 10 ? "high" : "normal"
+            if let value = given("priority") {
+                // FCM reads the enum's name in either case.
+                guard value.stringValue?.lowercased() == wanted else {
+                    throw Problem("priority conflicts with payload.android.priority")
+                }
+            } else {
+                android.append(JSONMember(key: "priority", value: .string(wanted)))
+                changed = true
+            }
+        }
+        if let collapseID {
+            if let value = given("collapse_key") {
+                guard value.stringValue == collapseID else { throw Problem("collapse_id conflicts with payload.android.collapse_key") }
+            } else {
+                android.append(JSONMember(key: "collapse_key", value: .string(collapseID)))
+                changed = true
+            }
+        }
+        if let expiration {
+            let wanted = FCMRequestBody.ttlSeconds(expiration: expiration, nowSeconds: now)
+            if let value = given("ttl") {
+                guard let text = value.stringValue, wholeSeconds(ofDuration: text) == wanted else {
+                    throw Problem("expiration conflicts with payload.android.ttl")
+                }
+                if expiration != 0 {
+                    // The same now; the body gets the seconds left when it is made.
+                    android.removeAll { $0.key == "ttl" }
+                    changed = true
+                }
+            } else if expiration == 0 {
+                android.append(JSONMember(key: "ttl", value: .string("0s")))
+                changed = true
+            }
+        }
+        guard changed else { return nil }
+        var result = members
+        if let androidIndex {
+            result[androidIndex].value = .object(android)
+        } else {
+            result.append(JSONMember(key: "android", value: .object(android)))
+        }
+        return result
+    }
+
+    /// The whole seconds of a protobuf duration as FCM reads `ttl` (`"3600s"`, `"3600.000s"`); nil for any
+    /// other text or a fraction of a second (which equals no whole number of seconds).
+    static func wholeSeconds(ofDuration text: String) -> Int64? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 2, utf8.count <= 32, utf8.last == UInt8(ascii: "s") else { return nil }
+        let number = utf8.dropLast()
+        let parts = number.split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        guard let whole = parts.first, !whole.isEmpty, whole.allSatisfy(isDigit) else { return nil }
+        if parts.count == 2 {
+            let fraction = parts[1]
+            guard !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy({ $0 == UInt8(ascii: "0") }) else { return nil }
+        }
+        return Int64(String(decoding: whole, as: UTF8.self))
+    }
+
+    /// FCM registration tokens, kept as written; a token listed twice is sent once. One that is not a
+    /// registration token goes to feedback (`BadDeviceToken`) unless none is left.
+    func fcmTokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
+        let strings = try tokenStrings(fields)
+        if strings.count == 1, FCMToken.isValid(strings[0]) { return (strings, []) }
+        var tokens: [String] = []
+        tokens.reserveCapacity(strings.count)
+        var rejected: [String] = []
+        var firstRejected: Int?
+        var seen = Set<String>()
+        for (index, text) in strings.enumerated() {
+            if FCMToken.isValid(text) {
+                if strings.count > Self.linearTokenScanLimit {
+                    guard seen.insert(text).inserted else { continue }
+                } else if tokens.contains(text) {
+                    continue
+                }
+                tokens.append(text)
+            } else {
+                rejected.append(text)
+                if firstRejected == nil { firstRejected = index }
+            }
+        }
+        if tokens.isEmpty, let index = firstRejected { throw Problem("tokens[\(index)] is not an FCM registration token") }
+        return (tokens, rejected)
+    }
+}
