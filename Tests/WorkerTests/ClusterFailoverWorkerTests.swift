@@ -138,9 +138,26 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         try await eventually(timeout: .seconds(60)) { await cluster.isPromoted(replica) }
         let promoted = ContinuousClock.now
         let left = 4 * perShard - Set(apns.answered().map(\.token)).count
+        // Each shard's first delivery after the promotion: no shard stalls (the seed's own shard included).
+        func deliveredPerShard() -> [Int] {
+            var counts = [Int](repeating: 0, count: 4)
+            for (token, status) in apns.answered() where status == 200 {
+                if let shard = Int(String(token.dropFirst().prefix(1))), shard < 4 { counts[shard] += 1 }
+            }
+            return counts
+        }
+        let atPromotion = deliveredPerShard()
+        var resumed = [Duration?](repeating: nil, count: 4)
+        try await eventually(timeout: .seconds(60)) {
+            let now = deliveredPerShard()
+            for shard in 0..<4 where resumed[shard] == nil && (now[shard] > atPromotion[shard] || now[shard] >= perShard) {
+                resumed[shard] = ContinuousClock.now - promoted
+            }
+            return !resumed.contains { $0 == nil }
+        }
         try await waitUntilShardsDrained(clients, keys: keys, workers: (0..<3).map { "sw\($0)" }, timeout: .seconds(60))
         let drained = ContinuousClock.now
-        print("seed failover (workers): promoted \(promoted - killed) after the kill; every shard drained \(drained - promoted) after the promotion, with \(left) notifications left then (\(Int(Double(left) / rate)) s of work at the \(Int(rate))/s before the kill)")
+        print("seed failover (workers): promoted \(promoted - killed) after the kill; each shard delivering again \(resumed.map { "\($0!)" }.joined(separator: ", ")) after the promotion; every shard drained \(drained - promoted) after it, with \(left) notifications left then (\(Int(Double(left) / rate)) s of work at the \(Int(rate))/s before the kill)")
         let delivered = acceptances(by: apns)
         let expected = (0..<4).flatMap { index in (0..<perShard).map { token("c\(index)", $0) } }
         XCTAssertEqual(expected.filter { delivered[$0] == nil }.count, 0, "every message delivered")
