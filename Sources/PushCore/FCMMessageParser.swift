@@ -173,25 +173,6 @@ extension MessageParser {
     func fcmTokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
         let strings = try tokenStrings(fields)
         if strings.count == 1, FCMToken.isValid(strings[0]) { return (strings, []) }
-        var tokens: [String] = []
-        tokens.reserveCapacity(strings.count)
-        var rejected: [String] = []
-        var firstRejected: Int?
-        var seen = Set<String>()
-        for (index, text) in strings.enumerated() {
-            if FCMToken.isValid(text) {
-                if strings.count > Self.linearTokenScanLimit {
-                    guard seen.insert(text).inserted else { continue }
-                } else if tokens.contains(text) {
-                    continue
-                }
-                tokens.append(text)
-            } else {
-                rejected.append(text)
-                if firstRejected == nil { firstRejected = index }
-            }
-        }
-        if tokens.isEmpty, let index = firstRejected { throw Problem("tokens[\(index)] is not an FCM registration token") }
-        return (tokens, rejected)
+        return try sortTokens(strings, notA: "an FCM registration token") { FCMToken.isValid($0) ? $0 : nil }
     }
 }

@@ -210,13 +210,22 @@ public struct MessageParser: Sendable {
         if strings.count == 1, let token = DeviceToken.normalize(strings[0]), token == strings[0] {
             return (strings, [])
         }
+        return try sortTokens(strings, notA: "hex or base64") { DeviceToken.normalize($0) }
+    }
+
+    /// The producer's tokens in the provider's form (`normalize`), each listed once, and those that are not a
+    /// token at all. One bad token among good ones is the device's problem (feedback); no good token at all is
+    /// the producer's: `Malformed: tokens[i] is not <notA>`. Inlined with each provider's `normalize`.
+    @inline(__always)
+    func sortTokens(_ strings: [String], notA: StaticString, normalize: (String) -> String?) throws(Problem)
+        -> (tokens: [String], rejected: [String]) {
         var tokens: [String] = []
         tokens.reserveCapacity(strings.count)
         var rejected: [String] = []
         var firstRejected: Int?
         var seen = Set<String>()
         for (index, text) in strings.enumerated() {
-            if let token = DeviceToken.normalize(text) {
+            if let token = normalize(text) {
                 // A token listed twice is sent once.
                 // Comparing with the few tokens before costs less than hashing; a set beyond that.
                 if strings.count > Self.linearTokenScanLimit {
@@ -230,8 +239,7 @@ public struct MessageParser: Sendable {
                 if firstRejected == nil { firstRejected = index }
             }
         }
-        // One bad token among good ones is the device's problem (feedback); no good token at all is the producer's.
-        if tokens.isEmpty, let index = firstRejected { throw Problem("tokens[\(index)] is not hex or base64") }
+        if tokens.isEmpty, let index = firstRejected { throw Problem("tokens[\(index)] is not \(notA)") }
         return (tokens, rejected)
     }
 
