@@ -39,7 +39,7 @@ public struct SensitiveWordFilter: Sendable {
     /// The matched entry as listed, or nil when the job may be sent.
     public func match(_ job: PushJob) -> String? {
         guard !matcher.isEmpty else { return nil }
-        for text in AlertText.texts(inPayload: job.payload, extraFields: extraFields) {
+        for text in AlertText.texts(inPayload: job.payload, extraFields: extraFields, provider: job.headers.provider) {
             if let word = firstBlocked(in: text) { return word }
         }
         return nil

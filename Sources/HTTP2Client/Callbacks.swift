@@ -30,15 +30,22 @@ func makeSessionCallbacks() -> OpaquePointer? {
 let responseBodyLimit = 4096
 
 private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
-    guard let frame, let name, let value, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue),
-          nameLength == 7, memcmp(name, ":status", 7) == 0 else { return 0 }
+    guard let frame, let name, let value, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
     let streamID = h2x_frame_stream_id(frame)
+    if nameLength == 11, memcmp(name, "retry-after", 11) == 0 {
+        // FCM's (and any server's) earliest time for a retry: seconds or an HTTP date, kept short.
+        let text = String(decoding: UnsafeBufferPointer(start: value, count: min(valueLength, 64)), as: UTF8.self)
+        return withConnection(userData) { $0.withStream(streamID) { $0.retryAfter = text } }
+    }
+    guard nameLength == 7, memcmp(name, ":status", 7) == 0 else { return 0 }
+    // Three digits at most: a longer value is no status (and could not overflow the sum below).
     var status = 0
-    for i in 0..<valueLength {
+    for i in 0..<min(valueLength, 3) {
         let digit = Int(value[i]) - 48
         guard digit >= 0 && digit <= 9 else { status = 0; break }
         status = status * 10 + digit
     }
+    if valueLength > 3 { status = 0 }
     // A 1xx is informational; the final :status overwrites it.
     return withConnection(userData) { $0.withStream(streamID) { $0.status = status } }
 }

@@ -22,6 +22,8 @@ final class StreamEntry {
     @exclusivity(unchecked) var headersSentAt: UInt64 = 0
     @exclusivity(unchecked) var status = 0
     @exclusivity(unchecked) var responseBody: [UInt8] = []
+    /// The answer's `retry-after` header, if it had one.
+    @exclusivity(unchecked) var retryAfter: String?
     /// `.response` already emitted (END_STREAM seen); the close that follows emits nothing.
     @exclusivity(unchecked) var answered = false
     /// Cancelled by the caller: it still holds a stream slot until nghttp2 closes it, but emits nothing.

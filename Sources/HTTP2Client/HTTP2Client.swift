@@ -452,7 +452,7 @@ public final class HTTP2Client: @unchecked Sendable {
         }
         guard !entry.cancelled else { return }
         pendingEvents.append(.response(id: entry.requestID, status: entry.status, body: entry.responseBody,
-                                       headersSentAtNanos: entry.headersSentAt))
+                                       headersSentAtNanos: entry.headersSentAt, retryAfter: entry.retryAfter))
     }
 
     /// A stream's end: closed (errorCode set) or its HEADERS never sent (notSentReason set).

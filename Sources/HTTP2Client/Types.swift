@@ -67,7 +67,8 @@ public struct HTTP2Request: Sendable {
 public enum HTTP2Event: Sendable, Equatable {
     /// A complete answer. `body` keeps at most 4 KB (APNs error bodies are small JSON).
     /// `headersSentAtNanos`: CLOCK_MONOTONIC time of the flush that sent the request's HEADERS.
-    case response(id: UInt64, status: Int, body: [UInt8], headersSentAtNanos: UInt64)
+    /// `retryAfter`: the answer's `retry-after` header (seconds or an HTTP date), if any.
+    case response(id: UInt64, status: Int, body: [UInt8], headersSentAtNanos: UInt64, retryAfter: String? = nil)
     /// The server never processed it (REFUSED_STREAM, above a GOAWAY's last_stream_id, or never sent because
     /// its connection closed first): safe to send again.
     case refused(id: UInt64, reason: String)

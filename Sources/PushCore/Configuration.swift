@@ -7,6 +7,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var collector = CollectorSettings()
     public var recovery = RecoverySettings()
     public var apns = APNsSettings()
+    public var fcm = FCMSettings()
     public var filter = FilterSettings()
     public var retry = RetrySettings()
     public var metricsListen: String = "127.0.0.1:9464"

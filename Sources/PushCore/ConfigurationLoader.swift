@@ -12,11 +12,16 @@ public struct ConfigurationLoader: Sendable {
         "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
         "apns.credential_probe_max_ms", "apns.transport", "apns.ping_interval_ms",
+        "fcm.endpoint", "fcm.token_uri", "fcm.ca_file", "fcm.connections", "fcm.max_connections", "fcm.request_timeout_ms",
+        "fcm.ping_interval_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "log.level", "log.format", "shutdown.timeout_s",
     ]
     static let appKeys: [String] = ["topic", "team_id", "key_id", "key_file", "cert_file", "cert_password"]
+    static let fcmAppKeys: [String] = ["topic", "service_account_file", "project_id"]
+    /// The blocks with a list of apps: the list's path, its environment prefix and each app's keys.
+    static let appLists: [(path: String, keys: [String])] = [("apns.apps", appKeys), ("fcm.apps", fcmAppKeys)]
 
     public var environment: [String: String]
 
@@ -58,7 +63,7 @@ public struct ConfigurationLoader: Sendable {
             switch value {
             case let map as [String: Any]:
                 try flatten(map, path: full, into: &values)
-            case let list as [Any] where full == "apns.apps":
+            case let list as [Any] where Self.appLists.contains(where: { $0.path == full }):
                 for (index, item) in list.enumerated() {
                     guard let app = item as? [String: Any] else {
                         throw ConfigurationError.invalid(key: "\(full).\(index)", reason: "each app must be a mapping")
@@ -79,14 +84,17 @@ public struct ConfigurationLoader: Sendable {
         for key in Self.scalarKeys {
             if let value = environment[Self.variableName(key)] { values[key] = value }
         }
-        let appIndices = Set(values.keys.compactMap(Self.appIndex)).union(environment.keys.compactMap { name in
-            guard name.hasPrefix("APNS_APPS_") else { return nil }
-            return Int(name.dropFirst("APNS_APPS_".count).prefix { $0.isNumber })
-        })
-        for index in appIndices {
-            for field in Self.appKeys {
-                let key = "apns.apps.\(index).\(field)"
-                if let value = environment[Self.variableName(key)] { values[key] = value }
+        for (list, keys) in Self.appLists {
+            let prefix = Self.variableName(list) + "_"
+            let appIndices = Set(values.keys.compactMap { Self.appIndex($0, list: list) }).union(environment.keys.compactMap { name in
+                guard name.hasPrefix(prefix) else { return nil }
+                return Int(name.dropFirst(prefix.count).prefix { $0.isNumber })
+            })
+            for index in appIndices {
+                for field in keys {
+                    let key = "\(list).\(index).\(field)"
+                    if let value = environment[Self.variableName(key)] { values[key] = value }
+                }
             }
         }
     }
@@ -95,16 +103,22 @@ public struct ConfigurationLoader: Sendable {
         key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_")
     }
 
-    private static func appIndex(_ key: String) -> Int? {
-        guard key.hasPrefix("apns.apps.") else { return nil }
-        return Int(key.dropFirst("apns.apps.".count).prefix { $0.isNumber })
+    private static func appIndex(_ key: String, list: String = "apns.apps") -> Int? {
+        guard key.hasPrefix(list + ".") else { return nil }
+        return Int(key.dropFirst(list.count + 1).prefix { $0.isNumber })
+    }
+
+    /// Whether `key` is `<list>.<index>.<field>` with a field that list's apps have.
+    private static func isAppKey(_ key: String) -> Bool {
+        appLists.contains { list, fields in
+            guard let index = appIndex(key, list: list), let field = key.split(separator: ".").last.map(String.init) else { return false }
+            return fields.contains(field) && key == "\(list).\(index).\(field)"
+        }
     }
 
     private func build(_ values: [String: String]) throws -> WorkerConfiguration {
         for key in values.keys where !Self.scalarKeys.contains(key) {
-            guard let index = Self.appIndex(key), Self.appKeys.contains(String(key.split(separator: ".").last ?? "")),
-                  key == "apns.apps.\(index).\(key.split(separator: ".").last!)"
-            else { throw ConfigurationError.unknownKey(key) }
+            guard Self.isAppKey(key) else { throw ConfigurationError.unknownKey(key) }
         }
         var config = WorkerConfiguration()
         var reader = Reader(values: values)
@@ -174,10 +188,11 @@ public struct ConfigurationLoader: Sendable {
         config.apns.transportThreads = try reader.int("apns.transport_threads", config.apns.transportThreads, min: 0)
         config.apns.requestTimeoutMillis = try reader.int("apns.request_timeout_ms", config.apns.requestTimeoutMillis, min: 1)
         config.apns.credentialProbeMaxMillis = try reader.int("apns.credential_probe_max_ms", config.apns.credentialProbeMaxMillis, min: 1)
-        let indices = Set(values.keys.compactMap(Self.appIndex)).sorted()
+        let indices = Set(values.keys.compactMap { Self.appIndex($0) }).sorted()
         for index in indices {
             config.apns.apps.append(try app(index, &reader))
         }
+        config.fcm = try fcm(values, &reader)
         config.filter.wordsFile = reader.string("filter.words_file", "")
         config.filter.allowFile = reader.string("filter.allow_file", "")
         config.filter.reloadIntervalMillis = try reader.int("filter.reload_interval_ms", config.filter.reloadIntervalMillis, min: 100)
@@ -238,6 +253,50 @@ public struct ConfigurationLoader: Sendable {
         case (true, true):
             throw ConfigurationError.invalid(key: base, reason: "needs key_file with team_id and key_id, or cert_file")
         }
+    }
+
+    /// The `fcm` block (SPEC section 5).
+    private func fcm(_ values: [String: String], _ reader: inout Reader) throws -> FCMSettings {
+        var fcm = FCMSettings()
+        fcm.endpoint = try Self.httpsURL(reader.string("fcm.endpoint", fcm.endpoint), key: "fcm.endpoint")
+        let tokenURI = reader.string("fcm.token_uri", "").trimmingCharacters(in: .whitespaces)
+        fcm.tokenURI = tokenURI.isEmpty ? "" : try Self.httpsURL(tokenURI, key: "fcm.token_uri", keepPath: true)
+        fcm.caFile = reader.string("fcm.ca_file", "")
+        fcm.connections = try reader.int("fcm.connections", fcm.connections, min: 1, max: 1024)
+        fcm.maxConnections = try reader.int("fcm.max_connections", max(fcm.maxConnections, fcm.connections), min: fcm.connections, max: 1024)
+        fcm.requestTimeoutMillis = try reader.int("fcm.request_timeout_ms", fcm.requestTimeoutMillis, min: 1)
+        fcm.pingIntervalMillis = try reader.int("fcm.ping_interval_ms", fcm.pingIntervalMillis, min: 100)
+        var topics = Set<String>()
+        for index in Set(values.keys.compactMap { Self.appIndex($0, list: "fcm.apps") }).sorted() {
+            let base = "fcm.apps.\(index)"
+            let topic = reader.string("\(base).topic", "").trimmingCharacters(in: .whitespaces)
+            guard !topic.isEmpty else { throw ConfigurationError.invalid(key: "\(base).topic", reason: "is required") }
+            guard topics.insert(topic).inserted else {
+                throw ConfigurationError.invalid(key: "\(base).topic", reason: "'\(Printable.clipped(topic, to: 80))' is listed twice")
+            }
+            let file = reader.string("\(base).service_account_file", "").trimmingCharacters(in: .whitespaces)
+            guard !file.isEmpty else {
+                throw ConfigurationError.invalid(key: "\(base).service_account_file", reason: "is required (the service account's JSON key file)")
+            }
+            let project = reader.string("\(base).project_id", "").trimmingCharacters(in: .whitespaces)
+            guard project.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+                throw ConfigurationError.invalid(key: "\(base).project_id", reason: "'\(Printable.clipped(project, to: 80))' is not a project id (letters, digits, dashes)")
+            }
+            fcm.apps.append(FCMApp(topic: topic, serviceAccountFile: file, projectID: project))
+        }
+        return fcm
+    }
+
+    /// `https://host[:port]` (a path kept only where `keepPath`), without a trailing slash.
+    private static func httpsURL(_ text: String, key: String, keepPath: Bool = false) throws -> String {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        guard let url = URLComponents(string: trimmed), url.scheme == "https", let host = url.host, !host.isEmpty else {
+            throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' is not https://host[:port]")
+        }
+        if !keepPath && !(url.path.isEmpty || url.path == "/") {
+            throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' must have no path")
+        }
+        return trimmed.hasSuffix("/") ? String(trimmed.dropLast()) : trimmed
     }
 
     private struct Reader {

@@ -2,21 +2,27 @@ import Foundation
 import Logging
 import PushCore
 
-/// The last stage: sends each job's tokens to APNs through one transport per credential (apps that
-/// share a .p8 key share its transport and its JWT), and reports every token's final outcome to `sink`.
+/// The last stage: sends each job's tokens to its service, APNs or FCM (the job's `provider`), through the
+/// scheduler lanes of its app's credential (apps that share a .p8 key share its lanes and its JWT; FCM apps of
+/// one service account and project share its lanes and its access token), and reports every token's final
+/// outcome to `sink`. One service never waits for the other: each has lanes, threads and connections of its own.
 public final class Pusher: Sendable {
-    private let transports: [APNsTransport]
-    /// Each credential's app label and its lanes, for the connection gauge.
-    private let appLanes: [(app: String, lanes: [Int])]
-    /// Topic -> the transports (lanes) of its credential.
+    private let transports: [Scheduler]
+    /// Each credential's app label, service and lanes, for the connection gauges.
+    private let appLanes: [(app: String, provider: PushProvider, lanes: [Int])]
+    /// Topic -> the lanes of its credential, per service.
     private let routes: [String: [Int]]
+    private let fcmRoutes: [String: [Int]]
+    /// One access token per FCM service account, shared by its lanes; stopped when the pusher ends.
+    private let accessTokens: [AccessTokenCache]
     private let sink: @Sendable ([Resolution]) -> Void
     private let logger: Logger
 
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
     /// `lease`: whether the worker still owns its claims (ownership fencing); requests wait while it has lapsed.
-    public init(settings: APNsSettings, retry: RetrySettings, logger: Logger, readiness: Readiness? = nil,
-                lease: OwnershipLease = .unfenced(), sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+    public init(settings: APNsSettings, fcm: FCMSettings = FCMSettings(), retry: RetrySettings, logger: Logger,
+                readiness: Readiness? = nil, lease: OwnershipLease = .unfenced(),
+                sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         // Each credential gets lanes, each a thread with its own HTTP/2 client and its share of the connections.
         // By default, with our own sessions, one per two cores: the transport takes about 60% of a worker's
         // CPU and the stages the rest, and on two cores one lane did 10% more notifications/s than two, at less
@@ -27,10 +33,10 @@ public final class Pusher: Sendable {
         let lanes = settings.transportThreads > 0
             ? settings.transportThreads
             : max(1, min(settings.connections, perCore))
-        var transports: [APNsTransport] = []
+        var transports: [Scheduler] = []
         var byCredential: [AppCredential: [Int]] = [:]
         var routes: [String: [Int]] = [:]
-        var appLanes: [(app: String, lanes: [Int])] = []
+        var appLanes: [(app: String, provider: PushProvider, lanes: [Int])] = []
         for app in settings.apps {
             if let existing = byCredential[app.credential] {
                 routes[app.topic] = existing
@@ -63,16 +69,29 @@ public final class Pusher: Sendable {
             let credentialState = CredentialState()
             for lane in 0..<lanes {
                 transport.lane = lane
-                transports.append(try APNsTransport(settings: transport, provider: provider, readiness: readiness, logger: logger,
+                transports.append(try Scheduler(settings: transport, provider: provider, readiness: readiness, logger: logger,
                                                     credential: credentialState, lease: lease, sink: sink))
             }
-            appLanes.append((app.topic, indices))
+            appLanes.append((app.topic, .apns, indices))
             byCredential[app.credential] = indices
             routes[app.topic] = indices
+        }
+        var fcmRoutes: [String: [Int]] = [:]
+        var accessTokens: [AccessTokenCache] = []
+        do {
+            try FCMLanes.make(fcm, retry: retry, cores: cores, logger: logger, readiness: readiness, lease: lease, sink: sink,
+                              transports: &transports, routes: &fcmRoutes, appLanes: &appLanes, caches: &accessTokens)
+        } catch {
+            // Nothing started may outlive a failed start: the lanes and token threads made so far end here.
+            transports.forEach { $0.abort() }
+            accessTokens.forEach { $0.stop() }
+            throw error
         }
         self.transports = transports
         self.appLanes = appLanes
         self.routes = routes
+        self.fcmRoutes = fcmRoutes
+        self.accessTokens = accessTokens
         self.sink = sink
         self.logger = logger
     }
@@ -80,9 +99,9 @@ public final class Pusher: Sendable {
     /// Tokens sent or waiting for a retry, not yet final.
     public var outstanding: Int { transports.reduce(0) { $0 + $1.outstanding.load(ordering: .relaxed) } }
 
-    /// Open connections per app (the first topic of each credential).
-    public var openConnections: [(app: String, connections: Int)] {
-        appLanes.map { entry in (entry.app, entry.lanes.reduce(0) { $0 + transports[$1].openConnections }) }
+    /// Open connections per app (the first topic of each credential) and service.
+    public var openConnections: [(app: String, provider: PushProvider, connections: Int)] {
+        appLanes.map { entry in (entry.app, entry.provider, entry.lanes.reduce(0) { $0 + transports[$1].openConnections }) }
     }
 
     /// Sends jobs until the input ends, then waits until every token has its outcome.
@@ -94,18 +113,22 @@ public final class Pusher: Sendable {
             var assigned = [Int](repeating: 0, count: transports.count)
             var unroutable: [Resolution] = []
             var lastTopic: String?
+            var lastProvider = PushProvider.apns
             var lastLanes: [Int]?
             for (position, job) in jobs.enumerated() {
                 // Consecutive jobs mostly share their topic (interned: the comparison is a pointer check).
-                if lastTopic != job.headers.appTopic {
+                if lastTopic != job.headers.appTopic || lastProvider != job.headers.provider {
                     lastTopic = job.headers.appTopic
-                    lastLanes = routes[job.headers.appTopic]
+                    lastProvider = job.headers.provider
+                    lastLanes = job.headers.provider == .apns ? routes[job.headers.appTopic] : fcmRoutes[job.headers.appTopic]
                 }
                 guard let lanes = lastLanes else {
+                    let list = job.headers.provider == .apns ? "apns.apps" : "fcm.apps"
                     logger.error("no app configured for topic; dead-lettering", metadata: [
-                        "topic": "\(job.headers.appTopic)", "message_id": "\(Self.names(job.sourceIDs))",
+                        "topic": "\(job.headers.appTopic)", "provider": "\(job.headers.provider.rawValue)",
+                        "message_id": "\(Self.names(job.sourceIDs))",
                     ])
-                    let outcome = TokenOutcome.failed(reason: "TopicNotConfigured: no app in apns.apps has topic \(job.headers.appTopic)",
+                    let outcome = TokenOutcome.failed(reason: "TopicNotConfigured: no app in \(list) has topic \(job.headers.appTopic)",
                                                       status: nil, attempts: 0)
                     for index in job.tokens.indices {
                         for seq in job.owners(ofToken: index) {
@@ -135,6 +158,7 @@ public final class Pusher: Sendable {
             }
         }
         for transport in transports { await transport.finish() }
+        for cache in accessTokens { await cache.shutdown() }
     }
 
     /// The ids of a job's messages for a log line: all of them for a small job, the first ten and a count otherwise.

@@ -17,7 +17,7 @@ struct MetricsSampler: Sendable {
         var tick = 0
         while !Task.isCancelled {
             metrics.inFlightNotifications.record(await gate.inFlight)
-            for (app, open) in pusher.openConnections { metrics.apnsConnections(app: app, open: open) }
+            for (app, provider, open) in pusher.openConnections { ServiceMetrics.of(provider).connections(app: app, open: open) }
             if tick % Self.queueEvery == 0 { await sampleQueues() }
             tick &+= 1
             try? await Task.sleep(for: .seconds(1))

@@ -58,7 +58,7 @@ struct PipelineService: Service, CustomStringConvertible {
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
-            pusher = try Pusher(settings: configuration.apns, retry: configuration.retry, logger: logger, readiness: readiness,
+            pusher = try Pusher(settings: configuration.apns, fcm: configuration.fcm, retry: configuration.retry, logger: logger, readiness: readiness,
                                 lease: lease) { resolutions in
                 router.route(.resolved(resolutions))
             }

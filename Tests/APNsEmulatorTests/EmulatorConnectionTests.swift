@@ -17,7 +17,7 @@ final class EmulatorConnectionTests: XCTestCase {
         settings.retry.maxDelayMillis = 20
         let box = ResolutionBox()
         let provider = ProviderToken(signer: try JWTSigner(keyFile: server.keyFile, keyID: EmulatorStandIn.keyID, teamID: EmulatorStandIn.teamID))
-        let transport = try APNsTransport(settings: settings, provider: provider, sink: box.append)
+        let transport = try Scheduler(settings: settings, provider: provider, sink: box.append)
         let headers = PushHeaders(topic: "com.example.chat", appTopic: "com.example.chat", pushType: "alert", priority: 10, expiration: 0, collapseID: nil)
         transport.submit([PushJob(message: PushMessage(seq: 1, id: "m", kind: .private, uuid: nil, headers: headers,
                                                       payload: Array(#"{"aps":{"alert":"hi"}}"#.utf8),

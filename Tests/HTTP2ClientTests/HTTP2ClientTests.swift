@@ -60,7 +60,7 @@ final class HTTP2ClientTests: XCTestCase {
             for event in events {
                 outcome.events += 1
                 switch event {
-                case .response(let id, let status, let body, let sentAt):
+                case .response(let id, let status, let body, let sentAt, _):
                     XCTAssertGreaterThan(sentAt, 0, "HEADERS send time stamped")
                     outcome.responses[id, default: []].append((status, body))
                 case .refused(let id, let reason):

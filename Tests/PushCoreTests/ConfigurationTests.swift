@@ -74,6 +74,39 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.apns.apps[1].credential, .certificate(file: "legacy.p12", password: ""))
     }
 
+    /// SPEC section 5's `fcm` block: from the example file, each key overridable, FCM apps from the environment.
+    func testTheFCMBlockLoadsAndTheEnvironmentWins() throws {
+        let yaml = try String(contentsOfFile: repositoryRoot() + "/config/worker.example.yaml", encoding: .utf8)
+        let config = try ConfigurationLoader(environment: [
+            "FCM_ENDPOINT": "https://127.0.0.1:9443/", "FCM_CONNECTIONS": "3", "FCM_APPS_0_PROJECT_ID": "demo-project",
+            "FCM_APPS_1_TOPIC": "com.example.other", "FCM_APPS_1_SERVICE_ACCOUNT_FILE": "/keys/other.json",
+        ]).load(yaml: yaml)
+        XCTAssertEqual(config.fcm.endpoint, "https://127.0.0.1:9443")
+        XCTAssertEqual(config.fcm.connections, 3)
+        XCTAssertEqual(config.fcm.maxConnections, 16)
+        XCTAssertEqual(config.fcm.apps, [
+            FCMApp(topic: "com.example.chat", serviceAccountFile: "firebase-service-account.json", projectID: "demo-project"),
+            FCMApp(topic: "com.example.other", serviceAccountFile: "/keys/other.json"),
+        ])
+        XCTAssertFalse(try ConfigurationLoader(environment: [:]).load(yaml: "").fcm.isEnabled, "no apps: FCM is off")
+    }
+
+    func testFCMMistakesAreNamed() {
+        let loader = ConfigurationLoader(environment: [:])
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  endpoint: http://fcm.example\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.endpoint", reason: "'http://fcm.example' is not https://host[:port]"))
+        }
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.apps.0.service_account_file", reason: "is required (the service account's JSON key file)"))
+        }
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n      service_account_file: x.json\n      project_id: a/b\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.apps.0.project_id", reason: "'a/b' is not a project id (letters, digits, dashes)"))
+        }
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n      key_file: x.p8\n")) {
+            XCTAssertEqual($0 as? ConfigurationError, .unknownKey("fcm.apps.0.key_file"))
+        }
+    }
+
     func testAppsCanComeFromTheEnvironmentAlone() throws {
         let config = try ConfigurationLoader(environment: [
             "APNS_APPS_0_TOPIC": "com.example.env", "APNS_APPS_0_TEAM_ID": "TEAM123456",

@@ -54,7 +54,7 @@ class TransportTests: XCTestCase {
             $0.retry.maxAttempts = attempts
         }
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings, provider: try provider(keyFile: server.keyFile), sink: box.append)
+        let transport = try Scheduler(settings: settings, provider: try provider(keyFile: server.keyFile), sink: box.append)
         transport.submit([job(tokens)])
         let results = try await box.wait(for: tokens.count, timeout: timeout)
         await transport.finish()
@@ -78,7 +78,7 @@ class TransportTests: XCTestCase {
     func testEveryResponseClassOfTheSpec() async throws {
         let box = ResolutionBox()
         let tokenProvider = try provider()
-        let transport = try APNsTransport(settings: settings(), provider: tokenProvider, sink: box.append)
+        let transport = try Scheduler(settings: settings(), provider: tokenProvider, sink: box.append)
         let cases: [(prefix: String, expected: TokenOutcome)] = [
             ("a1", .delivered),
             ("410a", .feedback(reason: "Unregistered", timestampMillis: 1_700_000_000_000)),
@@ -116,7 +116,7 @@ class TransportTests: XCTestCase {
     /// firing after the drain) must not touch it (AddressSanitizer reports a use-after-free otherwise).
     func testSubmitAndAbortAfterTheDrainAreHarmless() async throws {
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings(), provider: try provider(), sink: box.append)
+        let transport = try Scheduler(settings: settings(), provider: try provider(), sink: box.append)
         transport.submit([job([token("a1", 1)])])
         _ = try await box.wait(for: 1)
         await transport.finish()
@@ -136,7 +136,7 @@ class TransportTests: XCTestCase {
         // opens on it before then are refused and the connection's other streams fail with it: retried.
         // (No bound on the elapsed time: under a sanitizer on a loaded machine it says nothing. The nghttp2
         // variant's own GOAWAY test shows unprocessed streams going again at once.)
-        let transport = try APNsTransport(settings: settings { $0.retry.maxAttempts = 10 }, provider: try provider(), sink: box.append)
+        let transport = try Scheduler(settings: settings { $0.retry.maxAttempts = 10 }, provider: try provider(), sink: box.append)
         let tokens = (0..<600).map { token("a1", $0) }
         transport.submit(stride(from: 0, to: 600, by: 100).map { job(Array(tokens[$0..<$0 + 100]), seq: UInt64($0)) })
         let results = try await box.wait(for: 600, timeout: 100)
@@ -160,7 +160,7 @@ class TransportTests: XCTestCase {
 
     func testMergedTokensReportToEveryOwner() async throws {
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings(), provider: try provider(), sink: box.append)
+        let transport = try Scheduler(settings: settings(), provider: try provider(), sink: box.append)
         var merged = job([token("a1", 1), token("a1", 2)], seq: 10)
         merged.addSource(seq: 11, id: "m11")
         merged.extraOwners[1] = [1]
@@ -174,7 +174,7 @@ class TransportTests: XCTestCase {
         let box = ResolutionBox()
         var settings = settings()
         settings.baseURL = "https://127.0.0.1:\(freePort())"
-        let transport = try APNsTransport(settings: settings, provider: try provider(), sink: box.append)
+        let transport = try Scheduler(settings: settings, provider: try provider(), sink: box.append)
         transport.submit([job([token("a1", 1)])])
         let results = try await box.wait(for: 1)
         await transport.finish()
@@ -200,7 +200,7 @@ class TransportTests: XCTestCase {
         settings.baseURL = "https://127.0.0.1:\(port)"
         settings.requestTimeoutMillis = 300
         settings.retry.maxAttempts = 2
-        let transport = try APNsTransport(settings: settings, provider: try provider(), sink: box.append)
+        let transport = try Scheduler(settings: settings, provider: try provider(), sink: box.append)
         transport.submit([job([token("a1", 1)])])
         let results = try await box.wait(for: 1)
         await transport.finish()
@@ -209,7 +209,7 @@ class TransportTests: XCTestCase {
 
     func testAnExpiredNotificationIsNotSentAgain() async throws {
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings { $0.retry.baseDelayMillis = 2100; $0.retry.maxDelayMillis = 2100 },
+        let transport = try Scheduler(settings: settings { $0.retry.baseDelayMillis = 2100; $0.retry.maxDelayMillis = 2100 },
                                       provider: try provider(), sink: box.append)
         var expiring = job([token("5030", 1)])
         expiring.headers.expiration = Int64(Date().timeIntervalSince1970) + 1
@@ -249,7 +249,7 @@ class TransportTests: XCTestCase {
         await server.stop()
         try await server.restart { $0.keys = [] }  // the key is unknown to APNs: revoked
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings {
+        let transport = try Scheduler(settings: settings {
             $0.retry.maxAttempts = 2
             $0.credentialProbeFirstMillis = 100
             $0.credentialProbeLongestMillis = 200
@@ -330,7 +330,7 @@ final class NGHTTP2TransportTests: TransportTests {
         }
         defer { Task { await server.stop() } }
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings(for: server) { $0.initialConnections = 1; $0.connections = 3 },
+        let transport = try Scheduler(settings: settings(for: server) { $0.initialConnections = 1; $0.connections = 3 },
                                           provider: try provider(keyFile: server.keyFile), sink: box.append)
         let tokens = (0..<600).map { token("a1", $0) }
         transport.submit([job(tokens)])
@@ -355,7 +355,7 @@ final class NGHTTP2TransportTests: TransportTests {
         }
         defer { Task { await server.stop() } }
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings(for: server) { $0.retry.maxAttempts = 2; $0.connections = 2 },
+        let transport = try Scheduler(settings: settings(for: server) { $0.retry.maxAttempts = 2; $0.connections = 2 },
                                           provider: try provider(keyFile: server.keyFile), sink: box.append)
         let tokens = (0..<600).map { token("a1", $0) }
         transport.submit(stride(from: 0, to: 600, by: 100).map { job(Array(tokens[$0..<$0 + 100]), seq: UInt64($0)) })

@@ -32,7 +32,7 @@ final class UnprocessedRequestTests: XCTestCase {
         let logs = CapturedTransportLogs()
         let box = ResolutionBox()
         let started = Date()
-        let transport = try APNsTransport(settings: settings(server, attempts: 3), provider: nil,
+        let transport = try Scheduler(settings: settings(server, attempts: 3), provider: nil,
                                           logger: logs.logger(level: .info), sink: box.append)
         let tokens = (0..<20).map { token("a1", $0) }
         transport.submit([job(tokens)])
@@ -54,7 +54,7 @@ final class UnprocessedRequestTests: XCTestCase {
     func testAServerThatGoesAwayBeforeProcessingAnythingEndsInTheRetryBudget() async throws {
         let server = try RefusingServer(["--goaway-unprocessed"])
         let box = ResolutionBox()
-        let transport = try APNsTransport(settings: settings(server, attempts: 2), provider: nil, sink: box.append)
+        let transport = try Scheduler(settings: settings(server, attempts: 2), provider: nil, sink: box.append)
         transport.submit([job([token("a1", 1)])])
         // Every connection ends unanswered: reconnects back off from 100 ms to 5 s, about 11 s for eight.
         let results = try await box.wait(for: 1, timeout: 60)

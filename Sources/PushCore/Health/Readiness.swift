@@ -10,8 +10,10 @@ public final class Readiness: Sendable {
         case redisUnreachable(shard: String)
         /// SIGTERM received: finishing in-flight work, claiming nothing new.
         case draining
-        /// APNs refused an app's credentials (InvalidProviderToken, BadCertificate, ...).
+        /// APNs or FCM refused an app's credentials (InvalidProviderToken, BadCertificate, invalid_grant, ...).
         case credentialsRejected(app: String, reason: String)
+        /// No credential can be had for an app just now (FCM's token endpoint unreachable): its messages wait.
+        case credentialUnavailable(app: String, reason: String)
     }
 
     private let conditions = Locked<[Condition: UInt64]>([:])
@@ -39,6 +41,30 @@ public final class Readiness: Sendable {
         }
     }
 
+    /// Says why an app's credential cannot be had, replacing what was said before for it.
+    public func setCredentialWait(app: String, reason: String) {
+        let stamp = order.add(1, ordering: .relaxed).newValue
+        conditions.withLock { table in
+            var since = stamp
+            for (condition, stamp) in table {
+                if case .credentialUnavailable(app, _) = condition {
+                    since = min(since, stamp)
+                    table[condition] = nil
+                }
+            }
+            table[.credentialUnavailable(app: app, reason: reason)] = since
+        }
+    }
+
+    /// An app's credential can be had again.
+    public func clearCredentialWait(app: String) {
+        conditions.withLock { table in
+            for condition in table.keys {
+                if case .credentialUnavailable(app, _) = condition { table[condition] = nil }
+            }
+        }
+    }
+
     public var isReady: Bool { conditions.withLock { $0.isEmpty } }
 
     /// One line naming every reason, oldest first; nil when ready.
@@ -53,7 +79,8 @@ public final class Readiness: Sendable {
         case .starting: return "starting: connecting to Redis and recovering earlier claims"
         case .redisUnreachable(let shard): return "Redis unreachable (\(shard))"
         case .draining: return "draining: shutting down, no new claims"
-        case .credentialsRejected(let app, let reason): return "APNs rejected the credentials of \(app): \(reason)"
+        case .credentialsRejected(let app, let reason): return "the push service rejected the credentials of \(app): \(reason)"
+        case .credentialUnavailable(let app, let reason): return "no credential for \(app) yet: \(reason)"
         }
     }
 }

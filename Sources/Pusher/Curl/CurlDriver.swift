@@ -21,8 +21,11 @@ final class CurlDriver: TransportDriver {
     /// Requests libcurl refused to take (curl_multi_add_handle failed): reported by the next `process`.
     private var rejected: [DriverCompletion] = []
     private var headerCache = HeaderCache<CurlHeaderList>()
+    private let service: any PushService
 
-    init(settings: TransportSettings, logger: Logger?) {
+    /// For APNs only: the request body is the job's payload, which libcurl reads in place (`JobContext.payload`).
+    init(settings: TransportSettings, service: any PushService, logger: Logger?) {
+        self.service = service
         CurlGlobal.initialize()
         self.settings = settings
         connections = ConnectionCounter(app: settings.app, logger: logger)
@@ -42,11 +45,12 @@ final class CurlDriver: TransportDriver {
 
     func start(_ request: DriverRequest) {
         let slot = idle.popLast() ?? RequestSlot(settings: settings, connections: connections)
+        let service = self.service
         let headers = headerCache.block(for: request.job, generation: request.generation, bearer: request.bearer) {
-            CurlHeaderList($0.headerFields(bearer: $1))
+            CurlHeaderList(service.headerFields(for: $0, bearer: $1))
         }
-        slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)/3/device/\(request.job.job.tokens[request.token])",
-                     headers: headers)
+        let path = service.path(for: request.job, token: request.token)
+        slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)\(path.fixed)\(path.suffix)", headers: headers)
         let code = curl_multi_add_handle(multi, slot.easy)
         guard code == CURLM_OK else {
             slot.release()

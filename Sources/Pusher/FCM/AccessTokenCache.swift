@@ -37,6 +37,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     private let refusedRetrySeconds: Double
     private let maxBackoffSeconds: Double
     private let onChange: (@Sendable (AccessTokenState) -> Void)?
+    /// Lanes sleeping while no token could be had: woken after each change of state.
+    private let sleepers = Locked<[Scheduler]>([])
     private let logger: Logger
     // Guards `machine` and wakes the renewal thread; never held across the exchange.
     private let condition = NSCondition()
@@ -116,12 +118,27 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         condition.signal()
         condition.unlock()
         logger.warning("FCM access token #\(generation) rejected by the server; renewing it")
-        onChange?(state)
+        changed(state)
         return true
+    }
+
+    /// Wakes `lanes` after each change of state (a token granted after a wait: they send at once).
+    func wakeOnChange(_ lanes: [Scheduler]) {
+        sleepers.withLock { $0 += lanes }
+    }
+
+    /// Tells the renewal thread to end, without waiting (a start that failed half way).
+    public func stop() {
+        sleepers.withLock { $0 = [] }  // the lanes hold this cache: the cycle ends here
+        condition.lock()
+        machine.stopped = true
+        condition.signal()
+        condition.unlock()
     }
 
     /// Ends the renewal thread (after the request in progress, bounded by the endpoint's timeout) and waits for it.
     public func shutdown() async {
+        sleepers.withLock { $0 = [] }  // the lanes hold this cache: the cycle ends here
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             condition.lock()
             machine.stopped = true
@@ -153,7 +170,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
                 apply(grant, startedAt: started)
             case .expired(let state):
                 logger.warning("FCM access token expired before a new one could be had: \(state)")
-                onChange?(state)
+                changed(state)
             case .stop:
                 break loop
             }
@@ -258,7 +275,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
                 logger.error("FCM access token refused for \(name); the app pauses until the key is accepted: \(reason)")
             }
         }
-        if state != previous { onChange?(state) }
+        if state != previous { changed(state) }
     }
 
     /// 1, 2, 4, ... seconds up to `maxBackoffSeconds`, with jitter so that many accounts do not ask in step.
@@ -266,6 +283,11 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         let exponent = Double(min(max(failures - 1, 0), 16))
         let base = min(maxBackoffSeconds, AccessTokenRenewal.minimumInterval * pow(2, exponent))
         return max(AccessTokenRenewal.minimumInterval, base * Double.random(in: 0.8...1.0))
+    }
+
+    private func changed(_ state: AccessTokenState) {
+        onChange?(state)
+        for lane in sleepers.withLock({ $0 }) { lane.wake() }
     }
 
     public static func monotonicSeconds() -> Double {

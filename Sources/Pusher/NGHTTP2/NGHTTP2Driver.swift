@@ -4,17 +4,18 @@ import HTTP2Client
 import Logging
 import PushCore
 
-/// `apns.transport: nghttp2`: our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The
+/// `apns.transport: nghttp2` (and every FCM lane): our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The
 /// client reads every SETTINGS frame, so the room it gives is exactly the free streams of its open
 /// connections and nothing waits inside nghttp2: a request's deadline starts when it is sent.
 /// Confined to the transport thread, except `wake`.
 final class NGHTTP2Driver: TransportDriver {
     private let client: HTTP2Client
     private let settings: TransportSettings
+    private let service: any PushService
     private let logger: Logger?
-    private let metrics = PushMetrics.shared
+    private let metrics: ServiceMetrics
     // Per-request state, touched by the transport thread one access at a time: no runtime exclusivity check
-    // (see APNsTransport's thread-confined state).
+    // (see Scheduler's thread-confined state).
     /// When each request in flight was handed to the client (its HEADERS leave in the same iteration).
     @exclusivity(unchecked) private var startedAt = StartTimes()
     @exclusivity(unchecked) private var events: [HTTP2Event] = []
@@ -29,9 +30,9 @@ final class NGHTTP2Driver: TransportDriver {
     /// Connections that got as far as the server's SETTINGS: the close of one that never did is a failed connect.
     private var opened = Set<Int>()
 
-    init(settings: TransportSettings, logger: Logger?) throws {
+    init(settings: TransportSettings, service: any PushService, logger: Logger?) throws {
         guard let url = URLComponents(string: settings.baseURL), let host = url.host else {
-            throw TransportSetupError(description: "apns.endpoint \(settings.baseURL) has no host")
+            throw TransportSetupError(description: "\(service.name) endpoint \(settings.baseURL) has no host")
         }
         var endpoint = HTTP2Endpoint(host: host, port: url.port ?? 443)
         endpoint.caFile = settings.caFile
@@ -43,6 +44,8 @@ final class NGHTTP2Driver: TransportDriver {
         endpoint.pingTimeoutMillis = settings.requestTimeoutMillis
         endpoint.connectTimeoutMillis = settings.requestTimeoutMillis
         self.settings = settings
+        self.service = service
+        self.metrics = service.metrics
         self.logger = logger
         client = try HTTP2Client(endpoint: endpoint)
     }
@@ -63,14 +66,16 @@ final class NGHTTP2Driver: TransportDriver {
             return
         }
         let job = request.job
+        let service = self.service
         let headers = headerCache.block(for: job, generation: request.generation, bearer: request.bearer) {
-            HTTP2HeaderBlock($0.headerFields(bearer: $1).map { ($0.name, $0.value, $0.name == "authorization") })
+            HTTP2HeaderBlock(service.headerFields(for: $0, bearer: $1).map { ($0.name, $0.value, $0.name == "authorization") })
         }
         // The parts as arguments: an HTTP2Request would retain each of them once more, and release them after.
-        // The payload is the job's own array, shared by its tokens' streams (an HTTP2Body per job was an object
-        // to make and free for every one-token message).
-        let sent = client.start(id: UInt64(request.id), path: "/3/device/", pathSuffix: job.job.tokens[request.token],
-                                headers: headers, payload: job.job.payload)
+        // APNs's payload is the job's own array, shared by its tokens' streams (an HTTP2Body per job was an
+        // object to make and free for every one-token message).
+        let path = service.path(for: job, token: request.token)
+        let sent = client.start(id: UInt64(request.id), path: path.fixed, pathSuffix: path.suffix,
+                                headers: headers, payload: service.body(for: job, token: request.token))
         if sent {
             startedAt[request.id] = request.now
         } else {
@@ -97,10 +102,11 @@ final class NGHTTP2Driver: TransportDriver {
         let now = DispatchTime.now().uptimeNanoseconds
         for event in events {
             switch event {
-            case .response(let id, let status, let body, _):
+            case .response(let id, let status, let body, _, let retryAfter):
                 guard let started = startedAt.remove(Int(id)) else { continue }
                 let wire = now > started ? Int64((now - started) / 1000) : 0
-                completions.append(DriverCompletion(id: Int(id), result: .answered(status: status, body: body, wireMicros: wire)))
+                completions.append(DriverCompletion(id: Int(id), result: .answered(status: status, body: body, wireMicros: wire,
+                                                                                  retryAfter: retryAfter)))
             case .refused(let id, let reason):
                 guard startedAt.remove(Int(id)) != nil else { continue }
                 completions.append(DriverCompletion(id: Int(id), result: .unprocessed(reason: Self.unprocessedLabel(reason))))
@@ -109,17 +115,17 @@ final class NGHTTP2Driver: TransportDriver {
                 completions.append(DriverCompletion(id: Int(id), result: .failed(reason: "TransportError: \(reason)", sent: true)))
             case .connectionOpened(let connection):
                 opened.insert(connection)
-                metrics.apnsConnectionOpened(app: settings.app)
-                logger?.debug("APNs connection open", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
+                metrics.connectionOpened(app: settings.app)
+                logger?.debug("\(service.name) connection open", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
                                                                  "open": "\(client.openConnections)"])
             case .connectionClosed(let connection, let reason):
                 if opened.remove(connection) == nil && client.openConnections == 0 {
                     connectFailure = Self.connectFailureReason(reason)
                 }
-                logger?.debug("APNs connection closed", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
+                logger?.debug("\(service.name) connection closed", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
                                                                    "reason": "\(reason)", "open": "\(client.openConnections)"])
             case .goaway(let connection, let lastStreamID, let errorCode, let debugData):
-                logger?.debug("APNs GOAWAY", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
+                logger?.debug("\(service.name) GOAWAY", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
                                                         "last_stream_id": "\(lastStreamID)", "error_code": "\(errorCode)",
                                                         "reason": "\(Printable.clipped(debugData, to: 200))"])
             }

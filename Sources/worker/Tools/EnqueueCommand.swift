@@ -13,9 +13,10 @@ struct EnqueueCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ToolOptions
-    @Option(name: .long, help: "The app's bundle id (apns-topic).") var topic: String
-    @Option(name: .long, help: "A device token (hex or Base64); repeat for several.") var token: [String] = []
-    @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}).") var alert: String?
+    @Option(name: .long, help: "The app's bundle id (apns-topic); with --provider fcm, the topic of an app of fcm.apps.") var topic: String
+    @Option(name: .long, help: "A device token (hex or Base64; an FCM registration token with --provider fcm); repeat for several.") var token: [String] = []
+    @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with --provider fcm {\"notification\":{\"body\":TEXT}}).") var alert: String?
+    @Option(name: .long, help: "apns (iPhone, the default) or fcm (Android, Firebase Cloud Messaging).") var provider: String?
     @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
     @Option(name: .long, help: "private, group or system.") var kind: String?
     @Option(name: .long) var uuid: String?
@@ -31,10 +32,13 @@ struct EnqueueCommand: AsyncParsableCommand {
         let configuration = try options.loadConfiguration()
         guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be 1..1000000") }
         guard !token.isEmpty else { throw ValidationError("give at least one --token") }
+        if let provider, PushProvider(rawValue: provider) == nil { throw ValidationError("--provider must be apns or fcm") }
+        let fcm = provider == PushProvider.fcm.rawValue
         let payload: JSONValue
         switch (alert, payloadFile) {
         case (let text?, nil):
-            payload = ToolOutput.object(["aps": ToolOutput.object(["alert": .string(text)])])
+            payload = fcm ? ToolOutput.object(["notification": ToolOutput.object(["body": .string(text)])])
+                : ToolOutput.object(["aps": ToolOutput.object(["alert": .string(text)])])
         case (nil, let file?):
             guard let bytes = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
             do { payload = try JSONParser.parse(Array(bytes)) } catch {
@@ -53,6 +57,7 @@ struct EnqueueCommand: AsyncParsableCommand {
                 "id": .string(count == 1 ? base : "\(base)-\(n + 1)"), "topic": .string(topic),
                 "tokens": .array(token.map { .string($0) }), "payload": payload, "enqueued_at": ToolOutput.number(now),
             ]
+            if let provider { fields["provider"] = .string(provider) }
             if let kind { fields["kind"] = .string(kind) }
             if let uuid { fields["uuid"] = .string(uuid) }
             if let pushType { fields["push_type"] = .string(pushType) }

@@ -1,8 +1,9 @@
 import PushCore
 import Synchronization
 
-/// What the transport lanes of one credential share: whether APNs refuses it (InvalidProviderToken,
-/// BadCertificate, a key that cannot sign), how many lanes are paused for it, and each lane's stream limit.
+/// What the scheduler lanes of one credential share: whether the service refuses it (InvalidProviderToken,
+/// BadCertificate, a key that cannot sign, a refused grant), how many lanes are paused for it, each lane's
+/// stream limit, and until when the service asked all of them to hold back (FCM's 429 for a project).
 /// A refusal and readiness change in one step under one lock, so one lane's refusal and another lane's
 /// success cannot interleave and leave readiness false for a credential APNs accepts.
 public final class CredentialState: Sendable {
@@ -15,6 +16,8 @@ public final class CredentialState: Sendable {
     /// `refused`, readable without the lock: every 200 answer asks whether the credential had been refused,
     /// and nearly always it was not. Written only under the lock, with `refused`.
     private let refusedHint = Atomic<Bool>(false)
+    /// Uptime nanoseconds until which no lane starts a request (0: none); read on every start pass.
+    private let heldUntil = Atomic<UInt64>(0)
 
     public init() {}
 
@@ -45,25 +48,51 @@ public final class CredentialState: Sendable {
     }
 
     /// A lane paused or resumed (`CredentialPause`): the app's gauge is 1 while any lane is paused.
-    func lanePaused(app: String) {
+    func lanePaused(app: String, metrics: ServiceMetrics) {
         state.withLock { state in
             state.pausedLanes += 1
-            if state.pausedLanes == 1 { PushMetrics.shared.apnsAppPaused(app: app, paused: true) }
+            if state.pausedLanes == 1 { metrics.appPaused(app: app, paused: true) }
         }
     }
 
-    func laneResumed(app: String) {
+    func laneResumed(app: String, metrics: ServiceMetrics) {
         state.withLock { state in
             state.pausedLanes = max(0, state.pausedLanes - 1)
-            if state.pausedLanes == 0 { PushMetrics.shared.apnsAppPaused(app: app, paused: false) }
+            if state.pausedLanes == 0 { metrics.appPaused(app: app, paused: false) }
         }
     }
 
-    /// One lane's servers' stream limits changed: the app's `push_apns_streams_limit` is the sum.
-    func streamsLimitChanged(app: String, lane: Int, streams: Int) {
+    /// One lane's servers' stream limits changed: the app's `push_*_streams_limit` is the sum.
+    func streamsLimitChanged(app: String, lane: Int, streams: Int, metrics: ServiceMetrics) {
         state.withLock { state in
             state.streams[lane] = streams
-            PushMetrics.shared.apnsStreamsLimit(app: app, streams: state.streams.values.reduce(0, +))
+            metrics.streamsLimit(app: app, streams: state.streams.values.reduce(0, +))
         }
+    }
+
+    /// Every lane holds back until `until` (uptime nanoseconds); true if this moved the time later.
+    func hold(until: UInt64) -> Bool {
+        var current = heldUntil.load(ordering: .relaxed)
+        while until > current {
+            let (exchanged, original) = heldUntil.compareExchange(expected: current, desired: until, ordering: .relaxed)
+            if exchanged { return true }
+            current = original
+        }
+        return false
+    }
+
+    /// When the hold ends, if one is in force at `now`.
+    func holdUntil(now: UInt64) -> UInt64? {
+        let until = heldUntil.load(ordering: .relaxed)
+        return until > now ? until : nil
+    }
+
+    /// No credential can be had for now (readiness says why); `waitOver` when one can.
+    func waiting(app: String, reason: String, readiness: Readiness?) {
+        readiness?.setCredentialWait(app: app, reason: reason)
+    }
+
+    func waitOver(app: String, readiness: Readiness?) {
+        readiness?.clearCredentialWait(app: app)
     }
 }

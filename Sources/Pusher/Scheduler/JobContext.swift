@@ -1,7 +1,7 @@
 import PushCore
 
 /// A job as the transport thread holds it: the payload in memory a C client can point at, and the request
-/// headers, built once per job (and once more per JWT renewal) in the driver's own form and shared by all
+/// headers, built once per job (and once more per credential renewal) in the driver's own form and shared by all
 /// its tokens. Confined to the transport thread.
 final class JobContext {
     let job: PushJob
@@ -21,6 +21,8 @@ final class JobContext {
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
     var driverHeaders: AnyObject?
     var headersGeneration = -1
+    /// What a service builds once per job and reuses for each token (FCM's request body up to the token).
+    var serviceCache: AnyObject?
 
     init(job: PushJob) {
         self.job = job
@@ -29,26 +31,12 @@ final class JobContext {
 
     deinit { stablePayload?.deallocate() }
 
-    /// The driver's headers for this generation of the provider token, made by `build` when missing.
+    /// The driver's headers for this generation of the credential, made by `build` when missing.
     func headers<T: AnyObject>(generation: Int, build: () -> T) -> T {
         if headersGeneration == generation, let cached = driverHeaders as? T { return cached }
         let made = build()
         driverHeaders = made
         headersGeneration = generation
         return made
-    }
-
-    /// The request's header fields besides the pseudo-headers, in order (`authorization` last).
-    func headerFields(bearer: String?) -> [(name: String, value: String)] {
-        var fields: [(name: String, value: String)] = [
-            ("apns-topic", job.headers.topic),
-            ("apns-push-type", job.headers.pushType),
-            ("apns-priority", String(job.headers.priority)),
-            ("apns-expiration", String(job.headers.expiration)),
-            ("content-type", "application/json"),
-        ]
-        if let collapse = job.headers.collapseID { fields.append(("apns-collapse-id", collapse)) }
-        if let bearer { fields.append(("authorization", "bearer \(bearer)")) }
-        return fields
     }
 }

@@ -1,4 +1,4 @@
-/// What the transport's scheduler (`APNsTransport`) needs from an HTTP/2 client: start a request, cancel
+/// What the `Scheduler` needs from an HTTP/2 client: start a request, cancel
 /// one, hand back what happened, wait. The scheduler keeps every policy (queues, retries, expiry, the
 /// credential pause, deadlines, metrics); a driver only moves bytes. Two drivers: `NGHTTP2Driver` (our
 /// own sessions, libnghttp2 and OpenSSL) and `CurlDriver` (libcurl multi). A driver is used from the
@@ -23,7 +23,7 @@ protocol TransportDriver: AnyObject {
     /// Work is waiting for room: a driver may open another connection (within its limits).
     func noteWaitingWork(_ waiting: Bool)
 
-    /// Open connections (for `push_apns_connections`).
+    /// Open connections (for `push_apns_connections`, `push_fcm_connections`).
     var openConnections: Int { get }
     /// The servers' current SETTINGS_MAX_CONCURRENT_STREAMS summed over open connections; nil if unknown.
     var streamsLimit: Int? { get }
@@ -45,12 +45,12 @@ struct DriverRequest {
 /// How a request ended, as far as the driver can tell.
 struct DriverCompletion {
     enum Result {
-        /// An HTTP answer, and how long the request was on the wire.
-        case answered(status: Int, body: [UInt8], wireMicros: Int64)
+        /// An HTTP answer, how long the request was on the wire, and its `retry-after` header if any.
+        case answered(status: Int, body: [UInt8], wireMicros: Int64, retryAfter: String? = nil)
         /// The server never processed it (REFUSED_STREAM, a stream above a GOAWAY's last stream id, a
         /// request never sent because its connection closed first): safe to send again at once.
         case unprocessed(reason: String)
-        /// No answer. `sent`: it had gone out, so APNs may have delivered it (ambiguous).
+        /// No answer. `sent`: it had gone out, so the service may have delivered it (ambiguous).
         case failed(reason: String, sent: Bool)
     }
 

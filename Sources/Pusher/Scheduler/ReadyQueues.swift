@@ -18,6 +18,11 @@ struct ReadyQueues<Element> {
         if lane == .bulk { bulk.append(element) } else { chat.append(element) }
     }
 
+    /// Puts a request back at the head of its lane (it could not start: it keeps its turn).
+    mutating func prepend(_ element: Element, lane: Lane) {
+        if lane == .bulk { bulk.prepend(element) } else { chat.prepend(element) }
+    }
+
     mutating func append(contentsOf elements: [(Element, Lane)]) {
         for (element, lane) in elements { append(element, lane: lane) }
     }
@@ -42,6 +47,16 @@ struct FIFO<Element> {
     var count: Int { items.count - head }
 
     mutating func append(_ element: Element) { items.append(element) }
+
+    /// At the head again: into the slot the last pop freed, or (rarely) shifting the rest.
+    mutating func prepend(_ element: Element) {
+        if head > 0 {
+            head -= 1
+            items[head] = element
+        } else {
+            items.insert(element, at: 0)
+        }
+    }
 
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }

@@ -4,12 +4,14 @@ import Logging
 import PushCore
 import Synchronization
 
-/// One lane of an app's credential: a thread of its own that applies SPEC section 4 to every request and
-/// answer, over an HTTP/2 driver (`apns.transport`: our own nghttp2 sessions, or libcurl multi). The
-/// scheduler keeps the policy: ready and delayed queues, retries, expiry, the credential pause, readiness,
-/// deadlines counted from when a request is on the wire, metric batching. It hands final outcomes to
-/// `sink` in batches, so no per-token work crosses into Swift concurrency.
-public final class APNsTransport: @unchecked Sendable {
+/// One lane of an app's credential: a thread of its own that sends every request and applies the retry
+/// rules of SPEC sections 4 and 4b to every answer, over an HTTP/2 driver (our own nghttp2 sessions, or
+/// libcurl multi for APNs). It knows no push service: a `PushService` (APNs, FCM) says how a request looks
+/// and what an answer means; the scheduler keeps the policy: ready and delayed queues, retries and backoff,
+/// expiry, the ownership fence, the concurrency limiter, the credential pause and waits, readiness,
+/// deadlines counted from when a request is on the wire, metric batching. It hands final outcomes to `sink`
+/// in batches, so no per-token work crosses into Swift concurrency.
+public final class Scheduler: @unchecked Sendable {
     // Shared with submitters: guarded by `intake`. Everything else below is confined to the thread.
     private struct Intake: ~Copyable {
         /// Submitted batches as they came: appending a batch retains one array, where appending its jobs would
@@ -24,7 +26,7 @@ public final class APNsTransport: @unchecked Sendable {
 
     private let intake = Locked(Intake())
     private let settings: TransportSettings
-    private let provider: ProviderToken?
+    private let service: any PushService
     private let sink: @Sendable ([Resolution]) -> Void
     private let driver: any TransportDriver
     /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
@@ -38,8 +40,8 @@ public final class APNsTransport: @unchecked Sendable {
     public let resentAfterConnectionLoss = Atomic<Int>(0)
     private let readiness: Readiness?
     private let logger: Logger?
-    private let metrics = PushMetrics.shared
-    /// Whether APNs refuses the credential, shared by the lanes of one credential.
+    private let metrics: ServiceMetrics
+    /// Whether the service refuses the credential, shared by the lanes of one credential.
     private let credential: CredentialState
     /// Whether this worker still owns its claims (ownership fencing): copied when its revision changes.
     private let lease: OwnershipLease
@@ -86,10 +88,12 @@ public final class APNsTransport: @unchecked Sendable {
     private var pause: CredentialPause
     private var lastDeadlineScan: UInt64 = 0
     private var lastStreamsLimit: Int?
-    /// The provider token for the requests of one `startRequests` pass, read on its first request: reading it
+    /// The credential for the requests of one `startRequests` pass, read on its first request: reading it
     /// per request took the token's lock and the wall clock each time. A renewal (after 50 minutes, or an
     /// ExpiredProviderToken answer) is picked up by the next pass, a loop iteration later.
-    @exclusivity(unchecked) private var passToken: ProviderToken.Current?
+    @exclusivity(unchecked) private var passAuthorization: Authorization?
+    /// Why the service's credential cannot be had just now (`Authorization.wait`), said once per spell.
+    private var waitingForCredential: String?
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     private var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
@@ -122,21 +126,30 @@ public final class APNsTransport: @unchecked Sendable {
         var startedAt: UInt64
     }
 
-    public init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
-                credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
-                sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+    /// An APNs lane: a provider token (JWT), or none with a client certificate.
+    public convenience init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
+                            credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
+                            sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+        try self.init(settings: settings, service: APNsService(provider: provider), readiness: readiness, logger: logger,
+                      credential: credential, lease: lease, sink: sink)
+    }
+
+    init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
+         credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
+         sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         self.settings = settings
         self.lease = lease
         self.credential = credential
         self.readiness = readiness
         self.logger = logger
-        self.provider = provider
+        self.service = service
+        self.metrics = service.metrics
         self.sink = sink
         switch settings.driver {
         case .libcurl:
-            driver = CurlDriver(settings: settings, logger: logger)
+            driver = CurlDriver(settings: settings, service: service, logger: logger)
         case .nghttp2:
-            driver = try NGHTTP2Driver(settings: settings, logger: logger)
+            driver = try NGHTTP2Driver(settings: settings, service: service, logger: logger)
         }
         activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
         pause = CredentialPause(firstNanos: UInt64(max(1, settings.credentialProbeFirstMillis)) * 1_000_000,
@@ -147,11 +160,11 @@ public final class APNsTransport: @unchecked Sendable {
         bulkLimiter.limit = activeLimit
         bulkLimiter.latencyFloorMicros = 0
         let thread = Thread { [self] in self.loop() }
-        thread.name = "apns-transport"
+        thread.name = "\(service.name.lowercased())-scheduler"
         thread.start()
     }
 
-    /// Open HTTP/2 connections to APNs.
+    /// Open HTTP/2 connections to the service.
     public var openConnections: Int { driverStats.withLock { $0.connections } }
     /// The servers' SETTINGS_MAX_CONCURRENT_STREAMS summed over this lane's connections (nil: unknown).
     public var streamsLimit: Int? { driverStats.withLock { $0.streams } }
@@ -181,6 +194,11 @@ public final class APNsTransport: @unchecked Sendable {
         }
     }
 
+    /// Something the thread waits for changed (a credential became available): it looks again at once.
+    public func wake() {
+        driver.wake()
+    }
+
     /// Drops whatever is in flight (its messages stay claimed in Redis) and ends the thread.
     public func abort() {
         intake.withLock { $0.aborting = true }
@@ -190,7 +208,7 @@ public final class APNsTransport: @unchecked Sendable {
     // MARK: the transport thread
 
     private func loop() {
-        // This thread writes every APNs socket: a reset connection must fail the write, not end the process.
+        // This thread writes every socket of its service: a reset connection must fail the write, not end the process.
         BrokenPipes.blockOnThisThread()
         while true {
             // Swapped straight into a variable of its own: a copy would give each batch two owners, and moving
@@ -258,10 +276,13 @@ public final class APNsTransport: @unchecked Sendable {
         if let soonest = delayed.soonest {
             timeout = min(timeout, soonest > now ? (soonest - now + 999_999) / 1_000_000 : 0)
         }
-        if waiting && active < activeLimit {
+        if let holdUntil = credential.holdUntil(now: now) {
+            timeout = min(timeout, (holdUntil - now + 999_999) / 1_000_000)
+        } else if waiting && active < activeLimit {
             if let wait = pause.waitNanos(now: now) {
                 timeout = min(timeout, wait / 1_000_000 + 1)
-            } else if !pause.paused && driver.room(limit: activeLimit - active) > 0 {
+            } else if !pause.paused && waitingForCredential == nil && driver.room(limit: activeLimit - active) > 0 {
+                // (While no credential can be had the thread sleeps: the credential's change wakes it, `wake()`.)
                 timeout = 0
             }
         }
@@ -270,13 +291,16 @@ public final class APNsTransport: @unchecked Sendable {
 
     /// Starts ready requests while the driver has room; returns the room left.
     private func startRequests() -> Int {
-        passToken = nil
+        passAuthorization = nil
+        // The service (an FCM project after a 429) is held back until the time it named.
+        if credential.holdUntil(now: DispatchTime.now().uptimeNanoseconds) != nil { return driver.room(limit: activeLimit - active) }
         var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
         var room = driver.room(limit: activeLimit - active)
         while room > 0 && allowance > 0,
               let request = ready.popNext(bulkBelowFloor: bulkBelowFloor, bulkAllowed: bulkAllowed) {
             guard start(request) else {
                 if pause.paused { allowance = 0 }  // the credential cannot sign: held, and the pause decides
+                if waitingForCredential != nil { break }  // no credential yet: the rest wait with it
                 continue
             }
             room -= 1
@@ -340,21 +364,30 @@ public final class APNsTransport: @unchecked Sendable {
         }
         var bearer: String?
         var generation = 0
-        if let passToken {
-            bearer = passToken.bearer
-            generation = passToken.generation
-        } else if let provider {
-            do {
-                let token = try provider.current()
-                passToken = token
-                bearer = token.bearer
-                generation = token.generation
-            } catch {
-                // A key that cannot sign is the app's problem like a refused one: pause, dead-letter nothing.
-                if pause.paused { pause.probeStarted() }
-                refuseCredential(request, reason: "ProviderTokenUnavailable", detail: "\(error)")
-                return false
-            }
+        let authorization: Authorization
+        if let passAuthorization {
+            authorization = passAuthorization
+        } else {
+            authorization = service.authorization()
+            passAuthorization = authorization
+            noteCredentialWait(authorization)
+        }
+        switch authorization {
+        case .none:
+            break
+        case .bearer(let token, let tokenGeneration):
+            bearer = token
+            generation = tokenGeneration
+        case .wait:
+            // No credential can be had just now: the request waits at the front, no attempt spent.
+            ready.prepend(request, lane: request.job.lane)
+            return false
+        case .refused(let reason):
+            // A credential that cannot be had is the app's problem like a refused one: pause, dead-letter nothing.
+            if pause.paused { pause.probeStarted() }
+            let (word, detail) = Self.split(reason)
+            refuseCredential(request, reason: word, detail: detail)
+            return false
         }
         let id: Int
         if let free = freeIDs.popLast() {
@@ -384,24 +417,33 @@ public final class APNsTransport: @unchecked Sendable {
         if completion.resends > 0 { noteResends(completion.resends, result: completion.result) }
         let request = entry.request
         switch completion.result {
-        case .answered(let status, let body, let wireMicros):
-            let decision = ResponseClassifier.classify(status: status, body: body)
-            metrics.apnsRequestDuration.recordMicroseconds(max(0, wireMicros))
+        case .answered(let status, let body, let wireMicros, let retryAfter):
+            let decision = service.classify(status: status, body: body, retryAfter: retryAfter)
+            metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
             bulkLimiter.observe(latencyMicros: wireMicros)
             if let enqueued = request.job.job.enqueuedAtMillis {
                 let now = batchNowMillis ?? WallClock.nowMillis()
                 batchNowMillis = now
                 let waited = now - enqueued
-                if waited >= 0 { metrics.queueToAPNs(request.job.lane).recordMilliseconds(waited) }
+                if waited >= 0 { metrics.queueToService(request.job.lane).recordMilliseconds(waited) }
             }
             if status == 200 {
                 answered200 += 1
             } else {
                 answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
             }
-            if case .retry(let reason) = decision, ResponseClassifier.credentialReasons.contains(reason) {
+            if case .credentialRefused(let reason) = decision {
                 refuseCredential(request, reason: reason, detail: nil)
+            } else if case .renewAndResend(let reason) = decision, request.unprocessedInARow < Self.freeResendsInARow {
+                // The credential was rejected before the message was looked at: a new one, and the request
+                // goes again at once without spending an attempt (bounded like any unprocessed re-send).
+                service.renew(generation: entry.generation)
+                notePauseAnswer(status: status)
+                retryCounts[reason, default: 0] += 1
+                var again = request
+                again.unprocessedInARow += 1
+                ready.append(again, lane: request.job.lane)
             } else {
                 noteAccepted(status: status)
                 notePauseAnswer(status: status)
@@ -420,7 +462,7 @@ public final class APNsTransport: @unchecked Sendable {
             retryCounts[reason, default: 0] += 1
             resentUnprocessed.add(1, ordering: .relaxed)
             if let logger, logger.logLevel <= .debug {
-                logger.debug("APNs request not processed by the server: sent again", metadata: [
+                logger.debug("\(service.name) request not processed by the server: sent again", metadata: [
                     "reason": "\(reason)", "attempt": "\(request.attempt)", "app": "\(settings.app)",
                     "token": "\(request.job.job.tokens[request.token].prefix(8))",
                 ])
@@ -431,7 +473,7 @@ public final class APNsTransport: @unchecked Sendable {
         case .failed(let reason, let sent):
             answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
             notePauseAnswer(status: nil)
-            // Sent on a connection that died before the answer: APNs may have it (counted as ambiguous).
+            // Sent on a connection that died before the answer: the service may have it (counted as ambiguous).
             apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation,
                   label: sent ? "ConnectionLost" : nil)
         }
@@ -468,11 +510,11 @@ public final class APNsTransport: @unchecked Sendable {
         driverStats.withLock { $0 = (connections, streams) }
         if streams != lastStreamsLimit {
             lastStreamsLimit = streams
-            credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: streams ?? 0)
+            credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: streams ?? 0, metrics: metrics)
         }
     }
 
-    private func apply(_ decision: ResponseDecision, to request: PendingRequest, status: Int?, generation: Int,
+    private func apply(_ decision: ServiceDecision, to request: PendingRequest, status: Int?, generation: Int,
                        label: String? = nil) {
         switch decision {
         case .delivered:
@@ -481,16 +523,26 @@ public final class APNsTransport: @unchecked Sendable {
             resolve(request, .feedback(reason: reason, timestampMillis: timestamp))
         case .deadLetter(let reason):
             resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
-        case .retry(let reason):
+        case .retry(let reason, let notBefore, let holdService):
+            if holdService, let notBefore {
+                let until = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, notBefore)) &* 1_000_000
+                if credential.hold(until: until) {
+                    logger?.warning("\(service.name) asks this project to slow down: every request of the app waits \(notBefore / 1000) s", metadata: [
+                        "app": "\(settings.app)", "reason": "\(reason)",
+                    ])
+                }
+            }
+            retry(request, reason: reason, status: status, label: label, notBeforeMillis: notBefore)
+        case .renewAndRetry(let reason), .renewAndResend(let reason):
+            // The service's renewal rules apply (APNs: 20 minutes); if none is allowed, a plain retry.
+            service.renew(generation: generation)
             retry(request, reason: reason, status: status, label: label)
-        case .renewTokenAndRetry(let reason):
-            // Renewal respects the 20-minute rule inside ProviderToken; if refused, this is a plain retry.
-            _ = try? provider?.expired(generation: generation)
-            retry(request, reason: reason, status: status, label: label)
+        case .credentialRefused(let reason):
+            refuseCredential(request, reason: reason, detail: nil)
         }
     }
 
-    private func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?) {
+    private func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?, notBeforeMillis: Int64? = nil) {
         guard request.attempt < settings.retry.maxAttempts else {
             resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
             return
@@ -500,9 +552,11 @@ public final class APNsTransport: @unchecked Sendable {
         var next = request
         next.attempt += 1
         next.unprocessedInARow = 0
-        let delay = UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)) * 1_000_000
+        // Never sooner than the server asked (`Retry-After`), capped at an hour.
+        let asked = UInt64(min(max(0, notBeforeMillis ?? 0), 3_600_000))
+        let delay = max(UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)), asked) * 1_000_000
         if let logger, logger.logLevel <= .debug {
-            logger.debug("APNs request retried", metadata: [
+            logger.debug("\(service.name) request retried", metadata: [
                 "reason": "\(reason)", "attempt": "\(next.attempt)", "delay_ms": "\(delay / 1_000_000)",
                 "token": "\(request.job.job.tokens[request.token].prefix(8))", "app": "\(settings.app)",
             ])
@@ -517,7 +571,7 @@ public final class APNsTransport: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         if let last = lastUnprocessedNoticeAt, now < last &+ Self.unprocessedNoticeNanos { return }
         lastUnprocessedNoticeAt = now
-        logger?.notice("APNs keeps sending requests back unprocessed (refused streams, GOAWAY): a request not processed \(Self.freeResendsInARow + 1) times in a row spends an attempt and waits its retry backoff", metadata: [
+        logger?.notice("\(service.name) keeps sending requests back unprocessed (refused streams, GOAWAY): a request not processed \(Self.freeResendsInARow + 1) times in a row spends an attempt and waits its retry backoff", metadata: [
             "app": "\(settings.app)", "lane": "\(settings.lane)", "reason": "\(reason)",
             "requests": "\(unprocessedSinceNotice)",
         ])
@@ -541,14 +595,14 @@ public final class APNsTransport: @unchecked Sendable {
     private func refuseCredential(_ request: PendingRequest, reason: String, detail: String?) {
         let now = DispatchTime.now().uptimeNanoseconds
         let started = pause.refused(now: now)
-        if started { credential.lanePaused(app: settings.app) }
+        if started { credential.lanePaused(app: settings.app, metrics: metrics) }
         if credential.refuse(app: settings.app, reason: reason, readiness: readiness) {
-            logger?.error("APNs rejects this app's credentials: replace the key or certificate; sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
+            logger?.error("\(service.name) rejects this app's credentials: replace the key, certificate or service account (or fix the clock); sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
                           metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")"])
         }
         retryCounts[reason, default: 0] += 1
         if let logger, logger.logLevel <= .debug {
-            logger.debug("APNs refused the credential: requests held", metadata: [
+            logger.debug("\(service.name) refused the credential: requests held", metadata: [
                 "reason": "\(reason)", "app": "\(settings.app)", "pause_started": "\(started)",
                 "next_probe_ms": "\(pause.resumeAt > now ? (pause.resumeAt - now) / 1_000_000 : 0)",
             ])
@@ -559,8 +613,8 @@ public final class APNsTransport: @unchecked Sendable {
     private func notePauseAnswer(status: Int?) {
         guard pause.paused else { return }
         if pause.answered(status: status, now: DispatchTime.now().uptimeNanoseconds) {
-            credential.laneResumed(app: settings.app)
-            logger?.notice("APNs authenticates this app's requests again: sending resumes", metadata: ["app": "\(settings.app)"])
+            credential.laneResumed(app: settings.app, metrics: metrics)
+            logger?.notice("\(service.name) authenticates this app's requests again: sending resumes", metadata: ["app": "\(settings.app)"])
         }
     }
 
@@ -568,15 +622,15 @@ public final class APNsTransport: @unchecked Sendable {
     private func noteAccepted(status: Int) {
         guard status == 200 else { return }
         if credential.accept(app: settings.app, readiness: readiness) {
-            logger?.notice("APNs accepts this app's credentials again", metadata: ["app": "\(settings.app)"])
+            logger?.notice("\(service.name) accepts this app's credentials again", metadata: ["app": "\(settings.app)"])
         }
     }
 
     private func flushMetrics() {
-        metrics.apnsResponses(status: 200, reason: "", count: answered200)
+        metrics.responses(status: 200, reason: "", count: answered200)
         answered200 = 0
-        for (key, count) in answerCounts { metrics.apnsResponses(status: key.status, reason: key.reason, count: count) }
-        for (reason, count) in retryCounts { metrics.apnsRetries(reason: reason, count: count) }
+        for (key, count) in answerCounts { metrics.responses(status: key.status, reason: key.reason, count: count) }
+        for (reason, count) in retryCounts { metrics.retries(reason: reason, count: count) }
         answerCounts.removeAll(keepingCapacity: true)
         retryCounts.removeAll(keepingCapacity: true)
     }
@@ -587,6 +641,30 @@ public final class APNsTransport: @unchecked Sendable {
         let token = context.job.tokens[request.token]
         resolvedTokens += 1
         context.job.forEachOwner(ofToken: request.token) { resolutions.append(Resolution(seq: $0, token: token, outcome: outcome)) }
+    }
+
+    /// Says when the service's credential cannot be had (and readiness says why), and when it can again.
+    private func noteCredentialWait(_ authorization: Authorization) {
+        if case .wait(let reason) = authorization {
+            guard waitingForCredential != reason else { return }
+            if waitingForCredential == nil {
+                logger?.warning("\(service.name) credential unavailable: the app's requests wait (no attempt spent)", metadata: [
+                    "app": "\(settings.app)", "reason": "\(reason)",
+                ])
+            }
+            waitingForCredential = reason
+            credential.waiting(app: settings.app, reason: reason, readiness: readiness)
+        } else if waitingForCredential != nil {
+            waitingForCredential = nil
+            credential.waitOver(app: settings.app, readiness: readiness)
+            logger?.notice("\(service.name) credential available again: sending resumes", metadata: ["app": "\(settings.app)"])
+        }
+    }
+
+    /// `Word: detail` as the reason (a metric label, a log field) and its detail.
+    static func split(_ reason: String) -> (String, String?) {
+        guard let colon = reason.firstIndex(of: ":") else { return (reason, nil) }
+        return (String(reason[..<colon]), reason[reason.index(after: colon)...].trimmingCharacters(in: .whitespaces))
     }
 
     private func shutdown() {
@@ -603,7 +681,7 @@ public final class APNsTransport: @unchecked Sendable {
             logger?.debug("transport aborted with requests in flight", metadata: ["app": "\(settings.app)", "requests": "\(dropped.count)"])
         }
         driverStats.withLock { $0 = (0, nil) }
-        credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: 0)
+        credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: 0, metrics: metrics)
         drained.forEach { $0.resume() }
     }
 }

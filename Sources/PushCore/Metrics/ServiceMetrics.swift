@@ -1,0 +1,101 @@
+import CoreMetrics
+
+/// One push service's series (SPEC section 5): `push_apns_*` for APNs, `push_fcm_*` for FCM, with the same
+/// meaning and labels, so the scheduler records through one interface and knows no service by name.
+/// APNs's series are `PushMetrics`'s own (their names predate FCM); FCM's are made here.
+public final class ServiceMetrics: Sendable {
+    public static let apns = ServiceMetrics(provider: .apns)
+    public static let fcm = ServiceMetrics(provider: .fcm)
+
+    public static func of(_ provider: PushProvider) -> ServiceMetrics { provider == .apns ? apns : fcm }
+
+    public let provider: PushProvider
+    /// Request sent to answer received.
+    public let requestDuration: Timer
+    private let queueToServiceByLane: [Timer]
+    private let responses: LabelledSeries<Counter>
+    private let retries: LabelledSeries<Counter>
+    private let connections: LabelledSeries<Gauge>
+    private let connectionsOpened: LabelledSeries<Counter>
+    private let streamsLimit: LabelledSeries<Gauge>
+    private let appsPaused: LabelledSeries<Gauge>
+    private let tokenRenewals = LabelledSeries<Counter> { Counter(label: "push_fcm_access_token_renewals_total", dimensions: $0) }
+
+    /// FCM's histograms, whose buckets the exporter sets to network latencies like APNs's.
+    public static let fcmLatencyHistograms = ["push_fcm_request_duration_seconds", "push_queue_to_fcm_seconds"]
+    /// FCM answers known in advance, made at 0 before the first event (as `PushMetrics.knownResponses`).
+    public static let fcmKnownResponses: [(status: Int, reason: String)] = [
+        (200, ""), (400, "INVALID_ARGUMENT"), (401, "UNAUTHENTICATED"), (401, "THIRD_PARTY_AUTH_ERROR"),
+        (403, "SENDER_ID_MISMATCH"), (403, "PERMISSION_DENIED"), (404, "UNREGISTERED"), (429, "QUOTA_EXCEEDED"),
+        (500, "INTERNAL"), (503, "UNAVAILABLE"), (0, "Timeout"), (0, "TransportError"), (0, "ConnectionError"),
+    ]
+
+    private init(provider: PushProvider) {
+        self.provider = provider
+        let name = provider.rawValue
+        requestDuration = provider == .apns ? PushMetrics.shared.apnsRequestDuration
+            : Timer(label: "push_fcm_request_duration_seconds")
+        queueToServiceByLane = provider == .apns ? Lane.allCases.map { PushMetrics.shared.queueToAPNs($0) }
+            : Lane.allCases.map { Timer(label: "push_queue_to_fcm_seconds", dimensions: [("list", $0.metricLabel)]) }
+        responses = LabelledSeries { Counter(label: "push_\(name)_responses_total", dimensions: $0) }
+        retries = LabelledSeries { Counter(label: "push_\(name)_retries_total", dimensions: $0) }
+        connections = LabelledSeries { Gauge(label: "push_\(name)_connections", dimensions: $0) }
+        connectionsOpened = LabelledSeries { Counter(label: "push_\(name)_connections_opened_total", dimensions: $0) }
+        streamsLimit = LabelledSeries { Gauge(label: "push_\(name)_streams_limit", dimensions: $0) }
+        appsPaused = LabelledSeries { Gauge(label: "push_\(name)_app_paused", dimensions: $0) }
+    }
+
+    /// FCM's series at 0 before the first event (APNs's are `PushMetrics.registerKnownSeries`).
+    public func registerKnownSeries() {
+        guard provider == .fcm else { return }
+        for (status, reason) in Self.fcmKnownResponses { responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0) }
+    }
+
+    /// `enqueued_at` to the service's answer, for messages of this input list.
+    public func queueToService(_ lane: Lane) -> Timer { queueToServiceByLane[lane == .chat ? 0 : 1] }
+
+    /// Answers (retried ones included); `status` 0 when none came (reset, timeout).
+    public func responses(status: Int, reason: String, count: Int) {
+        guard count > 0 else { return }
+        if provider == .apns { return PushMetrics.shared.apnsResponses(status: status, reason: reason, count: count) }
+        responses.series([("status", String(status)), ("reason", MetricLabel.reason(reason))]).increment(by: count)
+    }
+
+    public func retries(reason: String, count: Int) {
+        guard count > 0 else { return }
+        if provider == .apns { return PushMetrics.shared.apnsRetries(reason: reason, count: count) }
+        retries.series([("reason", MetricLabel.reason(reason))]).increment(by: count)
+    }
+
+    public func connections(app: String, open: Int) {
+        if provider == .apns { return PushMetrics.shared.apnsConnections(app: app, open: open) }
+        connections.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(open)
+    }
+
+    public func connectionOpened(app: String) {
+        if provider == .apns { return PushMetrics.shared.apnsConnectionOpened(app: app) }
+        connectionsOpened.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).increment()
+    }
+
+    /// 1 while the service refuses the app's credential and its sending is paused.
+    public func appPaused(app: String, paused: Bool) {
+        if provider == .apns { return PushMetrics.shared.apnsAppPaused(app: app, paused: paused) }
+        appsPaused.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(paused ? 1 : 0)
+    }
+
+    public func streamsLimit(app: String, streams: Int) {
+        if provider == .apns { return PushMetrics.shared.apnsStreamsLimit(app: app, streams: streams) }
+        streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
+    }
+
+    /// `push_fcm_access_token_renewals_total{app, result}`: `result` ok or error.
+    public func accessTokenRenewal(app: String, ok: Bool) {
+        tokenRenewals.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters)), ("result", ok ? "ok" : "error")]).increment()
+    }
+
+    public func registerAccessTokenSeries(app: String) {
+        for ok in [true, false] {
+            tokenRenewals.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters)), ("result", ok ? "ok" : "error")]).increment(by: 0)
+        }
+    }
+}

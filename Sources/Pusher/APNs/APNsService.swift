@@ -1,0 +1,66 @@
+import PushCore
+
+/// APNs as the scheduler sees it (SPEC section 4): `POST /3/device/<token>` with the job's payload as is,
+/// the `apns-*` headers, a provider token (JWT) or a client certificate, and Apple's answers classified by
+/// `ResponseClassifier`.
+final class APNsService: PushService {
+    let name = "APNs"
+    let metrics = ServiceMetrics.apns
+    /// The JWT of a token-authenticated app; nil with a client certificate.
+    private let provider: ProviderToken?
+
+    init(provider: ProviderToken?) {
+        self.provider = provider
+    }
+
+    func authorization() -> Authorization {
+        guard let provider else { return .none }
+        do {
+            let token = try provider.current()
+            return .bearer(token.bearer, generation: token.generation)
+        } catch {
+            // A key that cannot sign is the app's problem like a refused one: pause, dead-letter nothing.
+            return .refused(reason: "ProviderTokenUnavailable: \(error)")
+        }
+    }
+
+    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String) {
+        ("/3/device/", job.job.tokens[token])
+    }
+
+    func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] {
+        let headers = job.job.headers
+        var fields: [(name: String, value: String)] = [
+            ("apns-topic", headers.topic),
+            ("apns-push-type", headers.pushType),
+            ("apns-priority", String(headers.priority)),
+            ("apns-expiration", String(headers.expiration)),
+            ("content-type", "application/json"),
+        ]
+        if let collapse = headers.collapseID { fields.append(("apns-collapse-id", collapse)) }
+        if let bearer { fields.append(("authorization", "bearer \(bearer)")) }
+        return fields
+    }
+
+    func body(for job: JobContext, token: Int) -> [UInt8] { job.job.payload }
+
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> ServiceDecision {
+        switch ResponseClassifier.classify(status: status, body: body) {
+        case .delivered:
+            return .delivered
+        case .feedback(let reason, let timestamp):
+            return .feedback(reason: reason, timestampMillis: timestamp)
+        case .deadLetter(let reason):
+            return .deadLetter(reason: reason)
+        case .renewTokenAndRetry(let reason):
+            return .renewAndRetry(reason: reason)
+        case .retry(let reason):
+            return ResponseClassifier.credentialReasons.contains(reason) ? .credentialRefused(reason: reason) : .retry(reason: reason)
+        }
+    }
+
+    func renew(generation: Int) {
+        // Renewal respects the 20-minute rule inside ProviderToken; if refused, the retry goes with the old one.
+        _ = try? provider?.expired(generation: generation)
+    }
+}

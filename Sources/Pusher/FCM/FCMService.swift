@@ -1,0 +1,61 @@
+import PushCore
+
+/// FCM HTTP v1 as the scheduler sees it (SPEC section 4b): `POST /v1/projects/<project>/messages:send` with
+/// `{"message":{<payload>,"token":"<token>"}}`, a Bearer access token shared by every request of the service
+/// account (`AccessTokenCache`), and FCM's answers classified by `FCMResponseClassifier`.
+final class FCMService: PushService {
+    let name = "FCM"
+    let metrics = ServiceMetrics.fcm
+    private let tokens: AccessTokenCache
+    private let sendPath: String
+
+    init(projectID: String, tokens: AccessTokenCache) {
+        self.tokens = tokens
+        sendPath = "/v1/projects/\(projectID)/messages:send"
+    }
+
+    func authorization() -> Authorization {
+        switch tokens.state {
+        case .ready(let token): return .bearer(token.bearer.value, generation: token.generation)
+        case .unavailable(let reason): return .wait(reason: reason)
+        case .refused(let reason): return .refused(reason: "AccessTokenRefused: \(reason)")
+        }
+    }
+
+    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String) { (sendPath, "") }
+
+    func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = [("content-type", "application/json")]
+        if let bearer { fields.append(("authorization", "Bearer \(bearer)")) }
+        return fields
+    }
+
+    func body(for job: JobContext, token: Int) -> [UInt8] {
+        let body: FCMRequestBody
+        if let cached = job.serviceCache as? CachedBody {
+            body = cached.body
+        } else if job.job.headers.expiration == 0 {
+            // No ttl to count down: the body up to the token is the same for every token and every retry.
+            let made = FCMRequestBody(payload: job.job.payload, expiration: 0, nowSeconds: 0)
+            job.serviceCache = CachedBody(made)
+            body = made
+        } else {
+            // The ttl is what is left at this send, not what was left when the job was made.
+            body = FCMRequestBody(payload: job.job.payload, expiration: job.job.headers.expiration, nowSeconds: WallClock.nowSeconds())
+        }
+        return body.body(token: job.job.tokens[token])
+    }
+
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> ServiceDecision {
+        FCMResponseClassifier.classify(status: status, body: body, retryAfter: retryAfter, nowMillis: WallClock.nowMillis())
+    }
+
+    func renew(generation: Int) {
+        tokens.rejected(generation: generation)
+    }
+
+    private final class CachedBody {
+        let body: FCMRequestBody
+        init(_ body: FCMRequestBody) { self.body = body }
+    }
+}

@@ -1,0 +1,68 @@
+import PushCore
+
+/// What the scheduler needs from one push service (APNs, FCM) and nothing more: how a request looks, which
+/// credential it carries, and what an answer means. The scheduler keeps every policy (queues, retries and
+/// backoff, deadlines, the ownership fence, the concurrency limiter, the credential pause, metrics batching)
+/// and knows no service by name. Used from one scheduler's thread only.
+protocol PushService: AnyObject {
+    /// "APNs" or "FCM": for log lines.
+    var name: String { get }
+    /// The service's metric series (`push_apns_*`, `push_fcm_*`).
+    var metrics: ServiceMetrics { get }
+    /// The credential for the requests of one start pass, read once per pass.
+    func authorization() -> Authorization
+    /// `:path` for one token: a fixed part and the part that varies per token ("" when the token is in the body).
+    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String)
+    /// The request's header fields besides the pseudo-headers, the same for every token of `job`.
+    func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)]
+    /// The request body for one token (APNs: the job's payload itself, shared by its tokens).
+    func body(for job: JobContext, token: Int) -> [UInt8]
+    /// What an HTTP answer means. `retryAfter`: the answer's `retry-after` header.
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> ServiceDecision
+    /// The server refused the credential of `generation` as expired or invalid: renew it (within the
+    /// service's own rules: APNs's 20 minutes, FCM's one renewal a second).
+    func renew(generation: Int)
+}
+
+/// The credential for a pass of requests.
+enum Authorization {
+    /// None needed (a client certificate authenticates the connection).
+    case none
+    /// `authorization: bearer …`, and its generation (headers built for an older one are rebuilt).
+    case bearer(String, generation: Int)
+    /// None can be had just now (an access token being fetched, its endpoint down): requests wait, no
+    /// attempt spent, readiness says why.
+    case wait(reason: String)
+    /// The credential is refused (a key that cannot sign, a grant refused): the app pauses.
+    case refused(reason: String)
+}
+
+/// What to do with one answer, decided by the service.
+enum ServiceDecision: Equatable {
+    case delivered
+    /// Tell the backend to stop using the token; not retried.
+    case feedback(reason: String, timestampMillis: Int64)
+    /// Permanent for this notification.
+    case deadLetter(reason: String)
+    /// Transient: again after the retry backoff, never before `notBeforeMillis` from now; `holdService`: the
+    /// whole service (project) waits that long too (FCM's 429).
+    case retry(reason: String, notBeforeMillis: Int64? = nil, holdService: Bool = false)
+    /// The credential is too old: renew it and retry, spending an attempt (APNs's ExpiredProviderToken).
+    case renewAndRetry(reason: String)
+    /// The credential was rejected before the message was looked at: renew it and send again at once,
+    /// spending no attempt (FCM's 401 without details), as a request the server never processed.
+    case renewAndResend(reason: String)
+    /// The credential itself is refused; no retry fixes it: the app pauses (`CredentialPause`).
+    case credentialRefused(reason: String)
+}
+
+extension ServiceDecision {
+    var reason: String {
+        switch self {
+        case .delivered: return ""
+        case .feedback(let reason, _), .deadLetter(let reason), .retry(let reason, _, _), .renewAndRetry(let reason),
+             .renewAndResend(let reason), .credentialRefused(let reason):
+            return reason
+        }
+    }
+}

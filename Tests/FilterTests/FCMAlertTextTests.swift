@@ -1,0 +1,42 @@
+import Filter
+import Foundation
+import PushCore
+import XCTest
+
+/// SPEC section 4b: the filter reads what an Android user sees.
+final class FCMAlertTextTests: XCTestCase {
+    func testReadsNotificationAndroidNotificationAndDataFields() {
+        let payload = Array(#"{"android":{"notification":{"body":"android body","title":"android title"}},"data":{"other":"not read","preview":"data preview"},"notification":{"body":"the body","image":"https://x/y.png","title":"the title"}}"#.utf8)
+        let texts = AlertText.texts(inPayload: payload, extraFields: ["preview"], provider: .fcm)
+        XCTAssertEqual(Set(texts), ["the title", "the body", "android title", "android body", "data preview"])
+    }
+
+    func testADataPathGivenWithItsPrefixIsTheSameKey() {
+        let payload = Array(#"{"data":{"preview":"p"}}"#.utf8)
+        XCTAssertEqual(AlertText.texts(inPayload: payload, extraFields: ["data.preview"], provider: .fcm), ["p"])
+    }
+
+    func testAnAPNsAlertInsideAnFCMPayloadIsNotWhatTheUserSees() {
+        // `aps` means nothing to FCM: a message routed to Android never shows it.
+        let payload = Array(#"{"data":{"aps":"x"},"notification":{"body":"fine"}}"#.utf8)
+        XCTAssertEqual(AlertText.texts(inPayload: payload, extraFields: [], provider: .fcm), ["fine"])
+    }
+
+    func testTheFilterDropsAnFCMMessageByItsNotificationBody() throws {
+        let filter = SensitiveWordFilter(words: ["spam"])
+        XCTAssertEqual(filter.match(try job(#"{"notification":{"body":"buy s p a m now"}}"#)), "spam")
+        XCTAssertNil(filter.match(try job(#"{"data":{"x":"spam"},"notification":{"body":"hello"}}"#)),
+                     "data keys are read only when filter.fields names them")
+        let withField = SensitiveWordFilter(words: ["spam"], extraFields: ["x"])
+        XCTAssertEqual(withField.match(try job(#"{"data":{"x":"spam"},"notification":{"body":"hello"}}"#)), "spam")
+    }
+
+    private func job(_ payload: String) throws -> PushJob {
+        let element = #"{"id":"m1","provider":"fcm","topic":"com.example.chat","tokens":["fcm-token-1"],"payload":\#(payload)}"#
+        guard case .valid(let message, _) = MessageParser().parse(Array(element.utf8), seq: 1, now: 1_800_000_000) else {
+            XCTFail("not parsed: \(element)")
+            throw CocoaError(.coderInvalidValue)
+        }
+        return PushJob(message: message)
+    }
+}
