@@ -9,7 +9,7 @@ the configuration names is a key of a mounted Secret, the probes ask /healthz an
 port, metrics listen on the pod's addresses at that port, the Service lists the port by name, the PDB, HPA and
 ServiceMonitor point at the workers, and the grace period outlasts the drain.
 
-    scripts/check-deploy.py [--out DIR] [--kubectl PATH]
+    scripts/check-deploy.py [--out DIR] [--kubectl PATH] [--prepare]
 
 --out DIR writes each render to DIR/<name>.yaml (Tests/PushCoreTests/DeploymentFilesTests.swift loads the
 worker configuration from them with the worker's own loader). Exit 0 when everything holds, 1 with one line
@@ -284,8 +284,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--out", help="write each render to DIR/<name>.yaml")
     parser.add_argument("--kubectl", default="kubectl", help="the kubectl to render with")
+    parser.add_argument("--prepare", action="store_true", help="only make the virtualenv (scripts/install-deps.sh)")
     options = parser.parse_args()
     ensure_venv()
+    if options.prepare:
+        return 0
     import shutil
     import yaml
     kubectl = shutil.which(options.kubectl)
