@@ -42,21 +42,69 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertEqual(Array(test.prefix(4)), ["CMD", "/usr/local/bin/worker", "health", "--ready"])
     }
 
-    func testKubernetesConfigMapLoadsAndTheGracePeriodOutlastsTheDrain() throws {
-        let documents = try Yams.load_all(yaml: try text("deploy/kubernetes/worker.yaml")).map { $0 as? [String: Any] ?? [:] }
-        let configMap = try XCTUnwrap(documents.first { $0["kind"] as? String == "ConfigMap" })
-        let embedded = try XCTUnwrap((configMap["data"] as? [String: String])?["worker.yaml"])
-        let configuration = try loader.load(yaml: embedded, origin: "ConfigMap worker.yaml")
-        let deployment = try XCTUnwrap(documents.first { $0["kind"] as? String == "Deployment" })
-        let pod = try XCTUnwrap(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
-        let grace = try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int)
-        XCTAssertGreaterThanOrEqual(grace, configuration.shutdown.timeoutSeconds + exitSlackSeconds)
-        let container = try XCTUnwrap((pod["containers"] as? [[String: Any]])?.first)
-        let readiness = try XCTUnwrap((container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])
-        let liveness = try XCTUnwrap((container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])
-        XCTAssertEqual(readiness["path"] as? String, "/readyz")
-        XCTAssertEqual(liveness["path"] as? String, "/healthz")
-        XCTAssertEqual(try ListenAddress.parse(configuration.metricsListen)?.port, 9464)
+    /// scripts/check-deploy.py renders the base, each overlay and the ServiceMonitor with `kubectl kustomize`,
+    /// validates every object against the Kubernetes schemas and checks Secret access (fsGroup and mode), the
+    /// probes, the named metrics port and the Service; then each overlay's configuration, with the variables its
+    /// pod gets, must load with the worker's own loader and say where Redis is as the overlay means.
+    func testKubernetesOverlaysRenderValidateAndLoad() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("check-deploy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let (status, output) = try run(["python3", root.appendingPathComponent("scripts/check-deploy.py").path, "--out", out.path])
+        XCTAssertEqual(status, 0, "scripts/check-deploy.py failed:\n\(output)")
+        guard status == 0 else { return }
+
+        for overlay in ["redis", "sentinel", "cluster"] {
+            let rendered = try String(contentsOf: out.appendingPathComponent("\(overlay).yaml"), encoding: .utf8)
+            let objects = try Yams.load_all(yaml: rendered).map { $0 as? [String: Any] ?? [:] }
+            let configMaps = objects.filter { $0["kind"] as? String == "ConfigMap" }
+            func data(_ prefix: String) throws -> [String: String] {
+                let map = try XCTUnwrap(configMaps.first { (($0["metadata"] as? [String: Any])?["name"] as? String)?.hasPrefix(prefix) == true },
+                                        "\(overlay): no ConfigMap \(prefix)")
+                return try XCTUnwrap(map["data"] as? [String: String])
+            }
+            let deployment = try XCTUnwrap(objects.first { $0["kind"] as? String == "Deployment" })
+            let pod = try XCTUnwrap(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+            let container = try XCTUnwrap((pod["containers"] as? [[String: Any]])?.first)
+            var environment = try data("push-worker-redis")
+            for variable in container["env"] as? [[String: Any]] ?? [] {
+                if let name = variable["name"] as? String, let value = variable["value"] as? String { environment[name] = value }
+            }
+            let configuration = try ConfigurationLoader(environment: environment)
+                .load(yaml: try XCTUnwrap(try data("push-worker-config")["worker.yaml"]), origin: "\(overlay) worker.yaml")
+            let listen = try XCTUnwrap(try ListenAddress.parse(configuration.metricsListen))
+            XCTAssertEqual(listen.host, "0.0.0.0", overlay)
+            XCTAssertEqual(listen.port, 9464, overlay)
+            XCTAssertEqual(configuration.log.format, .json, overlay)
+            XCTAssertGreaterThanOrEqual(try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int),
+                                        configuration.shutdown.timeoutSeconds + exitSlackSeconds, overlay)
+            switch overlay {
+            case "sentinel":
+                XCTAssertEqual(configuration.redis.sentinel.master, "mymaster")
+                XCTAssertEqual(configuration.redis.sentinel.nodes.count, 3)
+            case "cluster":
+                XCTAssertEqual(configuration.redis.seeds.count, 3)
+                XCTAssertEqual(configuration.redis.shards.count, 8)
+                XCTAssertFalse(configuration.redis.sentinel.isEnabled)
+            default:
+                XCTAssertEqual(configuration.redis.seeds.count, 1)
+                XCTAssertFalse(configuration.redis.sentinel.isEnabled)
+            }
+        }
+    }
+
+    /// Runs a command from the repository root; its exit status and what it printed (both streams).
+    private func run(_ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
     func testSystemdUnitStopsAfterTheDrainAndDoesNotRestartConfigurationErrors() throws {
