@@ -4,6 +4,10 @@
 # Go with x/net/http2 (the Go peer sender) and python3-aioapns (the Python peer sender).
 set -euo pipefail
 packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp2-dev libjemalloc-dev python3-h2 libssl-dev libicu-dev openssl pkg-config python3 curl)
+# scripts/check-deploy.py (DeploymentFilesTests): kubectl renders the Kustomize overlays (Debian 12's
+# kubernetes-client is kubectl 1.20; any kubectl already on PATH will do), python3-venv holds kubernetes-validate.
+packages+=(python3-venv)
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
 fi
@@ -21,4 +25,6 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
   $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
 fi
+# kubernetes-validate from PyPI into its virtualenv under ~/.cache, once, so that the tests need no download.
+"$(dirname "$0")/check-deploy.py" --prepare
 command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain first" >&2; exit 1; }

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+import TestSupport
 import XCTest
 import Yams
 
@@ -42,21 +43,69 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertEqual(Array(test.prefix(4)), ["CMD", "/usr/local/bin/worker", "health", "--ready"])
     }
 
-    func testKubernetesConfigMapLoadsAndTheGracePeriodOutlastsTheDrain() throws {
-        let documents = try Yams.load_all(yaml: try text("deploy/kubernetes/worker.yaml")).map { $0 as? [String: Any] ?? [:] }
-        let configMap = try XCTUnwrap(documents.first { $0["kind"] as? String == "ConfigMap" })
-        let embedded = try XCTUnwrap((configMap["data"] as? [String: String])?["worker.yaml"])
-        let configuration = try loader.load(yaml: embedded, origin: "ConfigMap worker.yaml")
-        let deployment = try XCTUnwrap(documents.first { $0["kind"] as? String == "Deployment" })
-        let pod = try XCTUnwrap(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
-        let grace = try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int)
-        XCTAssertGreaterThanOrEqual(grace, configuration.shutdown.timeoutSeconds + exitSlackSeconds)
-        let container = try XCTUnwrap((pod["containers"] as? [[String: Any]])?.first)
-        let readiness = try XCTUnwrap((container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])
-        let liveness = try XCTUnwrap((container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any])
-        XCTAssertEqual(readiness["path"] as? String, "/readyz")
-        XCTAssertEqual(liveness["path"] as? String, "/healthz")
-        XCTAssertEqual(try ListenAddress.parse(configuration.metricsListen)?.port, 9464)
+    /// scripts/check-deploy.py renders the base, each overlay and the ServiceMonitor with `kubectl kustomize`,
+    /// validates every object against the Kubernetes schemas and checks Secret access (fsGroup and mode), the
+    /// probes, the named metrics port and the Service; then each overlay's configuration, with the variables its
+    /// pod gets, must load with the worker's own loader and say where Redis is as the overlay means.
+    func testKubernetesOverlaysRenderValidateAndLoad() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("check-deploy-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let (status, output) = try run(["python3", root.appendingPathComponent("scripts/check-deploy.py").path, "--out", out.path])
+        XCTAssertEqual(status, 0, "scripts/check-deploy.py failed:\n\(output)")
+        guard status == 0 else { return }
+
+        for overlay in ["redis", "sentinel", "cluster"] {
+            let rendered = try String(contentsOf: out.appendingPathComponent("\(overlay).yaml"), encoding: .utf8)
+            let objects = try Yams.load_all(yaml: rendered).map { $0 as? [String: Any] ?? [:] }
+            let configMaps = objects.filter { $0["kind"] as? String == "ConfigMap" }
+            func data(_ prefix: String) throws -> [String: String] {
+                let map = try XCTUnwrap(configMaps.first { (($0["metadata"] as? [String: Any])?["name"] as? String)?.hasPrefix(prefix) == true },
+                                        "\(overlay): no ConfigMap \(prefix)")
+                return try XCTUnwrap(map["data"] as? [String: String])
+            }
+            let deployment = try XCTUnwrap(objects.first { $0["kind"] as? String == "Deployment" })
+            let pod = try XCTUnwrap(((deployment["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"] as? [String: Any])
+            let container = try XCTUnwrap((pod["containers"] as? [[String: Any]])?.first)
+            var environment = try data("push-worker-redis")
+            for variable in container["env"] as? [[String: Any]] ?? [] {
+                if let name = variable["name"] as? String, let value = variable["value"] as? String { environment[name] = value }
+            }
+            let configuration = try ConfigurationLoader(environment: environment)
+                .load(yaml: try XCTUnwrap(try data("push-worker-config")["worker.yaml"]), origin: "\(overlay) worker.yaml")
+            let listen = try XCTUnwrap(try ListenAddress.parse(configuration.metricsListen))
+            XCTAssertEqual(listen.host, "0.0.0.0", overlay)
+            XCTAssertEqual(listen.port, 9464, overlay)
+            XCTAssertEqual(configuration.log.format, .json, overlay)
+            XCTAssertGreaterThanOrEqual(try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int),
+                                        configuration.shutdown.timeoutSeconds + exitSlackSeconds, overlay)
+            switch overlay {
+            case "sentinel":
+                XCTAssertEqual(configuration.redis.sentinel.master, "mymaster")
+                XCTAssertEqual(configuration.redis.sentinel.nodes.count, 3)
+            case "cluster":
+                XCTAssertEqual(configuration.redis.seeds.count, 3)
+                XCTAssertEqual(configuration.redis.shards.count, 8)
+                XCTAssertFalse(configuration.redis.sentinel.isEnabled)
+            default:
+                XCTAssertEqual(configuration.redis.seeds.count, 1)
+                XCTAssertFalse(configuration.redis.sentinel.isEnabled)
+            }
+        }
+    }
+
+    /// Runs a command from the repository root; its exit status and what it printed (both streams).
+    private func run(_ arguments: [String]) throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
     func testSystemdUnitStopsAfterTheDrainAndDoesNotRestartConfigurationErrors() throws {
@@ -66,17 +115,53 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertTrue(unit.contains("RestartPreventExitStatus=2"))
     }
 
-    func testGrafanaDashboardUsesOnlyMetricsTheWorkerExports() throws {
-        let dashboard = try text("deploy/grafana/push-pipeline.json")
-        XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(dashboard.utf8)))
-        let exported: Set<String> = [
-            "push_messages_claimed_total", "push_messages_acknowledged_total", "push_messages_merged_total",
-            "push_notifications_total", "push_apns_responses_total", "push_apns_retries_total",
-            "push_apns_request_duration_seconds_bucket", "push_queue_to_apns_seconds_bucket", "push_in_flight_notifications",
-            "push_apns_connections", "push_apns_connections_opened_total", "push_provider_token_renewals_total", "push_redis_reconnects_total",
-            "push_queue_length", "push_build_info", "push_filter_reloads_total", "push_filter_words",
-        ]
-        let used = Set(dashboard.matches(of: /push_[a-z_]+/).map { String($0.output) })
-        XCTAssertEqual(used.subtracting(exported), [], "the dashboard names a metric the worker does not export")
+    /// scripts/check-deploy-systemd.sh: deploy/systemd/install.sh, staged into a temporary DESTDIR with the built
+    /// worker, installs the binary ExecStart runs, the user the unit runs as, the configuration, instance 1's
+    /// environment file and the documents Documentation= names; `systemd-analyze verify` says nothing.
+    func testSystemdInstallScriptInstallsWhatTheUnitNames() throws {
+        let (status, output) = try run([root.appendingPathComponent("scripts/check-deploy-systemd.sh").path, WorkerProcess.binaryPath])
+        XCTAssertEqual(status, 0, "scripts/check-deploy-systemd.sh failed:\n\(output)")
+    }
+
+    /// SPEC section 5's metric table, copied by hand: every row must be queried by some panel.
+    static let specMetrics = [
+        "push_messages_claimed_total", "push_messages_acknowledged_total", "push_messages_merged_total",
+        "push_notifications_total", "push_apns_responses_total", "push_apns_retries_total",
+        "push_apns_request_duration_seconds", "push_queue_to_apns_seconds", "push_in_flight_notifications",
+        "push_apns_connections", "push_apns_streams_limit", "push_provider_token_renewals_total",
+        "push_redis_reconnects_total", "push_fcm_responses_total", "push_fcm_request_duration_seconds",
+        "push_fcm_connections", "push_fcm_streams_limit", "push_fcm_access_token_renewals_total",
+        "push_queue_length", "push_build_info",
+    ]
+    /// What the worker exports beyond the table (Sources/PushCore/Metrics/PushMetrics.swift).
+    static let workerExtras = [
+        "push_apns_app_paused", "push_claims_lost_total", "push_apns_connections_opened_total",
+        "push_redis_wait_shortfalls_total", "push_filter_reloads_total", "push_filter_words",
+    ]
+
+    /// Every panel's queries, with the panel's title.
+    private func dashboardQueries() throws -> [(title: String, expr: String)] {
+        let dashboard = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(try text("deploy/grafana/push-pipeline.json").utf8)) as? [String: Any])
+        let panels = try XCTUnwrap(dashboard["panels"] as? [[String: Any]])
+        return panels.flatMap { panel in
+            (panel["targets"] as? [[String: Any]] ?? []).compactMap { target in
+                (target["expr"] as? String).map { (panel["title"] as? String ?? "", $0) }
+            }
+        }
+    }
+
+    func testGrafanaDashboardShowsEveryMetricOfTheSpec() throws {
+        let queries = try dashboardQueries()
+        let used = Set(queries.flatMap { $0.expr.matches(of: /push_[a-z_]+/).map { String($0.output) } })
+            .map { $0.hasSuffix("_bucket") ? String($0.dropLast("_bucket".count)) : $0 }
+        for metric in Self.specMetrics + Self.workerExtras {
+            XCTAssertTrue(used.contains(metric), "no panel queries \(metric)")
+        }
+        XCTAssertEqual(Set(used).subtracting(Self.specMetrics + Self.workerExtras), [], "the dashboard names a metric neither SPEC nor the worker has")
+        XCTAssertTrue(queries.contains { $0.expr.contains("push_notifications_total") && $0.expr.contains("by (provider") },
+                      "outcomes split by provider")
+        // Readiness per worker from a real readiness series: the pod's Ready condition, which /readyz decides.
+        let readiness = queries.filter { $0.title == "Readiness per worker" }.map(\.expr)
+        XCTAssertTrue(readiness.contains { $0.contains("kube_pod_status_ready") }, "\(readiness)")
     }
 }
