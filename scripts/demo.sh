@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The demo: installs what is missing, starts a local redis-server and the APNs emulator (HTTP/2 + TLS)
-# on free loopback ports, enqueues sample messages, runs the worker until the queue is drained,
-# and prints where every message ended. Nothing leaves this machine. Run it from anywhere.
+# The demo: installs what is missing, starts a local redis-server and the emulator (APNs and FCM, HTTP/2 +
+# TLS) on free loopback ports, enqueues sample messages for iPhones (APNs) and Android phones (FCM), runs the
+# worker until the queue is drained, and prints where every message ended, per provider. Nothing leaves this
+# machine. Run it from anywhere.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -14,7 +15,7 @@ emulator="$root/.build/release/apns-emulator"
 
 run="$(mktemp -d /tmp/push-demo-XXXXXX)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-redis_port=$(free_port); apns_port=$(free_port); metrics_port=$(free_port)
+redis_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port); metrics_port=$(free_port)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -23,12 +24,24 @@ redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$run" --save "" --appe
 pids+=($!)
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$run/AuthKey_DEMO000001.p8" 2>/dev/null
 printf '# demo sensitive words\nspam\n赌博\n' > "$run/words.txt"
+# A Firebase service account for FCM: a fresh RSA key and the JSON key file the Firebase console would give,
+# its token_uri pointing at the emulator's token endpoint.
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$run/fcm-key.pem" 2>/dev/null
+python3 - "$run" "$apns_port" <<'PY'
+import json, sys
+run, port = sys.argv[1], sys.argv[2]
+json.dump({"type": "service_account", "project_id": "demo-project", "private_key_id": "demo0000000000000000000000000000000001",
+           "private_key": open(run + "/fcm-key.pem").read(), "client_email": "push-demo@demo-project.iam.gserviceaccount.com",
+           "client_id": "1", "token_uri": "https://127.0.0.1:%s/token" % port}, open(run + "/fcm-service-account.json", "w"), indent=2)
+PY
 # The emulator checks the JWT against this key, and answers by token prefix where the demo wants a failure.
 "$emulator" --port "$apns_port" --write-ca "$run/ca.pem" --provider-key "DEMO000001:DEMO000001:$run/AuthKey_DEMO000001.p8" \
   --answer "410a=410:Unregistered@1700000000000" --answer "5030=503:ServiceUnavailable" \
-  --record "$run/delivered.jsonl" >"$run/emulator.log" 2>&1 &
+  --record "$run/delivered.jsonl" \
+  --fcm-service-account "$run/fcm-service-account.json" --fcm-port "$fcm_port" --fcm-record "$run/fcm-delivered.jsonl" \
+  >"$run/emulator.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do grep -q listening "$run/emulator.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q "fcm listening" "$run/emulator.log" 2>/dev/null && break; sleep 0.1; done
 for _ in $(seq 50); do redis-cli -p "$redis_port" PING >/dev/null 2>&1 && break; sleep 0.1; done
 
 cat > "$run/worker.yaml" <<YAML
@@ -42,6 +55,12 @@ apns:
       team_id: DEMO000001
       key_id: DEMO000001
       key_file: $run/AuthKey_DEMO000001.p8
+fcm:
+  endpoint: https://127.0.0.1:$fcm_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      service_account_file: $run/fcm-service-account.json
 filter:
   words_file: $run/words.txt
 retry:
@@ -65,6 +84,14 @@ q LPUSH push:queue "{\"id\":\"typo-token\",\"topic\":\"com.example.chat\",\"toke
 q LPUSH push:queue "{\"id\":\"rude\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(tok a1 3000)\"],\"payload\":{\"aps\":{\"alert\":\"cheap S-P-A-M here\"}}}" >/dev/null
 q LPUSH push:queue "{\"id\":\"apns-busy\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(tok 5030 1)\"],\"payload\":{\"aps\":{\"alert\":\"hi\"}}}" >/dev/null
 q LPUSH push:queue '{"id": "broken", "topic": ' >/dev/null
+ftok() { printf '%s%dZq7:APA91b%s' "$1" "$2" "$(printf 'Xk_9-%.0s' $(seq 24))"; }   # FCM registration tokens; the emulator answers by prefix
+echo "enqueueing Android messages (\"provider\": \"fcm\")"
+for i in $(seq 1 100); do
+  q LPUSH push:queue "{\"id\":\"android-$i\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok d $i)\"],\"payload\":{\"notification\":{\"title\":\"Alice\",\"body\":\"message $i\"},\"data\":{\"conversation\":\"c$i\"}},\"priority\":10,\"enqueued_at\":$(date +%s%3N)}" >/dev/null
+done
+q LPUSH push:queue "{\"id\":\"android-uninstalled\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok unregistered 1)\"],\"payload\":{\"notification\":{\"body\":\"hi\"}}}" >/dev/null
+q LPUSH push:queue "{\"id\":\"android-bad-data\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok d 999)\"],\"payload\":{\"data\":{\"count\":3}}}" >/dev/null
+q LPUSH push:queue "{\"id\":\"android-rude\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok d 998)\"],\"payload\":{\"notification\":{\"body\":\"cheap s p a m\"}}}" >/dev/null
 echo "queue depth: $(q LLEN push:queue)"
 
 echo "starting: worker run --config $run/worker.yaml"
@@ -80,9 +107,11 @@ ready="$(curl -s "http://127.0.0.1:$metrics_port/readyz" || true)"
 kill -TERM "$wpid"; wait "$wpid" || true
 
 delivered=$(wc -l < "$run/delivered.jsonl")
+fcm_delivered=$(wc -l < "$run/fcm-delivered.jsonl" 2>/dev/null || echo 0)
 echo
 echo "== what happened"
-echo "notifications the APNs emulator accepted: $delivered (200 chats + 4 distinct group receivers + 1 good token of typo-token)"
+echo "APNs: notifications the emulator accepted: $delivered (200 chats + 4 distinct group receivers + 1 good token of typo-token)"
+echo "FCM: messages the emulator accepted: $fcm_delivered (100 Android chats; android-uninstalled went to feedback, android-bad-data to the dead letters, android-rude to the filtered list)"
 echo "emulator counters: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$apns_port/_emulator/stats" 2>/dev/null || echo n/a)"
 echo "push:queue left: $(q LLEN push:queue)    push:processing:*: $(q --scan --pattern 'push:processing:*' | wc -l)"
 echo "-- push:feedback (tokens the backend must drop)"; q LRANGE push:feedback 0 -1
@@ -90,9 +119,10 @@ echo "-- push:dlq (dead letters, with reasons)"; q LRANGE push:dlq 0 -1
 echo "-- push:filtered (sensitive-word audit)"; q LRANGE push:filtered 0 -1
 echo "-- the worker's /readyz: $ready"
 echo "-- some of its /metrics (Prometheus text; docs/operations.md explains each; series at 0 left out)"
-grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|apns_streams_limit|queue_length|build_info)' <<<"$metrics" \
+grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|apns_streams_limit|fcm_responses_total|fcm_connections|fcm_streams_limit|fcm_access_token_renewals_total|queue_length|build_info)' <<<"$metrics" \
   | grep -vE ' 0(\.0)?$' || true
 echo "-- worker log"; cat "$run/worker.log"
 echo
 echo "one delivered notification as the emulator recorded it:"; head -1 "$run/delivered.jsonl"
+echo "one delivered FCM message as the emulator recorded it:"; head -1 "$run/fcm-delivered.jsonl" 2>/dev/null || true
 echo "files of this run: $run"

@@ -1,0 +1,225 @@
+import APNsEmulator
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// Issue 33: FCM HTTP v1 as a second provider, end to end: a real worker process, a real redis-server and the
+/// emulator's FCM side over HTTP/2 and TLS (SPEC sections 2, 4b, 5).
+final class FCMDeliveryTests: XCTestCase {
+    private func start(_ fcm: FCMStandIn, redis: RedisServer, id: String, _ extra: [String: String] = [:]) throws -> WorkerProcess {
+        try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, ["WORKER_ID": id].merging(extra) { $1 }),
+                          logFile: makeTemporaryDirectory("fcm-\(id)") + "/worker.log")
+    }
+
+    private func drained(_ client: RedisConnection, worker id: String) async throws -> Bool {
+        let keys = RedisKeys()
+        return try await client.length(keys.queue) == 0 && client.claimedCount(keys.processing(worker: id)) == 0
+    }
+
+    /// Every row of SPEC section 4b's table that ends a token, in one run mixed with APNs messages and merged
+    /// FCM group messages: each delivered token exactly once, each dead token in feedback with
+    /// `"provider": "fcm"`, each permanent failure a dead letter naming FCM's reason, nothing else.
+    func testAMixedRunDeliversEachTokenOnceAndEndsEveryFCMAnswerAsTheSpecSays() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.retryAfterSeconds = 1 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        var elements: [String] = []
+        let plain = 600
+        for n in 0..<plain {
+            elements.append(fcmMessageJSON(id: "f\(n)", tokens: [fcmToken("d", n)]))
+            elements.append(messageJSON(id: "a\(n)", tokens: [token("a1", n)]))
+        }
+        // Group messages with the same payload: merged into jobs of many tokens (SPEC section 2).
+        let groupTokens = (0..<200).map { fcmToken("g", $0) }
+        for n in 0..<20 {
+            elements.append(fcmMessageJSON(id: "g\(n)", tokens: Array(groupTokens[(n * 10)..<(n * 10 + 10)]), kind: "group", body: "group hello"))
+        }
+        elements.append(fcmMessageJSON(id: "dead", tokens: [fcmToken("unregistered", 1), fcmToken("d", 100_000)]))
+        elements.append(fcmMessageJSON(id: "bad", tokens: [fcmToken("badtoken", 1)]))
+        elements.append(fcmMessageJSON(id: "other", tokens: [fcmToken("mismatch", 1)]))
+        elements.append(fcmMessageJSON(id: "busy", tokens: [fcmToken("unavailable", 1)]))
+        elements.append(fcmMessageJSON(id: "unknown-app", tokens: [fcmToken("d", 100_001)], topic: "com.example.none"))
+        try await client.lpush(keys.queue, elements)
+        let worker = try start(fcm, redis: redis, id: "fcm-mixed", ["RETRY_MAX_ATTEMPTS": "3", "RETRY_BASE_DELAY_MS": "20", "RETRY_MAX_DELAY_MS": "50"])
+        defer { worker.signal(SIGKILL) }
+
+        try await eventually(timeout: .seconds(120)) { try await self.drained(client, worker: "fcm-mixed") }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        let wanted = (0..<plain).map { fcmToken("d", $0) } + groupTokens + [fcmToken("d", 100_000)]
+        XCTAssertEqual(wanted.filter { delivered[$0] != 1 }, [], "every FCM token delivered exactly once")
+        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
+        let apnsDelivered = Dictionary(grouping: fcm.apns.answered().filter { $0.status == 200 }, by: \.token).mapValues(\.count)
+        XCTAssertEqual((0..<plain).filter { apnsDelivered[token("a1", $0)] != 1 }.count, 0, "every APNs token delivered exactly once")
+
+        let feedback = try await client.strings(keys.feedback).map { jsonObject(Array($0.utf8)) }
+        let feedbackReasons = Dictionary(uniqueKeysWithValues: feedback.map { ($0["token"] as? String ?? "", $0["reason"] as? String ?? "") })
+        XCTAssertEqual(feedbackReasons[fcmToken("unregistered", 1)], "Unregistered")
+        XCTAssertEqual(feedbackReasons[fcmToken("badtoken", 1)], "BadDeviceToken")
+        XCTAssertEqual(feedbackReasons[fcmToken("mismatch", 1)], "SenderIdMismatch")
+        XCTAssertEqual(feedback.count, 3, "\(feedback)")
+        XCTAssertTrue(feedback.allSatisfy { $0["provider"] as? String == "fcm" }, "\(feedback)")
+
+        let deadLetters = try await client.strings(keys.deadLetters).map { jsonObject(Array($0.utf8)) }
+        let byID = Dictionary(uniqueKeysWithValues: deadLetters.map { ($0["id"] as? String ?? "", $0) })
+        XCTAssertEqual(Set(byID.keys), ["busy", "unknown-app"], "\(deadLetters)")
+        XCTAssertEqual(byID["busy"]?["reason"] as? String, "UNAVAILABLE", "503 retried up to max_attempts, then a dead letter")
+        XCTAssertEqual(byID["busy"]?["provider"] as? String, "fcm")
+        XCTAssertTrue((byID["unknown-app"]?["reason"] as? String ?? "").hasPrefix("TopicNotConfigured: no app in fcm.apps"), "\(deadLetters)")
+        XCTAssertLessThanOrEqual(fcm.fcm.stats.peakConcurrentStreams, 100, "never more streams than FCM allows")
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 30)
+        XCTAssertEqual(status, 0, worker.log.suffix(3000).description)
+        await fcm.stop()
+    }
+
+    /// Access tokens that expire every few seconds and are all revoked mid-run: requests answered 401 renew
+    /// the token and go again without spending attempts; nothing dead-lettered, nothing sent twice, and the
+    /// renewals are no storm (at most one a second, and no more than the lifetimes and revocations call for).
+    func testShortLivedAndRevokedAccessTokensLoseNothingAndMakeNoStorm() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn {
+            $0.fcmAccessTokenLifetimeSeconds = 4
+            $0.fcmFaults.latencyMillis = 5
+        }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        let total = 4000
+        // Half now, half after the revocation: the run spans several token lifetimes.
+        try await client.lpush(keys.queue, (0..<total / 2).map { fcmMessageJSON(id: "t\($0)", tokens: [fcmToken("d", $0)]) })
+        let started = ContinuousClock.now
+        let worker = try start(fcm, redis: redis, id: "fcm-tokens", ["RETRY_MAX_ATTEMPTS": "2"])
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { fcm.fcm.stats.delivered >= 500 }
+        fcm.fcm.revokeAccessTokens()
+        try await client.lpush(keys.queue, (total / 2..<total).map { fcmMessageJSON(id: "t\($0)", tokens: [fcmToken("d", $0)]) })
+        // Past two lifetimes after the revocation, so that renewals on expiry are part of the run too.
+        try await eventually(timeout: .seconds(120)) {
+            try await self.drained(client, worker: "fcm-tokens") && ContinuousClock.now - started > .seconds(10)
+        }
+        let elapsed = ContinuousClock.now - started
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<total).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0, "every token delivered exactly once")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        XCTAssertGreaterThan(fcm.fcm.stats.count(status: 401), 0, "the revocation was seen")
+        let requests = fcm.emulator.fcmTokens.requestCount
+        let seconds = Int(elapsed.components.seconds) + 1
+        // One renewal per half lifetime (2 s) plus one per rejection spell, never more than one a second.
+        XCTAssertLessThanOrEqual(requests, seconds / 2 + 4, "\(requests) token requests in \(seconds) s")
+        print("access tokens: \(requests) token requests over \(elapsed) (lifetime 4 s, revoked once); 401 answers: \(fcm.fcm.stats.count(status: 401))")
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// The token endpoint down when the worker starts: FCM messages wait (no attempt spent, nothing
+    /// dead-lettered), readiness is false and says why, APNs messages go meanwhile; all delivered once it is back.
+    func testATokenEndpointDownAtStartHoldsFCMAndNotAPNs() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn()
+        fcm.fcm.setTokenEndpointDown(true)
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        try await client.lpush(keys.queue, (0..<200).flatMap {
+            [fcmMessageJSON(id: "f\($0)", tokens: [fcmToken("d", $0)]), messageJSON(id: "a\($0)", tokens: [token("a1", $0)])]
+        })
+        let port = freePort()
+        let worker = try start(fcm, redis: redis, id: "fcm-down", ["METRICS_LISTEN": "127.0.0.1:\(port)", "RETRY_MAX_ATTEMPTS": "2"])
+        defer { worker.signal(SIGKILL) }
+
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answered().filter { $0.status == 200 }.count == 200 }
+        var readiness: (status: Int, body: String)?
+        try await eventually(timeout: .seconds(30)) {
+            readiness = await httpGet("http://127.0.0.1:\(port)/readyz")
+            return readiness?.status == 503 && readiness?.body.contains("no credential for \(FCMStandIn.topic)") == true
+        }
+        XCTAssertEqual(fcm.fcm.stats.requests, 0, "no FCM request without an access token")
+        XCTAssertGreaterThan(fcm.emulator.fcmTokens.requestCount, 1, "the worker keeps asking")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+
+        fcm.fcm.setTokenEndpointDown(false)
+        try await eventually(timeout: .seconds(60)) { try await self.drained(client, worker: "fcm-down") }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<200).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0)
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        try await eventually(timeout: .seconds(30)) { await httpGet("http://127.0.0.1:\(port)/readyz")?.status == 200 }
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// A 429 holds the whole project back until its Retry-After, and then everything goes; a credential FCM
+    /// refuses (THIRD_PARTY_AUTH_ERROR) pauses the app rather than dead-lettering its backlog.
+    func testQuotaHoldsTheProjectAndARefusedCredentialPausesTheApp() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.retryAfterSeconds = 2 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        fcm.fcm.failNext(1, with: "QUOTA_EXCEEDED")
+        try await client.lpush(keys.queue, (0..<300).map { fcmMessageJSON(id: "q\($0)", tokens: [fcmToken("d", $0)]) })
+        let port = freePort()
+        let worker = try start(fcm, redis: redis, id: "fcm-quota", ["METRICS_LISTEN": "127.0.0.1:\(port)"])
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { fcm.fcm.stats.count(status: 429) == 1 }
+        let held = ContinuousClock.now
+        try await eventually(timeout: .seconds(60)) { try await self.drained(client, worker: "fcm-quota") }
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - held, .seconds(1), "held back for the Retry-After (2 s, less what passed before the 429 was seen)")
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<300).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0)
+
+        // THIRD_PARTY_AUTH_ERROR: the app pauses, readiness says so, nothing is dead-lettered.
+        try await client.lpush(keys.queue, (0..<50).map { fcmMessageJSON(id: "p\($0)", tokens: [fcmToken("thirdparty", $0)]) })
+        try await eventually(timeout: .seconds(30)) {
+            guard let ready = await httpGet("http://127.0.0.1:\(port)/readyz") else { return false }
+            return ready.status == 503 && ready.body.contains("rejected the credentials of \(FCMStandIn.topic)")
+        }
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]), 1)
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// SIGKILL with FCM requests in flight: a second worker recovers the claims; every token is delivered
+    /// (a request in flight at the kill may be delivered again: counted, never lost).
+    func testSIGKILLWithFCMInFlightLosesNothing() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.latencyMillis = 20 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        let total = 3000
+        try await client.lpush(keys.queue, (0..<total).map { fcmMessageJSON(id: "k\($0)", tokens: [fcmToken("d", $0)]) })
+        let first = try start(fcm, redis: redis, id: "fcm-killed", ["REDIS_HEARTBEAT_TTL_MS": "2000"])
+        try await eventually(timeout: .seconds(60)) { fcm.fcm.stats.delivered >= 500 }
+        first.signal(SIGKILL)
+        _ = await first.waitForExit(timeout: 10)
+        let second = try start(fcm, redis: redis, id: "fcm-heir", ["REDIS_HEARTBEAT_TTL_MS": "2000"])
+        defer { second.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(120)) {
+            try await self.drained(client, worker: "fcm-heir") && client.claimedCount(keys.processing(worker: "fcm-killed")) == 0
+        }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<total).filter { (delivered[fcmToken("d", $0)] ?? 0) < 1 }.count, 0, "nothing lost")
+        let twice = fcm.fcm.stats.duplicates.count
+        print("SIGKILL with FCM in flight: \(total) delivered, \(twice) delivered twice (in flight at the kill)")
+        XCTAssertLessThanOrEqual(twice, 1000, "only what was in flight at the kill can go twice")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        second.signal(SIGTERM)
+        _ = await second.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+}
