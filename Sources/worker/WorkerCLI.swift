@@ -70,6 +70,8 @@ struct Run: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
+        // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
+        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic))
         let pipeline: PipelineService
         do {
             pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger, readiness: readiness)
