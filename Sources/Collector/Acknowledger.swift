@@ -126,6 +126,9 @@ public final class Acknowledger: Sendable {
                     input.yield(.flushDue)
                 }
             }
+            // push_notifications_total, counted here where each message's app is known: once per distinct key.
+            let outcomes = ledger.takeOutcomes()
+            if !outcomes.isEmpty { PushMetrics.shared.notifications(outcomes) }
             let resolved = ledger.takeReleased()
             if resolved.chat > 0 { await gate.release(resolved.chat, lane: .chat, shard: shard) }
             if resolved.bulk > 0 { await gate.release(resolved.bulk, lane: .bulk, shard: shard) }

@@ -220,7 +220,7 @@ public final class Collector: Sendable {
                     let seq = Self.pipelineSeq(item.seq, shard: shard)
                     switch parser.parse(raw, seq: seq, now: now) {
                     case .invalid(let reason, let messageID):
-                        PushMetrics.shared.notifications(outcome: "dead_letter", reason: "InvalidMessage", count: 1)
+                        PushMetrics.shared.notifications(provider: .apns, app: nil, outcome: "dead_letter", reason: "InvalidMessage", count: 1)
                         // The id is named when the element had a valid one; otherwise the claim sequence
                         // and size tell which element it was (the dead letter holds it whole).
                         logger.warning("dead letter: invalid message", metadata: [
@@ -241,13 +241,15 @@ public final class Collector: Sendable {
                             ? topic : topics.intern(message.headers.appTopic)
                         message.headers.topic = topic
                         if !rejected.isEmpty {
-                            PushMetrics.shared.notifications(outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
+                            PushMetrics.shared.notifications(provider: message.headers.provider, app: message.headers.appTopic,
+                                                             outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)
                         }
                         let notifications = max(1, message.tokens.count)
                         if Lane.of(pipelineSeq: seq) == .bulk { extra.bulk += notifications - 1 } else { extra.chat += notifications - 1 }
                         let stamp = rejected.isEmpty ? 0 : WallClock.nowMillis()
                         registrations.append(ClaimRegistration(
                             element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
+                            provider: message.headers.provider,
                             pendingTokens: message.tokens.count, notifications: notifications,
                             records: rejected.map { token in
                                 .feedback(OutcomeRecords.feedback(token: token, topic: message.headers.appTopic,

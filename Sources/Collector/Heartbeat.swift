@@ -151,7 +151,8 @@ public struct Heartbeat: Sendable {
             logger.warning("returned a dead worker's claims to the queue", metadata: ["worker": "\(worker)", "messages": "\(recovery.returned)"])
         }
         if recovery.poisoned > 0 {
-            PushMetrics.shared.notifications(outcome: "dead_letter", reason: "PoisonMessage", count: recovery.poisoned)
+            PushMetrics.shared.notifications(provider: .apns, app: nil, outcome: "dead_letter", reason: "PoisonMessage",
+                                             count: recovery.poisoned)
             logger.error("dead-lettered messages whose holders died \(recoveryQueue.maxDeliveries) times (PoisonMessage)", metadata: [
                 "worker": "\(worker)", "messages": "\(recovery.poisoned)",
                 "message_id": "\(recovery.poisonedIDs.prefix(20).map { Printable.clipped($0, to: 128) }.joined(separator: ","))",

@@ -13,6 +13,8 @@ public struct ClaimRegistration: Sendable {
     public var counted: Bool
     public var messageID: String
     public var appTopic: String
+    /// Where its tokens go (for the `provider` label of `push_notifications_total`).
+    public var provider: PushProvider
     /// Tokens still to reach an outcome; 0 completes the message at once (invalid input).
     public var pendingTokens: Int
     /// Counted in the in-flight gate: one per pending token (at least one). Each token's room comes back as
@@ -25,14 +27,15 @@ public struct ClaimRegistration: Sendable {
     /// shard in its low bits when the worker consumes several shards.
     public var seq: UInt64
 
-    public init(element: ClaimedElement, seq: UInt64? = nil, messageID: String, appTopic: String, pendingTokens: Int,
-                notifications: Int, records: [OutcomeRecord]) {
+    public init(element: ClaimedElement, seq: UInt64? = nil, messageID: String, appTopic: String, provider: PushProvider = .apns,
+                pendingTokens: Int, notifications: Int, records: [OutcomeRecord]) {
         claimSequence = element.seq
         bytes = element.raw.count
         counted = element.counted
         self.seq = seq ?? element.seq
         self.messageID = messageID
         self.appTopic = appTopic
+        self.provider = provider
         self.pendingTokens = pendingTokens
         self.notifications = notifications
         self.records = records
@@ -61,6 +64,7 @@ public struct OutcomeLedger: Sendable {
         var notifications: Int32
         var attempts: Int32 = 0
         var counted: Bool
+        var provider: PushProvider
         /// Recovery gave the claim to another worker (ownership fencing): its tokens are only counted
         /// down, and it ends without acknowledgement or records.
         var lost = false
@@ -71,6 +75,8 @@ public struct OutcomeLedger: Sendable {
     public private(set) var counts = OutcomeCounts()
     /// Room of tokens that reached their outcome, not yet given back to the gate (see `takeReleased`).
     private var released = (chat: 0, bulk: 0)
+    /// Final outcomes per token by app (`push_notifications_total`), not yet handed to the metrics.
+    private var outcomes = OutcomeTally()
 
     public init(workerID: String) { self.workerID = workerID }
 
@@ -84,7 +90,7 @@ public struct OutcomeLedger: Sendable {
     public mutating func register(_ claim: ClaimRegistration, into completed: inout [CompletedMessage]) -> Bool {
         let entry = Entry(seq: claim.claimSequence, messageID: claim.messageID, appTopic: claim.appTopic, records: claim.records,
                           bytes: Int32(clamping: claim.bytes), remaining: Int32(clamping: claim.pendingTokens),
-                          notifications: Int32(clamping: claim.notifications), counted: claim.counted)
+                          notifications: Int32(clamping: claim.notifications), counted: claim.counted, provider: claim.provider)
         if claim.pendingTokens == 0 {
             if entries[claim.seq] != nil { return false }
             if entry.records.contains(where: { if case .deadLetter = $0 { return true } else { return false } }) {
@@ -122,6 +128,7 @@ public struct OutcomeLedger: Sendable {
         // arrays and strings once per token. (Mutating through `entries.values[index]` copied the whole
         // dictionary each time.)
         guard var entry = entries.removeValue(forKey: resolution.seq) else { return }
+        count(resolution.outcome, of: entry)
         if entry.lost {
             // Whatever this token's outcome was here, the message's new holder decides its records.
             entry.remaining -= 1
@@ -181,6 +188,24 @@ public struct OutcomeLedger: Sendable {
         entry.notifications -= 1
         if Lane.of(pipelineSeq: pipelineSeq) == .bulk { released.bulk += 1 } else { released.chat += 1 }
     }
+
+    /// A token's final outcome in `push_notifications_total`, under its message's provider and app. A claim lost
+    /// to recovery is counted by its new holder.
+    private mutating func count(_ outcome: TokenOutcome, of entry: Entry) {
+        switch outcome {
+        case .delivered:
+            outcomes.add(provider: entry.provider, app: entry.appTopic, outcome: "delivered", reason: "")
+        case .feedback(let reason, _):
+            outcomes.add(provider: entry.provider, app: entry.appTopic, outcome: "feedback", reason: reason)
+        case .failed(let reason, _, _):
+            outcomes.add(provider: entry.provider, app: entry.appTopic, outcome: "dead_letter", reason: reason)
+        case .claimLost:
+            break
+        }
+    }
+
+    /// The outcomes counted since the last call, by provider, app, outcome and reason.
+    public mutating func takeOutcomes() -> [OutcomeTally.Key: Int] { outcomes.take() }
 
     /// The room of tokens resolved since the last call, per lane, for the caller to give back to the gate.
     public mutating func takeReleased() -> (chat: Int, bulk: Int) {

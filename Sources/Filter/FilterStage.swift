@@ -23,7 +23,8 @@ public struct FilterStage: Sendable {
                 if let word = filter.match(job) {
                     // Every token of every message in the job ends filtered; the word itself stays out of labels.
                     let tokens = job.tokens.count + job.extraOwners.values.reduce(0) { $0 + $1.count }
-                    PushMetrics.shared.notifications(outcome: "filtered", reason: "SensitiveWord", count: tokens)
+                    PushMetrics.shared.notifications(provider: job.headers.provider, app: job.headers.appTopic, outcome: "filtered",
+                                                     reason: "SensitiveWord", count: tokens)
                     results(.filtered(seqs: job.sources, ids: job.sourceIDs, topic: job.headers.appTopic, word: word))
                 } else {
                     kept.append(job)

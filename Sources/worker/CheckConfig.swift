@@ -11,66 +11,86 @@ struct CheckConfig: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
         abstract: "Check the configuration: print the effective values (secrets redacted), load every key and certificate, sign a JWT, connect to Redis.",
-        discussion: "Exits 0 if everything works, 1 if anything does not (each problem is printed with the key or file it concerns)."
+        discussion: "Exits 0 if everything works, 1 if anything does not (each problem is printed with the key or file it concerns), 2 on bad usage. --json prints one JSON object."
     )
 
     @Option(name: .long, help: "YAML configuration file.")
     var config: String?
 
+    @Option(name: .long, help: "Connect to this shard only (a prefix of redis.shards); default: every shard.")
+    var shard: String?
+
+    @Flag(name: .long, help: "Print one JSON object for scripts: {\"ok\", \"checks\": [{\"name\", \"ok\", \"detail\"}], \"warnings\"}.")
+    var json = false
+
     @Option(name: .long, help: "How long to wait for Redis, in seconds.")
     var redisTimeout: Int = 5
 
     func run() async throws {
+        var checks = ConfigChecks()
         let configuration: WorkerConfiguration
         do {
             configuration = try ConfigurationLoader().load(file: config)
         } catch {
-            print("FAIL configuration: \(error)")
-            throw ExitCode(1)
+            checks.add("configuration", ok: false, "\(error)")
+            return try finish(checks, summary: [])
         }
-        configuration.summaryLines.forEach { print($0) }
-        print("")
-        var failures = 0
-        func report(_ ok: Bool, _ line: String) {
-            print("\(ok ? "ok  " : "FAIL") \(line)")
-            if !ok { failures += 1 }
-        }
-        if configuration.apns.apps.isEmpty {
-            report(false, "apns.apps: no app configured (each needs a topic with key_file or cert_file)")
-        }
-        for (index, app) in configuration.apns.apps.enumerated() {
-            do {
-                report(true, "apns.apps.\(index) (\(app.topic)): \(try CredentialCheck.verify(app))")
-            } catch {
-                report(false, "apns.apps.\(index) (\(app.topic)): \(error)")
-            }
-        }
-        for warning in FilePermissions.warnings(for: configuration) { print("warn \(warning)") }
+        let prefixes = try ToolOptions.prefixes(configuration, shard: shard)
+        checkCredentials(configuration, &checks)
+        checks.warnings += FilePermissions.warnings(for: configuration)
         for (key, path) in [("apns.ca_file", configuration.apns.caFile), ("redis.ca_file", configuration.redis.caFile)]
         where !path.isEmpty {
             let readable = FileManager.default.isReadableFile(atPath: path)
-            report(readable, "\(key) \(path): \(readable ? "readable" : "file not found or not readable")")
+            checks.add(key, ok: readable, "\(path): \(readable ? "readable" : "file not found or not readable")")
         }
         do {
             let filter = try SensitiveWordFilter(settings: configuration.filter)
             if !configuration.filter.wordsFile.isEmpty {
-                report(true, "filter.words_file: \(filter.matcher.entries.count) words, filter.allow_file: \(filter.allowed.entries.count) exceptions")
+                checks.add("filter.words_file", ok: true,
+                           "\(filter.matcher.entries.count) words, filter.allow_file: \(filter.allowed.entries.count) exceptions")
             }
         } catch {
-            report(false, "\(error)")
+            checks.add("filter", ok: false, "\(error)")
         }
-        // Connected as the worker connects: through the sentinels, or to the first shard's slot in a cluster.
-        let redis = RedisConnector.connection(configuration.redis, shard: configuration.redis.prefixes[0], name: "check",
-                                              socketTimeout: .seconds(max(1, min(redisTimeout, 300))))
-        let shown = "\(configuration.redis.sentinel.isEnabled ? "redis.sentinel" : "redis.url") \(configuration.redis.shownAddress)"
-        do {
-            _ = try await redis.execute(["PING"])
-            report(true, "\(shown): connected")
-        } catch {
-            report(false, "\(shown): \(error)")
+        await checkRedis(configuration, prefixes: prefixes, &checks)
+        try finish(checks, summary: configuration.summaryLines)
+    }
+
+    /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
+    private func checkCredentials(_ configuration: WorkerConfiguration, _ checks: inout ConfigChecks) {
+        if configuration.apns.apps.isEmpty {
+            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file)")
         }
-        await redis.close()
-        print(failures == 0 ? "\nconfiguration OK" : "\n\(failures) problem\(failures == 1 ? "" : "s") found")
-        if failures > 0 { throw ExitCode(1) }
+        for (index, app) in configuration.apns.apps.enumerated() {
+            checks.attempt("apns.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app) }
+        }
+    }
+
+    /// Connected as the worker connects: through the sentinels, or to each shard's slot in a cluster (each shard
+    /// may live on another node). One check per shard when there are several.
+    private func checkRedis(_ configuration: WorkerConfiguration, prefixes: [String], _ checks: inout ConfigChecks) async {
+        let key = configuration.redis.sentinel.isEnabled ? "redis.sentinel" : "redis.url"
+        let timeout = Duration.seconds(max(1, min(redisTimeout, 300)))
+        for prefix in prefixes {
+            let redis = RedisConnector.connection(configuration.redis, shard: prefix, name: "check", socketTimeout: timeout)
+            let name = configuration.redis.prefixes.count > 1 ? "\(key) (shard \(prefix))" : key
+            await checks.attempt(name) {
+                do {
+                    _ = try await redis.execute(["PING"])
+                } catch {
+                    throw Failure(description: "\(configuration.redis.shownAddress): \(error)")
+                }
+                return "\(configuration.redis.shownAddress): connected"
+            }
+            await redis.close()
+        }
+    }
+
+    private struct Failure: Error, CustomStringConvertible { let description: String }
+
+    /// Prints the result as asked; exit 1 when any check failed (SPEC section 6).
+    private func finish(_ checks: ConfigChecks, summary: [String]) throws {
+        print(json ? checks.json : checks.text(summary: summary))
+        if !checks.ok { throw ExitCode(1) }
     }
 }

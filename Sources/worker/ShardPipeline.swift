@@ -73,7 +73,6 @@ struct ResultRouter: Sendable {
     let inputs: [AsyncStream<AcknowledgerEvent>.Continuation]
 
     func route(_ result: PipelineResult) {
-        if case .resolved(let resolutions) = result { PushMetrics.shared.notifications(resolutions) }
         if inputs.count == 1 {
             inputs[0].yield(.result(result))
             return

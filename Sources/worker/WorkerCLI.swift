@@ -19,7 +19,19 @@ struct WorkerCLI: AsyncParsableCommand {
     /// worker or a tool (swift-nio, when the metrics listener runs, happens to do the same; nothing may rely on it).
     static func main() async {
         BrokenPipes.ignoreInProcess()
-        await main(nil)
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            // SPEC section 6: bad usage exits 2 (ArgumentParser's own code for it is 64, EX_USAGE).
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(2)
+        }
     }
 }
 
@@ -58,6 +70,8 @@ struct Run: AsyncParsableCommand {
                 throw ExitCode(2)
             }
         }
+        // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
+        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic))
         let pipeline: PipelineService
         do {
             pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger, readiness: readiness)

@@ -98,4 +98,30 @@ final class OutcomeLedgerTests: XCTestCase {
         XCTAssertEqual(completed.first?.notifications, 1)
         XCTAssertEqual(completed.first?.lost, true)
     }
+
+    /// `push_notifications_total` is counted where each message's app is known: every token's outcome under its
+    /// message's provider and topic, in a tally handed out once (a claim lost to recovery is its new holder's).
+    func testOutcomesAreTalliedByProviderAndAppOfTheirMessage() {
+        var ledger = OutcomeLedger(workerID: "w")
+        var completed: [CompletedMessage] = []
+        let chat = registration(claimSequence: 1, tokens: 3)
+        var other = registration(claimSequence: 2, tokens: 2)
+        other.appTopic = "com.other"
+        other.provider = .fcm
+        ledger.register(chat, into: &completed)
+        ledger.register(other, into: &completed)
+        ledger.resolve(delivered(chat, 0), into: &completed)
+        ledger.resolve(delivered(other, 0), into: &completed)
+        ledger.resolve(delivered(chat, 1), into: &completed)
+        ledger.resolve(Resolution(seq: chat.seq, token: "t2", outcome: .failed(reason: "ServiceUnavailable", status: 503, attempts: 3)),
+                       into: &completed)
+        ledger.resolve(Resolution(seq: other.seq, token: "t1", outcome: .claimLost), into: &completed)
+        let counts = ledger.takeOutcomes()
+        XCTAssertEqual(counts, [
+            OutcomeTally.Key(provider: .apns, app: "t", outcome: "delivered", reason: ""): 2,
+            OutcomeTally.Key(provider: .fcm, app: "com.other", outcome: "delivered", reason: ""): 1,
+            OutcomeTally.Key(provider: .apns, app: "t", outcome: "dead_letter", reason: "ServiceUnavailable"): 1,
+        ])
+        XCTAssertTrue(ledger.takeOutcomes().isEmpty, "handed out once")
+    }
 }

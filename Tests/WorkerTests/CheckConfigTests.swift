@@ -16,13 +16,13 @@ final class CheckConfigTests: XCTestCase {
         chmod(keyFile, 0o600)
     }
 
-    private func checkConfig(_ environment: [String: String]) async throws -> (status: Int32?, output: String) {
+    private func checkConfig(_ environment: [String: String], _ arguments: [String] = []) async throws -> (status: Int32?, output: String) {
         var env = [
             "APNS_APPS_0_TOPIC": "com.example.chat", "APNS_APPS_0_TEAM_ID": "DEF123GHIJ",
             "APNS_APPS_0_KEY_ID": "ABC123DEFG", "APNS_APPS_0_KEY_FILE": keyFile!,
         ]
         env.merge(environment) { $1 }
-        let process = try WorkerProcess(environment: env, arguments: ["check-config", "--redis-timeout", "2"],
+        let process = try WorkerProcess(environment: env, arguments: ["check-config", "--redis-timeout", "2"] + arguments,
                                         logFile: "\(directory!)/check-\(UUID().uuidString.prefix(6)).log")
         let status = await process.waitForExit(timeout: 30)
         return (status, process.log)
@@ -34,7 +34,7 @@ final class CheckConfigTests: XCTestCase {
         let result = try await checkConfig(["REDIS_URL": redis.urlString])
         XCTAssertEqual(result.status, 0, result.output)
         XCTAssertTrue(result.output.contains("ok   apns.apps.0 (com.example.chat): key \(keyFile!) loaded, JWT signed"), result.output)
-        XCTAssertTrue(result.output.contains("ok   redis.url redis://127.0.0.1:\(redis.port)/0: connected"), result.output)
+        XCTAssertTrue(result.output.contains("ok   redis.url: redis://127.0.0.1:\(redis.port)/0: connected"), result.output)
         XCTAssertTrue(result.output.contains("configuration OK"))
         XCTAssertFalse(result.output.contains("warn"), "a 0600 key is not a warning")
     }
@@ -71,7 +71,7 @@ final class CheckConfigTests: XCTestCase {
         defer { redis.kill() }
         let result = try await checkConfig(["REDIS_URL": "redis://:not-the-Secret@127.0.0.1:\(redis.port)/0"])
         XCTAssertEqual(result.status, 1, result.output)
-        XCTAssertTrue(result.output.contains("FAIL redis.url redis://:***@127.0.0.1:\(redis.port)/0:"), result.output)
+        XCTAssertTrue(result.output.contains("FAIL redis.url: redis://:***@127.0.0.1:\(redis.port)/0:"), result.output)
         XCTAssertTrue(result.output.contains("WRONGPASS"), result.output)
         XCTAssertFalse(result.output.contains("Secret"), result.output)
         let down = try await checkConfig(["REDIS_URL": "redis://127.0.0.1:\(freePort())/0"])
@@ -90,5 +90,57 @@ final class CheckConfigTests: XCTestCase {
         let bad = try await checkConfig(["REDIS_URL": redis.urlString, "COLLECTOR_WINDOW_MS": "soon"])
         XCTAssertEqual(bad.status, 1, bad.output)
         XCTAssertTrue(bad.output.contains("FAIL configuration: configuration collector.window_ms: 'soon' is not a whole number"), bad.output)
+    }
+
+    /// `--json`: one JSON object, each check with its name, ok and detail, and the verdict; the exit code as in text.
+    func testJSONOutputNamesEveryCheckAndTheVerdict() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let good = try await checkConfig(["REDIS_URL": redis.urlString], ["--json"])
+        XCTAssertEqual(good.status, 0, good.output)
+        let document = jsonObject(good.output)
+        XCTAssertEqual(document["ok"] as? Bool, true, good.output)
+        let checks = document["checks"] as? [[String: Any]] ?? []
+        XCTAssertEqual(checks.map { $0["name"] as? String ?? "" }, ["apns.apps.0 (com.example.chat)", "redis.url"], good.output)
+        XCTAssertTrue(checks.allSatisfy { $0["ok"] as? Bool == true }, good.output)
+        XCTAssertEqual(checks.last?["detail"] as? String, "redis://127.0.0.1:\(redis.port)/0: connected", good.output)
+        XCTAssertEqual(document["warnings"] as? [String], [], good.output)
+
+        let bad = try await checkConfig(["REDIS_URL": redis.urlString, "APNS_APPS_0_KEY_FILE": "/nonexistent/AuthKey_X.p8"], ["--json"])
+        XCTAssertEqual(bad.status, 1, bad.output)
+        let failed = jsonObject(bad.output)
+        XCTAssertEqual(failed["ok"] as? Bool, false, bad.output)
+        let app = (failed["checks"] as? [[String: Any]])?.first { $0["name"] as? String == "apns.apps.0 (com.example.chat)" }
+        XCTAssertEqual(app?["ok"] as? Bool, false, bad.output)
+        XCTAssertEqual(app?["detail"] as? String, "APNs key /nonexistent/AuthKey_X.p8: file not found or not readable", bad.output)
+
+        let unloadable = try await checkConfig(["REDIS_URL": redis.urlString, "COLLECTOR_WINDOW_MS": "soon"], ["--json"])
+        XCTAssertEqual(unloadable.status, 1, unloadable.output)
+        XCTAssertEqual((jsonObject(unloadable.output)["checks"] as? [[String: Any]])?.first?["name"] as? String, "configuration", unloadable.output)
+    }
+
+    /// SPEC section 6: bad usage exits 2 (an unknown flag, a value that is not a number, a shard not configured).
+    func testBadUsageExitsTwo() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        for arguments in [["--no-such-flag"], ["--redis-timeout", "soon"], ["--shard", "push:{9}"]] {
+            let result = try await checkConfig(["REDIS_URL": redis.urlString], arguments)
+            XCTAssertEqual(result.status, 2, "\(arguments): \(result.output)")
+        }
+    }
+
+    /// With `redis.shards`, Redis is checked for each shard (on a cluster each may live on another node), or for
+    /// the one `--shard` names.
+    func testEachShardIsCheckedOrTheOneNamed() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let all = try await checkConfig(["REDIS_URL": redis.urlString, "REDIS_SHARDS": "push:{0},push:{1}"])
+        XCTAssertEqual(all.status, 0, all.output)
+        XCTAssertTrue(all.output.contains("ok   redis.url (shard push:{0}): redis://127.0.0.1:\(redis.port)/0: connected"), all.output)
+        XCTAssertTrue(all.output.contains("ok   redis.url (shard push:{1}): "), all.output)
+        let one = try await checkConfig(["REDIS_URL": redis.urlString, "REDIS_SHARDS": "push:{0},push:{1}"], ["--shard", "push:{1}"])
+        XCTAssertEqual(one.status, 0, one.output)
+        XCTAssertTrue(one.output.contains("ok   redis.url (shard push:{1}): "), one.output)
+        XCTAssertFalse(one.output.contains("shard push:{0}"), one.output)
     }
 }

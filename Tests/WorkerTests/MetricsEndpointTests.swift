@@ -124,6 +124,44 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(status, 0)
     }
 
+    /// `push_notifications_total` names each outcome's app (issue 35): a configured app by its topic, every other
+    /// topic as `app="other"`, so a producer inventing topics cannot make series; `provider`, `outcome` and `reason`
+    /// stay.
+    func testNotificationsAreLabelledByConfiguredAppAndUnknownTopicsShareOneSeries() async throws {
+        let worker = try startWorker()
+        try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
+        let before = await metrics()
+        // The configured app's known outcomes exist at 0 from the first scrape, as do those only `other` can have.
+        XCTAssertEqual(prometheusSample(before, "push_notifications_total",
+                                        ["provider": "apns", "app": "com.example.chat", "outcome": "dead_letter", "reason": "Timeout"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_notifications_total",
+                                        ["app": "other", "outcome": "dead_letter", "reason": "TopicNotConfigured"]), 0, before)
+
+        try await enqueue(0..<5)
+        // 40 messages, each for a topic no app has: dead-lettered, all counted under one series.
+        try await client.lpush(keys.queue, (0..<40).map { messageJSON(id: "flood\($0)", tokens: [token("b1", $0)], topic: "com.flood.t\($0)") })
+        try await client.lpush(keys.queue, ["{not json"])
+        try await eventually(timeout: .seconds(60)) {
+            prometheusSample(await self.metrics(), "push_messages_acknowledged_total") == 46
+        }
+        let text = await metrics()
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total",
+                                        ["provider": "apns", "app": "com.example.chat", "outcome": "delivered"]), 5, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total",
+                                        ["provider": "apns", "app": "other", "outcome": "dead_letter", "reason": "TopicNotConfigured"]), 40, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total",
+                                        ["app": "other", "outcome": "dead_letter", "reason": "InvalidMessage"]), 1, text)
+        XCTAssertFalse(text.contains("com.flood"), "an unknown topic never becomes a label value:\n\(text)")
+        let series = text.split(separator: "\n").filter { $0.hasPrefix("push_notifications_total{") }
+        XCTAssertFalse(series.isEmpty, text)
+        for line in series {
+            XCTAssertTrue(["provider=", "app=", "outcome=", "reason="].allSatisfy { line.contains($0) }, "every series has all four labels: \(line)")
+        }
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 15)
+        XCTAssertEqual(status, 0)
+    }
+
     /// `worker health [--ready]` (SPEC section 6), what a container HEALTHCHECK runs: exit 0 when the running
     /// worker's endpoint answers 200, 1 otherwise (not ready, or nothing listening).
     func testHealthCommandAsksTheRunningWorker() async throws {

@@ -16,9 +16,12 @@ class ToolTestCase: RedisTestCase {
         directory = makeTemporaryDirectory("tools")
     }
 
+    /// More environment for the tools (e.g. `REDIS_SHARDS`).
+    var toolEnvironment: [String: String] = [:]
+
     /// Starts `worker ARGUMENTS` against this test's Redis.
     func start(_ arguments: [String]) throws -> WorkerProcess {
-        try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: arguments,
+        try WorkerProcess(environment: ["REDIS_URL": redis.urlString].merging(toolEnvironment) { $1 }, arguments: arguments,
                           logFile: "\(directory!)/tool-\(UUID().uuidString.prefix(6)).log")
     }
 

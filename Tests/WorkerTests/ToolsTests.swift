@@ -99,4 +99,55 @@ final class ToolsTests: ToolTestCase {
         XCTAssertEqual(missing.status, 1)
         try await assertEqual(try await client.length(keys.deadLetters), 3, "the views change nothing")
     }
+
+    /// `dlq list` and `dlq stats` take SPEC section 6's whole SELECTION, the same one replay, purge and export take.
+    func testDeadLetterListAndStatsTakeTheWholeSelection() async throws {
+        func letter(_ id: String, _ reason: String, _ status: Int?, topic: String, ageMillis: Int64) -> String {
+            let raw = Array(messageJSON(id: id, tokens: [token("a1", 1)], topic: topic).utf8)
+            return String(decoding: OutcomeRecords.deadLetter(raw: raw, failedTokens: nil, reason: reason, status: status, attempts: 1,
+                                                              failedAtMillis: WallClock.nowMillis() - ageMillis, worker: "w"), as: UTF8.self)
+        }
+        // LPUSHed oldest first: m5 is the newest (index 0).
+        try await client.lpush(keys.deadLetters, [
+            letter("m1", "ServiceUnavailable", 503, topic: "com.a", ageMillis: 3 * 86_400_000),
+            letter("m2", "BadTopic", 400, topic: "com.a", ageMillis: 7_200_000),
+            letter("m3", "ServiceUnavailable", 503, topic: "com.b", ageMillis: 600_000),
+            letter("m4", "InternalServerError", 500, topic: "com.a", ageMillis: 60_000),
+            letter("m5", "ServiceUnavailable", 503, topic: "com.a", ageMillis: 1_000),
+        ])
+        func ids(_ arguments: [String]) async throws -> [String] {
+            let result = try await tool(["dlq", "list", "--json"] + arguments)
+            return result.output.split(separator: "\n").compactMap { (jsonObject(String($0))["message"] as? [String: Any])?["id"] as? String }
+        }
+        var listed = try await ids(["--status", "503"])
+        XCTAssertEqual(listed, ["m5", "m3", "m1"])
+        listed = try await ids(["--older-than", "1h"])
+        XCTAssertEqual(listed, ["m2", "m1"])
+        listed = try await ids(["--newer-than", "15m"])
+        XCTAssertEqual(listed, ["m5", "m4", "m3"])
+        listed = try await ids(["--newer-than", "1d", "--older-than", "5m"])
+        XCTAssertEqual(listed, ["m3", "m2"])
+        listed = try await ids(["--reason", "ServiceUnavailable", "--reason", "BadTopic", "--topic", "com.a"])
+        XCTAssertEqual(listed, ["m5", "m2", "m1"])
+        listed = try await ids(["--max", "2"])
+        XCTAssertEqual(listed, ["m5", "m4"], "--max: the first N selected, newest first")
+        listed = try await ids(["--status", "503", "--max", "5", "--limit", "1"])
+        XCTAssertEqual(listed, ["m5"])
+        let text = try await tool(["dlq", "list", "--older-than", "1h"])
+        XCTAssertEqual(text.output.split(separator: "\n").map { $0.split(separator: " ").first.map(String.init) ?? "" }, ["3", "4"],
+                       "the indices `dlq show` takes:\n\(text.output)")
+        let none = try await tool(["dlq", "list", "--status", "429"])
+        XCTAssertEqual(none.status, 1, "nothing matched: \(none.output)")
+        for bad in [["--older-than", "soon"], ["--max", "0"], ["--status", "x"], ["--limit", "0"]] {
+            let result = try await tool(["dlq", "list"] + bad)
+            XCTAssertEqual(result.status, 2, "bad usage: \(bad): \(result.output)")
+        }
+
+        let stats = try await tool(["dlq", "stats", "--json", "--topic", "com.a", "--newer-than", "1d"])
+        XCTAssertEqual(stats.status, 0, stats.output)
+        let counts = jsonObject(stats.output)
+        XCTAssertEqual(counts["dead_letters"] as? Int, 3, stats.output)
+        XCTAssertEqual(counts["by_reason"] as? [String: Int], ["ServiceUnavailable": 1, "BadTopic": 1, "InternalServerError": 1])
+        try await assertEqual(try await client.length(keys.deadLetters), 5, "the views change nothing")
+    }
 }

@@ -24,6 +24,8 @@ public final class PushMetrics: Sendable {
     public let redisWaitShortfalls: Counter
 
     private let notifications = LabelledSeries<Counter> { Counter(label: "push_notifications_total", dimensions: $0) }
+    /// The topics `push_notifications_total` names in its `app` label (`configureApps`); any other is `other`.
+    private let apps = Locked<Set<String>>([])
     private let responses = LabelledSeries<Counter> { Counter(label: "push_apns_responses_total", dimensions: $0) }
     private let retries = LabelledSeries<Counter> { Counter(label: "push_apns_retries_total", dimensions: $0) }
     private let connections = LabelledSeries<Gauge> { Gauge(label: "push_apns_connections", dimensions: $0) }
@@ -54,15 +56,23 @@ public final class PushMetrics: Sendable {
     /// Outcomes, answers and retry reasons known in advance, made at 0 before the first event so that
     /// `rate()` and alerts work from the first scrape (a series that appears only with its first event
     /// hides that first increase from `rate()`).
+    /// Per configured APNs app.
     public static let knownOutcomes: [(outcome: String, reason: String)] = [
         ("delivered", ""), ("filtered", "SensitiveWord"),
         ("feedback", "Unregistered"), ("feedback", "ExpiredToken"), ("feedback", "BadDeviceToken"),
         ("feedback", "DeviceTokenNotForTopic"),
         ("dead_letter", "ServiceUnavailable"), ("dead_letter", "InternalServerError"), ("dead_letter", "TooManyRequests"),
         ("dead_letter", "Timeout"), ("dead_letter", "TransportError"), ("dead_letter", "ConnectionError"),
-        ("dead_letter", "Expired"), ("dead_letter", "InvalidMessage"), ("dead_letter", "PoisonMessage"),
-        ("dead_letter", "TopicNotConfigured"),
+        ("dead_letter", "Expired"),
     ]
+    /// Per configured FCM app (the FCM reasons are added with its sender).
+    public static let knownFCMOutcomes: [(outcome: String, reason: String)] = [("delivered", ""), ("filtered", "SensitiveWord")]
+    /// Outcomes of messages whose app is not a configured one, or not known at all (`app="other"`).
+    public static let knownOtherOutcomes: [(outcome: String, reason: String)] = [
+        ("dead_letter", "InvalidMessage"), ("dead_letter", "PoisonMessage"), ("dead_letter", "TopicNotConfigured"),
+    ]
+    /// The `app` label of a topic that is not a configured app: a flood of unknown topics makes one series.
+    public static let otherApp = "other"
     public static let knownResponses: [(status: Int, reason: String)] = [
         (200, ""), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "BadCollapseId"),
         (400, "BadExpirationDate"), (400, "BadPriority"), (400, "BadTopic"), (400, "TopicDisallowed"),
@@ -81,7 +91,6 @@ public final class PushMetrics: Sendable {
     public func queueToAPNs(_ lane: Lane) -> Timer { queueToAPNsByLane[lane == .chat ? 0 : 1] }
 
     public func registerKnownSeries() {
-        for (outcome, reason) in Self.knownOutcomes { notifications.series([("outcome", outcome), ("reason", reason)]).increment(by: 0) }
         for (status, reason) in Self.knownResponses {
             responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0)
         }
@@ -94,30 +103,45 @@ public final class PushMetrics: Sendable {
         filterReloads.series([("result", result)]).increment()
     }
 
-    /// Final outcomes per token: `outcome` is delivered, feedback, dead_letter or filtered.
-    public func notifications(outcome: String, reason: String, count: Int) {
-        guard count > 0 else { return }
-        notifications.series([("outcome", outcome), ("reason", MetricLabel.reason(reason))]).increment(by: count)
-    }
-
-    /// The final outcomes of a batch of resolutions, one increment per distinct outcome and reason.
-    public func notifications(_ resolutions: [Resolution]) {
-        var delivered = 0
-        var others: [String: (outcome: String, count: Int)] = [:]
-        for resolution in resolutions {
-            switch resolution.outcome {
-            case .delivered:
-                delivered += 1
-            case .feedback(let reason, _):
-                others["f" + reason, default: ("feedback", 0)].count += 1
-            case .failed(let reason, _, _):
-                others["d" + reason, default: ("dead_letter", 0)].count += 1
-            case .claimLost:
-                break  // counted per message in push_claims_lost_total; its new holder gives it its outcome
+    /// The apps `push_notifications_total` names in its `app` label: the topics of `apns.apps` and of `fcm.apps`.
+    /// A topic not among them (a producer's typo, a flood of invented topics) is counted as `other`, so the
+    /// series stay bounded by the configuration. Makes each app's known outcomes at 0 (see `knownOutcomes`).
+    public func configureApps(apns: [String], fcm: [String] = []) {
+        let topics = Set(apns + fcm)
+        apps.withLock { $0 = topics }
+        // Room for every app's outcomes and reasons; beyond it (reasons invented by a server), `other`.
+        notifications.raiseLimit(to: 200 + 50 * topics.count)
+        for (provider, list, known) in [(PushProvider.apns, apns, Self.knownOutcomes), (.fcm, fcm, Self.knownFCMOutcomes)] {
+            for topic in list {
+                for (outcome, reason) in known {
+                    notifications(provider: provider, app: topic, outcome: outcome, reason: reason, count: 0)
+                }
             }
         }
-        notifications(outcome: "delivered", reason: "", count: delivered)
-        for (key, value) in others { notifications(outcome: value.outcome, reason: String(key.dropFirst()), count: value.count) }
+        for (outcome, reason) in Self.knownOtherOutcomes {
+            notifications(provider: .apns, app: nil, outcome: outcome, reason: reason, count: 0)
+        }
+    }
+
+    /// The `app` label of a message's topic: the topic when it is a configured app, else `other`.
+    public func appLabel(_ topic: String?) -> String {
+        guard let topic, apps.withLock({ $0.contains(topic) }) else { return Self.otherApp }
+        return MetricLabel.reason(topic, keep: MetricLabel.topicCharacters)
+    }
+
+    /// Final outcomes per token: `outcome` is delivered, feedback, dead_letter or filtered; `app` the message's
+    /// topic (nil when it is not known: an element that did not parse). A count of 0 makes the series.
+    public func notifications(provider: PushProvider, app: String?, outcome: String, reason: String, count: Int) {
+        guard count >= 0 else { return }
+        notifications.series([("provider", provider.rawValue), ("app", appLabel(app)), ("outcome", outcome),
+                              ("reason", MetricLabel.reason(reason))]).increment(by: count)
+    }
+
+    /// What an `OutcomeTally` counted: one increment per distinct provider, app, outcome and reason.
+    public func notifications(_ counts: [OutcomeTally.Key: Int]) {
+        for (key, count) in counts where count > 0 {
+            notifications(provider: key.provider, app: key.app, outcome: key.outcome, reason: key.reason, count: count)
+        }
     }
 
     /// APNs answers (retried ones included); `status` is the HTTP status, or 0 when none came (reset, timeout).
@@ -169,18 +193,22 @@ public final class PushMetrics: Sendable {
 final class LabelledSeries<Handle: AnyObject>: Sendable {
     private let make: @Sendable ([(String, String)]) -> Handle
     private let table = Locked<[String: UnsafeHandle]>([:])
-    private let limit: Int
+    private let limit: Locked<Int>
 
     /// The handles are swift-metrics objects, thread-safe by that API's contract.
     private struct UnsafeHandle: @unchecked Sendable { let handle: Handle }
 
     init(limit: Int = 200, make: @escaping @Sendable ([(String, String)]) -> Handle) {
-        self.limit = limit
+        self.limit = Locked(limit)
         self.make = make
     }
 
+    /// More label sets allowed (a label bounded by the configuration, like `app`, multiplies the others).
+    func raiseLimit(to value: Int) { limit.withLock { $0 = max($0, value) } }
+
     func series(_ labels: [(String, String)]) -> Handle {
         let key = labels.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}")
+        let limit = self.limit.withLock { $0 }
         return table.withLock { table in
             if let known = table[key] { return known.handle }
             let overflow = table.count >= limit

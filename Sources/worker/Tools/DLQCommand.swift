@@ -59,16 +59,21 @@ struct DeadLetter {
 
 struct DLQStats: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "stats",
-                                                    abstract: "Dead letters counted by reason, status, topic and age; the feedback count.")
+                                                    abstract: "Dead letters counted by reason, status, topic and age; the feedback count.",
+                                                    discussion: "With a selection, only the selected dead letters are counted (the feedback count is the whole list's).")
     @OptionGroup var options: ToolOptions
+    @OptionGroup var selection: DeadLetterSelection
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
         var reasons: [String: Int] = [:], statuses: [String: Int] = [:], topics: [String: Int] = [:], ages: [String: Int] = [:]
         var total = 0, feedback = 0
         let now = WallClock.nowMillis()
+        let cap = selection.max ?? Int.max
         for (keys, redis) in try options.shards(configuration) {
             try await DeadLetter.forEach(keys, redis) { letter in
+                guard total < cap else { return false }
+                guard selection.matches(letter, now: now) else { return true }
                 total += 1
                 reasons[letter.reason, default: 0] += 1
                 statuses[letter.status.map(String.init) ?? "none", default: 0] += 1
@@ -105,24 +110,29 @@ struct DLQStats: AsyncParsableCommand {
 }
 
 struct DLQList: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "list", abstract: "Dead letters, newest first (read only).")
+    static let configuration = CommandConfiguration(commandName: "list", abstract: "The selected dead letters, newest first (read only).",
+                                                    discussion: "Each line: the index `dlq show` takes, age, reason, message id, topic (and shard). Exit 1 when nothing matches.")
     @OptionGroup var options: ToolOptions
-    @Option(name: .long, help: "Only this reason (repeatable).") var reason: [String] = []
-    @Option(name: .long, help: "Only this topic.") var topic: String?
-    @Option(name: .long, help: "Only the message with this id.") var messageId: String?
-    @Option(name: .long, help: "At most this many.") var limit: Int = 50
+    @OptionGroup var selection: DeadLetterSelection
+    @Option(name: .long, help: "At most this many lines.") var limit: Int = 50
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
+        let now = WallClock.nowMillis()
+        // `--max` and `--limit` both cap what is shown here, over all shards together.
+        let cap = min(limit, selection.max ?? Int.max)
         var shown: [DeadLetter] = []
         for (keys, redis) in try options.shards(configuration) {
-            try await DeadLetter.forEach(keys, redis) { letter in
-                guard shown.count < limit else { return false }
-                if !reason.isEmpty && !reason.contains(letter.reason) { return true }
-                if let topic, letter.topic != topic { return true }
-                if let messageId, letter.messageID != messageId { return true }
-                shown.append(letter)
-                return true
+            if shown.count < cap {
+                try await DeadLetter.forEach(keys, redis) { letter in
+                    guard shown.count < cap else { return false }
+                    if selection.matches(letter, now: now) { shown.append(letter) }
+                    return true
+                }
             }
             await redis.close()
         }
@@ -130,7 +140,7 @@ struct DLQList: AsyncParsableCommand {
             for letter in shown { print(letter.text) }
         } else {
             for letter in shown {
-                let when = letter.failedAt.map { ToolOutput.age(millis: WallClock.nowMillis() - $0) + " ago" } ?? "?"
+                let when = letter.failedAt.map { ToolOutput.age(millis: now - $0) + " ago" } ?? "?"
                 print("\(letter.index)  \(when)  \(letter.reason)  \(letter.messageID ?? "-")  \(letter.topic ?? "-")"
                       + (configuration.redis.shards.isEmpty ? "" : "  \(letter.shard)"))
             }
@@ -147,7 +157,7 @@ struct DLQShow: AsyncParsableCommand {
     func run() async throws {
         let configuration = try options.loadConfiguration()
         guard index >= 0 else { throw ValidationError("the index is 0 or more") }
-        guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
+        let (keys, redis) = try options.oneShard(configuration, for: "dlq show")
         let reply = try await redis.execute(["LINDEX", keys.deadLetters, String(index)])
         await redis.close()
         guard let bytes = reply.bytes else {

@@ -16,7 +16,8 @@ struct DLQExport: AsyncParsableCommand {
         let startedAt = WallClock.nowMillis()
         var exported = 0
         for (keys, redis) in try options.shards(configuration) {
-            try await ReplayPlan.walk(keys, redis, selection: selection, startedAt: startedAt) { letter, selected in
+            try await ReplayPlan.walk(keys, redis, selection: selection.sharing((selection.max ?? 0) - exported),
+                                      startedAt: startedAt) { letter, selected in
                 if selected {
                     print(letter.text)
                     exported += 1
@@ -41,6 +42,7 @@ struct DLQImport: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
+        try options.checkOneShard(configuration, for: "dlq import")
         guard let data = FileManager.default.contents(atPath: file) else {
             FileHandle.standardError.write(Data("error: cannot read \(file)\n".utf8))
             throw ExitCode(2)
@@ -62,7 +64,7 @@ struct DLQImport: AsyncParsableCommand {
             }
             entries.append(bytes)
         }
-        guard let (keys, redis) = try options.shards(configuration).first else { throw ExitCode(2) }
+        let (keys, redis) = try options.oneShard(configuration, for: "dlq import")
         // The file's digest is the run's id: the same import cut off part-way resumes where it stopped when
         // run again (within a day); --again imports the file anew.
         let runID = "import-" + ResumablePush.runID(forContent: Array(data)) + (again ? "-\(WallClock.nowMillis())" : "")
@@ -98,11 +100,17 @@ struct DLQPurge: AsyncParsableCommand {
         let startedAt = WallClock.nowMillis()
         let shards = try options.shards(configuration)
         var planned = 0
+        // What each shard contributes, so that the deletion selects the entries counted (one `--max` for all).
+        var perShard: [Int] = []
         for (keys, redis) in shards {
-            try await ReplayPlan.walk(keys, redis, selection: selection, startedAt: startedAt) { _, selected in
-                if selected { planned += 1 }
+            var here = 0
+            try await ReplayPlan.walk(keys, redis, selection: selection.sharing((selection.max ?? 0) - planned),
+                                      startedAt: startedAt) { _, selected in
+                if selected { here += 1 }
                 return false
             }
+            perShard.append(here)
+            planned += here
         }
         guard planned > 0 else {
             print("nothing matched")
@@ -117,9 +125,10 @@ struct DLQPurge: AsyncParsableCommand {
             guard readLine()?.lowercased().hasPrefix("y") == true else { throw ExitCode(1) }
         }
         var deleted = 0
-        for (keys, redis) in shards {
+        for ((keys, redis), share) in zip(shards, perShard) {
             var progress = Progress(total: planned, quiet: true)
-            let here = try await ReplayPlan.consume(keys, redis, selection: selection, startedAt: startedAt, progress: &progress) { _, selected in
+            let here = try await ReplayPlan.consume(keys, redis, selection: selection.sharing(share), startedAt: startedAt,
+                                                    progress: &progress) { _, selected in
                 selected ? .delete : .keep
             }
             deleted += here

@@ -46,10 +46,15 @@ struct DLQReplay: AsyncParsableCommand {
         let configuration = try options.loadConfiguration()
         let shards = try options.shards(configuration)
         let startedAt = WallClock.nowMillis()
-        var plans: [(keys: RedisKeys, redis: any RedisCommands, plan: ReplayPlan)] = []
+        // Shards are planned one after another, sharing one `--max`; each runs with the selection it was planned with.
+        var plans: [(keys: RedisKeys, redis: any RedisCommands, plan: ReplayPlan, selection: DeadLetterSelection)] = []
+        var selected = 0
         for (keys, redis) in shards {
-            plans.append((keys, redis, try await ReplayPlan.make(keys: keys, redis: redis, selection: selection,
-                                                                 includePermanent: includePermanent, startedAt: startedAt)))
+            let share = selection.sharing((selection.max ?? 0) - selected)
+            let plan = try await ReplayPlan.make(keys: keys, redis: redis, selection: share, includePermanent: includePermanent,
+                                                 startedAt: startedAt)
+            selected += plan.selected
+            plans.append((keys, redis, plan, share.sharing(plan.selected)))
         }
         let total = plans.reduce(0) { $0 + $1.plan.toReplay }
         for entry in plans { print(entry.plan.describe(prefix: entry.keys.prefix, json: options.json)) }
@@ -70,7 +75,7 @@ struct DLQReplay: AsyncParsableCommand {
         var progress = Progress(total: total)
         var moved = 0
         for entry in plans {
-            let result = try await ReplayPlan.execute(keys: entry.keys, redis: entry.redis, selection: selection,
+            let result = try await ReplayPlan.execute(keys: entry.keys, redis: entry.redis, selection: entry.selection,
                                                       includePermanent: includePermanent, startedAt: startedAt,
                                                       rate: rate, to: Lane(rawValue: to) ?? .chat, progress: &progress)
             moved += result
@@ -99,57 +104,6 @@ struct DLQReplay: AsyncParsableCommand {
 extension RedisKeys {
     /// Audit of dead-letter replays: one JSON line per run and shard.
     var auditLog: String { "\(prefix):dlq:audit" }
-}
-
-/// Which dead letters a command selects (SPEC section 6's SELECTION).
-struct DeadLetterSelection: ParsableArguments {
-    @Option(name: .long, help: "Only this reason (repeatable).") var reason: [String] = []
-    @Option(name: .long, help: "Only this HTTP status.") var status: Int?
-    @Option(name: .long, help: "Only this topic.") var topic: String?
-    @Option(name: .long, help: "Only the message with this id.") var messageId: String?
-    @Option(name: .long, help: "Only entries older than this (30s, 10m, 2h, 7d).") var olderThan: String?
-    @Option(name: .long, help: "Only entries newer than this (30s, 10m, 2h, 7d).") var newerThan: String?
-    @Option(name: .long, help: "At most this many entries.") var max: Int?
-
-    func validate() throws {
-        for text in [olderThan, newerThan].compactMap({ $0 }) where Self.millis(text) == nil {
-            throw ValidationError("'\(text)' is not a duration like 30s, 10m, 2h or 7d")
-        }
-        if let max, max < 1 { throw ValidationError("--max must be at least 1") }
-    }
-
-    static func millis(_ text: String) -> Int64? {
-        guard let unit = text.last, let number = Int64(text.dropLast()), number >= 0, number < 1_000_000_000 else { return nil }
-        switch unit {
-        case "s": return number * 1000
-        case "m": return number * 60_000
-        case "h": return number * 3_600_000
-        case "d": return number * 86_400_000
-        default: return nil
-        }
-    }
-
-    func matches(_ letter: DeadLetter, now: Int64) -> Bool {
-        if !reason.isEmpty && !reason.contains(letter.reason) { return false }
-        if let status, letter.status != Int64(status) { return false }
-        if let topic, letter.topic != topic { return false }
-        if let messageId, letter.messageID != messageId { return false }
-        let age = now - (letter.failedAt ?? now)
-        if let olderThan, let limit = Self.millis(olderThan), age < limit { return false }
-        if let newerThan, let limit = Self.millis(newerThan), age > limit { return false }
-        return true
-    }
-
-    var summary: String {
-        var parts: [String] = reason.map { "--reason \($0)" }
-        if let status { parts.append("--status \(status)") }
-        if let topic { parts.append("--topic \(topic)") }
-        if let messageId { parts.append("--message-id \(messageId)") }
-        if let olderThan { parts.append("--older-than \(olderThan)") }
-        if let newerThan { parts.append("--newer-than \(newerThan)") }
-        if let max { parts.append("--max \(max)") }
-        return parts.isEmpty ? "(all)" : parts.joined(separator: " ")
-    }
 }
 
 /// A progress bar on a terminal, a plain line every two seconds otherwise.

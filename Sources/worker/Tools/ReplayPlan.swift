@@ -12,6 +12,8 @@ struct ReplayPlan {
     /// Why entries are left in the list, with counts.
     var skipped: [String: Int] = [:]
     var droppedTokens = 0
+    /// Entries the selection took (replayed or skipped), counted against `--max`.
+    var selected: Int { toReplay + skipped.values.reduce(0, +) }
 
     enum Decision {
         case replay(message: [UInt8], droppedTokens: Int)

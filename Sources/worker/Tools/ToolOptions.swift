@@ -25,21 +25,46 @@ struct ToolOptions: ParsableArguments {
         }
     }
 
+    /// The prefixes the tool works on: `--shard`'s, or every shard's. An unknown `--shard` is bad usage (exit 2).
+    func prefixes(_ configuration: WorkerConfiguration) throws -> [String] {
+        try Self.prefixes(configuration, shard: shard)
+    }
+
+    static func prefixes(_ configuration: WorkerConfiguration, shard: String?) throws -> [String] {
+        let prefixes = configuration.redis.prefixes
+        guard let shard else { return prefixes }
+        guard prefixes.contains(shard) else {
+            FileHandle.standardError.write(Data("error: --shard \(shard) is not one of \(prefixes.joined(separator: ", "))\n".utf8))
+            throw ExitCode(2)
+        }
+        return [shard]
+    }
+
     /// One connection per selected shard, each with the shard's key names.
     func shards(_ configuration: WorkerConfiguration) throws -> [(keys: RedisKeys, redis: any RedisCommands)] {
-        var prefixes = configuration.redis.prefixes
-        if let shard {
-            guard prefixes.contains(shard) else {
-                FileHandle.standardError.write(Data("error: --shard \(shard) is not one of \(prefixes.joined(separator: ", "))\n".utf8))
-                throw ExitCode(2)
-            }
-            prefixes = [shard]
-        }
+        let prefixes = try prefixes(configuration)
         let redis = configuration.redis
         // One cluster topology for all of them, as in the worker (closed with the last of them).
         let map = RedisConnector.clusterMap(redis, name: "tool-topology")
         return prefixes.map { prefix in
             (RedisKeys(prefix: prefix), RedisConnector.connection(redis, shard: prefix, name: "tool-\(prefix)", map: map))
+        }
+    }
+
+    /// The one shard a command that addresses a single list works on (`dlq show N`, `dlq import`): `--shard`'s,
+    /// or the only one. With several shards and no `--shard` the command is ambiguous: bad usage (exit 2).
+    func oneShard(_ configuration: WorkerConfiguration, for command: String) throws -> (keys: RedisKeys, redis: any RedisCommands) {
+        try checkOneShard(configuration, for: command)
+        guard let first = try shards(configuration).first else { throw ExitCode(2) }
+        return first
+    }
+
+    /// What `oneShard` checks, without connecting (bad usage is said before any other work).
+    func checkOneShard(_ configuration: WorkerConfiguration, for command: String) throws {
+        _ = try prefixes(configuration)
+        if shard == nil && configuration.redis.prefixes.count > 1 {
+            FileHandle.standardError.write(Data("error: \(command) works on one shard: give --shard (one of \(configuration.redis.prefixes.joined(separator: ", ")))\n".utf8))
+            throw ExitCode(2)
         }
     }
 }
