@@ -58,11 +58,14 @@ struct CheckConfig: AsyncParsableCommand {
 
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
     private func checkCredentials(_ configuration: WorkerConfiguration, _ checks: inout ConfigChecks) {
-        if configuration.apns.apps.isEmpty {
-            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file)")
+        if configuration.apns.apps.isEmpty && configuration.fcm.apps.isEmpty {
+            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give fcm.apps)")
         }
         for (index, app) in configuration.apns.apps.enumerated() {
             checks.attempt("apns.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app) }
+        }
+        for (index, app) in configuration.fcm.apps.enumerated() {
+            checks.attempt("fcm.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app, fcm: configuration.fcm) }
         }
     }
 

@@ -71,7 +71,7 @@ struct Run: AsyncParsableCommand {
             }
         }
         // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
-        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic))
+        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic), fcm: configuration.fcm.apps.map(\.topic))
         let pipeline: PipelineService
         do {
             pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger, readiness: readiness)

@@ -39,6 +39,33 @@ final class CheckConfigTests: XCTestCase {
         XCTAssertFalse(result.output.contains("warn"), "a 0600 key is not a warning")
     }
 
+    /// SPEC section 6: check-config loads every FCM service account, signs an assertion and gets an access token,
+    /// and says exactly what is wrong when it cannot (a missing file, a key the token endpoint refuses).
+    func testFCMServiceAccountsAreLoadedSignedAndExchanged() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn()
+        let stranger = try ServiceAccountFixture(privateKeyID: "ffffffffffffffffffffffffffffffffffffffff")
+        let strangerFile = try stranger.writeJSON(tokenURI: fcm.emulator.endpoint + "/token")
+        chmod(fcm.serviceAccountFile, 0o600)
+        chmod(strangerFile, 0o600)
+        let base = ["REDIS_URL": redis.urlString, "FCM_CA_FILE": fcm.apns.caFile, "FCM_APPS_0_TOPIC": "com.example.chat"]
+        let good = try await checkConfig(base.merging(["FCM_APPS_0_SERVICE_ACCOUNT_FILE": fcm.serviceAccountFile]) { $1 })
+        XCTAssertEqual(good.status, 0, good.output)
+        XCTAssertTrue(good.output.contains("ok   fcm.apps.0 (com.example.chat): service account \(ServiceAccountFixture.clientEmail) (project \(ServiceAccountFixture.projectID)) loaded, assertion signed, access token granted"), good.output)
+
+        let refused = try await checkConfig(base.merging(["FCM_APPS_0_SERVICE_ACCOUNT_FILE": strangerFile]) { $1 })
+        XCTAssertEqual(refused.status, 1, refused.output)
+        XCTAssertTrue(refused.output.contains("FAIL fcm.apps.0 (com.example.chat): FCM service account \(strangerFile): the token endpoint"), refused.output)
+        XCTAssertTrue(refused.output.contains("invalid_grant"), refused.output)
+
+        let missing = try await checkConfig(base.merging(["FCM_APPS_0_SERVICE_ACCOUNT_FILE": "/nonexistent/firebase.json"]) { $1 })
+        XCTAssertEqual(missing.status, 1, missing.output)
+        XCTAssertTrue(missing.output.contains("FAIL fcm.apps.0 (com.example.chat): FCM service account file /nonexistent/firebase.json"), missing.output)
+        XCTAssertFalse(good.output.contains(fcm.account.privateKeyPEM.split(separator: "\n")[1]), "no key material in the output")
+        await fcm.stop()
+    }
+
     func testAMissingKeyFileIsAFailureNamingTheFile() async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
