@@ -6,19 +6,26 @@ import NIOPosix
 import NIOSSL
 import NIOConcurrencyHelpers
 
-/// An HTTP/2 + TLS server that answers `POST /3/device/<token>` as APNs does (see `RequestJudge`),
-/// with the connection behaviour and faults a test or benchmark asks for.
+/// An HTTP/2 + TLS server that answers `POST /3/device/<token>` as APNs does (see `RequestJudge`), and FCM HTTP v1's
+/// `POST /token` and `POST /v1/projects/<project>/messages:send` as Google does (`FCMTokenEndpoint`, `FCMSendJudge`),
+/// with the connection behaviour and faults a test or benchmark asks for. FCM's 100 streams per connection are
+/// served on a listener of their own (`EmulatorConfiguration.fcmPort`).
 public final class APNsEmulator: Sendable {
     public let configuration: EmulatorConfiguration
     public let stats = EmulatorStats()
     /// The access tokens the FCM token endpoint issued, and its test hooks (revoke, down, lifetime).
     public let fcmTokens: AccessTokenRegistry
+    /// `messages:send`: its counters and its faults, changeable while running.
+    public let fcm: FCMSide
     /// The certificate clients must trust (PEM): the generated one, or the one configured.
     public let certificatePEM: String
     private let core: EmulatorCore
     private let tls: NIOSSLContext
     private let group: MultiThreadedEventLoopGroup
     private let server = NIOLockedValueBox<(channel: Channel?, port: Int)>((nil, 0))
+    private let fcmServer = NIOLockedValueBox<(channel: Channel?, port: Int)>((nil, 0))
+    /// Cancels the scheduled FCM faults.
+    private let scheduled = NIOLockedValueBox<[@Sendable () -> Void]>([])
 
     public init(configuration: EmulatorConfiguration) throws {
         self.configuration = configuration
@@ -48,25 +55,69 @@ public final class APNsEmulator: Sendable {
         tls = try NIOSSLContext(configuration: tlsConfiguration)
         let fcmTokens = AccessTokenRegistry(lifetimeSeconds: configuration.fcmAccessTokenLifetimeSeconds)
         self.fcmTokens = fcmTokens
+        let faults = FCMFaultInjector(configuration.fcmFaults)
+        fcm = FCMSide(stats: stats.fcm, tokens: fcmTokens, injector: faults)
+        let fcmCore = FCMCore(judge: FCMSendJudge(configuration: configuration, registry: fcmTokens, faults: faults),
+                              stats: stats.fcm, faults: faults, recorder: try DeliveryRecorder(path: configuration.fcmRecordFile),
+                              onAnswer: configuration.onFCMAnswer)
         core = EmulatorCore(configuration: configuration, judge: try RequestJudge(configuration: configuration),
                             stats: stats, recorder: try DeliveryRecorder(path: configuration.recordFile),
-                            fcmTokenEndpoint: try FCMTokenEndpoint(configuration: configuration, registry: fcmTokens))
+                            fcmTokenEndpoint: try FCMTokenEndpoint(configuration: configuration, registry: fcmTokens), fcm: fcmCore)
         group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
     }
 
     /// The bound port (useful with port 0).
     public var port: Int { server.withLockedValue { $0.port } }
     public var endpoint: String { "https://\(configuration.host):\(port)" }
+    /// The FCM listener's bound port (0 when `fcmPort` is not set).
+    public var fcmPort: Int { fcmServer.withLockedValue { $0.port } }
+    /// `https://host:fcmPort`: what a sender's `fcm.endpoint` names.
+    public var fcmEndpoint: String { "https://\(configuration.host):\(fcmPort)" }
 
+    /// Binds the listeners (the main one, and the FCM one when configured) and starts the scheduled FCM
+    /// faults; returns the main port.
     @discardableResult
     public func start() async throws -> Int {
+        let channel = try await listen(port: configuration.port, streamLimit: nil)
+        let port = channel.localAddress?.port ?? configuration.port
+        server.withLockedValue { $0 = (channel, port) }
+        if let fcmPort = configuration.fcmPort {
+            let fcmChannel = try await listen(port: fcmPort, streamLimit: max(1, configuration.fcmMaxConcurrentStreams))
+            fcmServer.withLockedValue { $0 = (fcmChannel, fcmChannel.localAddress?.port ?? fcmPort) }
+        }
+        scheduleTokenFaults()
+        return port
+    }
+
+    /// `--fcm-token-down-for` and `--fcm-revoke-every`: on the event loop, cancelled by `stop()`.
+    private func scheduleTokenFaults() {
+        let tokens = fcmTokens
+        let loop = group.next()
+        var cancels: [@Sendable () -> Void] = []
+        if let seconds = configuration.fcmTokenEndpointDownForSeconds, seconds > 0 {
+            tokens.setDown(true)
+            let up = loop.scheduleTask(in: .seconds(Int64(seconds))) { tokens.setDown(false) }
+            cancels.append { up.cancel() }
+        }
+        if let seconds = configuration.fcmRevokeTokensEverySeconds, seconds > 0 {
+            let task = loop.scheduleRepeatedTask(initialDelay: .seconds(Int64(seconds)), delay: .seconds(Int64(seconds))) { _ in
+                tokens.revokeAll()
+            }
+            cancels.append { task.cancel() }
+        }
+        scheduled.withLockedValue { $0 = cancels }
+    }
+
+    /// One listener. `streamLimit` nil: APNs's stream rules (`initialMaxConcurrentStreams`, raised after the first
+    /// authenticated request); a number: that many from the first SETTINGS on, never changed (FCM's).
+    private func listen(port: Int, streamLimit: Int?) async throws -> Channel {
         let core = self.core
         let tls = self.tls
         let stats = self.stats
         let certificateAuth = configuration.clientCAFile != nil
         var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
         connectionConfiguration.initialSettings = [
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.initialMaxConcurrentStreams),
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: streamLimit ?? configuration.initialMaxConcurrentStreams),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
         ]
         // libcurl 7.88 resets (RST_STREAM STREAM_CLOSED) many streams it has already received the answer for;
@@ -80,13 +131,13 @@ public final class APNsEmulator: Sendable {
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.streamResetFrameRateLimit.maximumCount = configuration.resetLimit
         streamConfiguration.streamErrorRateLimit.maximumCount = configuration.resetLimit
-        let channel = try await ServerBootstrap(group: group)
+        return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 stats.connectionOpened()
-                let connection = ConnectionState(certificateAuthenticated: certificateAuth)
+                let connection = ConnectionState(certificateAuthenticated: certificateAuth, fixedStreamLimit: streamLimit)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                 }.flatMap {
@@ -103,14 +154,18 @@ public final class APNsEmulator: Sendable {
                     }
                 }
             }
-            .bind(host: configuration.host, port: configuration.port)
+            .bind(host: configuration.host, port: port)
             .get()
-        let port = channel.localAddress?.port ?? configuration.port
-        server.withLockedValue { $0 = (channel, port) }
-        return port
     }
 
     public func stop() async throws {
+        let cancels = scheduled.withLockedValue { cancels in
+            defer { cancels = [] }
+            return cancels
+        }
+        cancels.forEach { $0() }
+        let fcmChannel = fcmServer.withLockedValue { $0.channel }
+        try? await fcmChannel?.close()
         let channel = server.withLockedValue { $0.channel }
         try await channel?.close()
         try await group.shutdownGracefully()

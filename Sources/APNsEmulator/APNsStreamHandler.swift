@@ -10,6 +10,7 @@ struct EmulatorCore: Sendable {
     let stats: EmulatorStats
     let recorder: DeliveryRecorder
     let fcmTokenEndpoint: FCMTokenEndpoint
+    let fcm: FCMCore
 }
 
 /// One HTTP/2 stream = one notification. Answers only after the whole request (END_STREAM) arrived,
@@ -18,8 +19,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private let core: EmulatorCore
-    private let connection: ConnectionState
+    let core: EmulatorCore
+    let connection: ConnectionState
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     /// Refused for exceeding the stream limit: the rest of the request is ignored.
@@ -27,6 +28,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
     /// Counted in `connection.activeStreams` and not yet answered: given back by the answer, or by the stream's
     /// end without one (reset by the client, or by NIO for a stream error).
     private var holdsSlot = false
+    /// A `messages:send` stream, also counted in `connection.activeFCMStreams`.
+    private var isFCMSend = false
 
     init(core: EmulatorCore, connection: ConnectionState) {
         self.core = core
@@ -38,13 +41,13 @@ final class APNsStreamHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let requestHead):
             let configuration = core.configuration
-            let limit = connection.streamLimitCollapsed ? 1
-                : connection.streamLimitRaised ? configuration.maxConcurrentStreams : configuration.initialMaxConcurrentStreams
+            let limit = connection.fixedStreamLimit ?? (connection.streamLimitCollapsed ? 1
+                : connection.streamLimitRaised ? configuration.maxConcurrentStreams : configuration.initialMaxConcurrentStreams)
             if connection.activeStreams >= limit {
                 // Streams beyond the advertised limit (the client may open some before it has seen our
                 // SETTINGS) are refused, as APNs does: the client must retry them.
                 refused = true
-                core.stats.streamRefused()
+                if connection.fixedStreamLimit != nil { core.fcm.stats.streamRefused() } else { core.stats.streamRefused() }
                 // Written below the HTTP/1 codec, which only knows response parts.
                 if let codec = try? context.pipeline.syncOperations.context(handlerType: HTTP2FramePayloadToHTTP1ServerCodec.self) {
                     codec.writeAndFlush(NIOAny(HTTP2Frame.FramePayload.rstStream(.refusedStream)), promise: nil)
@@ -58,6 +61,11 @@ final class APNsStreamHandler: ChannelInboundHandler {
             connection.activeStreams += 1
             holdsSlot = true
             core.stats.noteActiveStreams(connection.activeStreams)
+            if FCMSendJudge.handles(path: requestHead.uri) {
+                isFCMSend = true
+                connection.activeFCMStreams += 1
+                core.fcm.stats.noteActiveStreams(connection.activeFCMStreams)
+            }
             if let id = try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID) {
                 connection.highestStreamID = max(connection.highestStreamID, Int(Int32(id)))
             }
@@ -90,6 +98,10 @@ final class APNsStreamHandler: ChannelInboundHandler {
             write(context: context, status: status, headers: [("content-type", "application/json"), ("cache-control", "no-store")], body: json)
             return
         }
+        if FCMSendJudge.handles(path: head.uri) {
+            respondFCM(context: context, request: request)
+            return
+        }
         let answer = core.judge.judge(request, connection: connection, nowSeconds: Int64(Date().timeIntervalSince1970))
         core.stats.record(answer)
         configuration.onAnswer?(String(head.uri.dropFirst("/3/device/".count)).lowercased(), answer)
@@ -113,7 +125,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
         }
     }
 
-    private func write(context: ChannelHandlerContext, status: Int, headers: [(String, String)], body: String?) {
+    func write(context: ChannelHandlerContext, status: Int, headers: [(String, String)], body: String?) {
         let head = HTTPResponseHead(version: .http2, status: HTTPResponseStatus(statusCode: status), headers: HTTPHeaders(headers))
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil) }
@@ -131,6 +143,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
         guard holdsSlot else { return }
         holdsSlot = false
         connection.activeStreams -= 1
+        if isFCMSend { connection.activeFCMStreams -= 1 }
         // After a GOAWAY the connection closes once every stream it covers has its answer (or has ended).
         if connection.goingAway && connection.activeStreams == 0, let parent = context.channel.parent {
             Self.closeAfterLinger(parent, on: context.eventLoop)
@@ -138,10 +151,10 @@ final class APNsStreamHandler: ChannelInboundHandler {
     }
 
     /// Apple lets a token-auth connection carry one stream until a request authenticates, then more.
-    private func raiseStreamLimitOnce(context: ChannelHandlerContext) {
+    func raiseStreamLimitOnce(context: ChannelHandlerContext) {
         let configuration = core.configuration
-        guard !connection.streamLimitRaised,
-              connection.claims != nil || connection.certificateAuthenticated,
+        guard !connection.streamLimitRaised, connection.fixedStreamLimit == nil,
+              connection.claims != nil || connection.certificateAuthenticated || connection.fcmAuthenticated,
               configuration.maxConcurrentStreams != configuration.initialMaxConcurrentStreams
         else { return }
         connection.streamLimitRaised = true
@@ -152,7 +165,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
     }
 
     private func collapseOrRestoreStreamLimit(after status: Int, context: ChannelHandlerContext) {
-        guard core.configuration.collapseStreamsOnError, connection.streamLimitRaised else { return }
+        guard core.configuration.collapseStreamsOnError, connection.streamLimitRaised, connection.fixedStreamLimit == nil else { return }
         let collapse = status != 200
         guard collapse != connection.streamLimitCollapsed else { return }
         connection.streamLimitCollapsed = collapse
@@ -165,18 +178,22 @@ final class APNsStreamHandler: ChannelInboundHandler {
     }
 
     private func goAwayIfDue(context: ChannelHandlerContext) {
-        guard let limit = core.configuration.goawayAfterStreams, connection.requests >= limit, !connection.goingAway,
-              let parent = context.channel.parent
-        else { return }
+        guard let limit = core.configuration.goawayAfterStreams, connection.requests >= limit else { return }
+        if goAway(context: context) { core.stats.goAwaySent() }
+    }
+
+    /// GOAWAY naming the highest stream received; false when one was sent already.
+    func goAway(context: ChannelHandlerContext) -> Bool {
+        guard !connection.goingAway, let parent = context.channel.parent else { return false }
         // Every stream received so far is answered; the client must open new ones on a new connection.
         connection.goingAway = true
-        core.stats.goAwaySent()
         let lastStreamID = HTTP2StreamID(connection.highestStreamID)
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
         parent.writeAndFlush(goAway, promise: nil)
         if connection.activeStreams == 0 {
             Self.closeAfterLinger(parent, on: context.eventLoop)
         }
+        return true
     }
 
     /// How long a connection whose streams are all answered after our GOAWAY stays open for the client to

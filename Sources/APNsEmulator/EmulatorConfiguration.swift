@@ -20,11 +20,48 @@ public struct EmulatorConfiguration: Sendable {
         public var clientEmail: String
         public var privateKeyID: String
         public var keyFile: String
-        public init(clientEmail: String, privateKeyID: String, keyFile: String) {
+        /// The project its access tokens may send to (`messages:send` answers 403 PERMISSION_DENIED for
+        /// others). Default: the one its email names, as Google's do (`NAME@PROJECT.iam.gserviceaccount.com`).
+        public var projectID: String?
+        public init(clientEmail: String, privateKeyID: String, keyFile: String, projectID: String? = nil) {
             self.clientEmail = clientEmail
             self.privateKeyID = privateKeyID
             self.keyFile = keyFile
+            self.projectID = projectID ?? Self.project(ofEmail: clientEmail)
         }
+
+        /// `PROJECT` of `NAME@PROJECT.iam.gserviceaccount.com`.
+        static func project(ofEmail email: String) -> String? {
+            let suffix = ".iam.gserviceaccount.com"
+            guard let at = email.lastIndex(of: "@"), email.hasSuffix(suffix) else { return nil }
+            let project = email[email.index(after: at)...].dropLast(suffix.count)
+            return project.isEmpty ? nil : String(project)
+        }
+    }
+
+    /// `messages:send`'s answer for registration tokens that start with `prefix` (case-sensitive, as FCM tokens
+    /// are): an FcmError code (`UNREGISTERED`, `INVALID_ARGUMENT`, `SENDER_ID_MISMATCH`, `THIRD_PARTY_AUTH_ERROR`,
+    /// `QUOTA_EXCEEDED`, `UNAVAILABLE`, `INTERNAL`) or `PERMISSION_DENIED`. See `FCMError.named`.
+    public struct FCMTokenAnswer: Sendable, Equatable {
+        public var prefix: String
+        public var errorCode: String
+        public init(prefix: String, errorCode: String) {
+            self.prefix = prefix
+            self.errorCode = errorCode
+        }
+
+        /// The prefixes the emulator answers by default (docs/emulator.md).
+        public static let defaults: [FCMTokenAnswer] = [
+            .init(prefix: "unregistered", errorCode: "UNREGISTERED"),
+            .init(prefix: "badtoken", errorCode: "INVALID_ARGUMENT"),
+            .init(prefix: "invalid", errorCode: "INVALID_ARGUMENT"),
+            .init(prefix: "mismatch", errorCode: "SENDER_ID_MISMATCH"),
+            .init(prefix: "thirdparty", errorCode: "THIRD_PARTY_AUTH_ERROR"),
+            .init(prefix: "denied", errorCode: "PERMISSION_DENIED"),
+            .init(prefix: "quota", errorCode: "QUOTA_EXCEEDED"),
+            .init(prefix: "unavailable", errorCode: "UNAVAILABLE"),
+            .init(prefix: "internal", errorCode: "INTERNAL"),
+        ]
     }
 
     /// A scripted answer for tokens that start with `prefix` (deterministic fault injection for tests).
@@ -105,6 +142,25 @@ public struct EmulatorConfiguration: Sendable {
     public var fcmTokenAudience: String?
     public var fcmAccessTokenLifetimeSeconds: Int64 = 3600
 
+    /// FCM's `messages:send` is answered on every listener. This one, when set (0: a free port, see
+    /// `APNsEmulator.fcmPort`), is a second listener with FCM's stream rule: `fcmMaxConcurrentStreams` from the
+    /// first SETTINGS on, never changed. (The main listener keeps APNs's: `initialMaxConcurrentStreams`, raised
+    /// after the first authenticated request.) SETTINGS are per connection, so one port cannot advertise both.
+    public var fcmPort: Int?
+    public var fcmMaxConcurrentStreams = 100
+    /// Answers by token prefix, first match wins.
+    public var fcmTokenAnswers: [FCMTokenAnswer] = FCMTokenAnswer.defaults
+    /// The faults at start (changeable while running: `APNsEmulator.fcm`).
+    public var fcmFaults = FCMFaults()
+    /// Revoke every access token issued so far every N seconds (401s mid-run: senders must renew).
+    public var fcmRevokeTokensEverySeconds: Int?
+    /// The token endpoint answers 503 for the first N seconds after start (senders must wait, not fail).
+    public var fcmTokenEndpointDownForSeconds: Int?
+    /// Append every delivered FCM message to this file as a JSON line (apart from APNs's `recordFile`).
+    public var fcmRecordFile: String?
+    /// Called with every `messages:send` answer (token or "" when the body named none), for tests.
+    public var onFCMAnswer: (@Sendable (_ token: String, _ answer: FCMAnswer) -> Void)?
+
     public init() {}
 }
 
@@ -118,6 +174,6 @@ extension EmulatorConfiguration.ServiceAccountKey {
         else {
             throw EmulatorError.configuration("\(path) is not a service account JSON key file (client_email, private_key_id, private_key)")
         }
-        self.init(clientEmail: clientEmail, privateKeyID: keyID, keyFile: path)
+        self.init(clientEmail: clientEmail, privateKeyID: keyID, keyFile: path, projectID: fields["project_id"] as? String)
     }
 }

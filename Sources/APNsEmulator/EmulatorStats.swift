@@ -15,6 +15,8 @@ public final class EmulatorStats: Sendable {
     }
 
     private let counts = NIOLockedValueBox(Counts())
+    /// `messages:send`'s own counters (the ones above are APNs's), the `fcm` object of `json`.
+    public let fcm = FCMStats()
 
     public init() {}
 
@@ -62,6 +64,7 @@ public final class EmulatorStats: Sendable {
                 "stream_limit_collapses": counts.collapses,
                 "by_status": Dictionary(uniqueKeysWithValues: counts.byStatus.map { (String($0.key), $0.value) }),
                 "by_reason": counts.byReason,
+                "fcm": fcm.jsonObject,
             ]
             let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()
             return String(decoding: data, as: UTF8.self)
@@ -107,12 +110,17 @@ final class DeliveryRecorder: Sendable {
         if let topic = request.header("apns-topic") { Self.appendString("topic", topic, to: &line) }
         line.removeLast()  // the last field's comma
         line.append(contentsOf: Array("}\n".utf8))
+        append(line)
+    }
+
+    /// Writes one whole line (under the lock: lines of concurrent writers never interleave).
+    func append(_ line: [UInt8]) {
         let data = Data(line)
         handle.withLockedValue { $0?.write(data) }
     }
 
     /// `"key":"value",` with the value escaped as JSON requires (quotes, backslashes, control characters).
-    private static func appendString(_ key: String, _ value: String, to line: inout [UInt8]) {
+    static func appendString(_ key: String, _ value: String, to line: inout [UInt8]) {
         line.append(contentsOf: Array("\"\(key)\":\"".utf8))
         for byte in value.utf8 {
             switch byte {

@@ -49,8 +49,18 @@ public final class ConnectionState: @unchecked Sendable {
     var activeStreams = 0
     var highestStreamID = 0
     var goingAway = false
+    /// The FCM listener's connections: SETTINGS_MAX_CONCURRENT_STREAMS is this from the start, never raised or
+    /// collapsed (FCM's 100). Nil: APNs's rules.
+    let fixedStreamLimit: Int?
+    /// A `messages:send` request carried a valid access token (raises the limit as a valid JWT does).
+    var fcmAuthenticated = false
+    var activeFCMStreams = 0
+    var fcmRequests = 0
 
-    public init(certificateAuthenticated: Bool) { self.certificateAuthenticated = certificateAuthenticated }
+    public init(certificateAuthenticated: Bool, fixedStreamLimit: Int? = nil) {
+        self.certificateAuthenticated = certificateAuthenticated
+        self.fixedStreamLimit = fixedStreamLimit
+    }
 }
 
 /// Apple's checks, in roughly the order APNs applies them. Pure apart from the random fault share.

@@ -6,9 +6,10 @@ import Foundation
 struct EmulatorCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apns-emulator",
-        abstract: "An APNs stand-in: HTTP/2 over TLS, Apple's checks, status codes and reasons, and injectable faults.",
+        abstract: "An APNs and FCM stand-in: HTTP/2 over TLS, Apple's and Google's checks, status codes and reasons, and injectable faults.",
         discussion: """
-        Prints `listening on https://HOST:PORT` when ready. GET /_emulator/stats returns counters as JSON.
+        Prints `listening on https://HOST:PORT` when ready, and `fcm listening on https://HOST:PORT` with --fcm-port.
+        GET /_emulator/stats returns counters as JSON.
         SIGTERM or SIGINT prints the counters and exits 0.
         """
     )
@@ -37,6 +38,24 @@ struct EmulatorCLI: AsyncParsableCommand {
     var fcmServiceAccounts: [String] = []
     @Option(name: .customLong("fcm-token-lifetime"), help: "expires_in (seconds) of the FCM access tokens issued.")
     var fcmTokenLifetime: Int64 = 3600
+    @Option(name: .customLong("fcm-port"),
+            help: "Also listen here with FCM's stream rule (100 streams from the first SETTINGS; 0 picks a free port). FCM's paths are answered on both ports.")
+    var fcmPort: Int?
+    @Option(name: .customLong("fcm-max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of the --fcm-port listener (FCM: 100).")
+    var fcmMaxStreams = 100
+    @Option(name: .customLong("fcm-answer"), parsing: .singleValue,
+            help: "PREFIX=ERROR_CODE: FCM registration tokens starting with PREFIX get that error (UNREGISTERED, INVALID_ARGUMENT, SENDER_ID_MISMATCH, THIRD_PARTY_AUTH_ERROR, PERMISSION_DENIED, QUOTA_EXCEEDED, UNAVAILABLE, INTERNAL); repeatable, before the built-in prefixes.")
+    var fcmAnswers: [String] = []
+    @Option(name: .customLong("fcm-quota-rate"), help: "Share 0...1 of good FCM requests answered 429 QUOTA_EXCEEDED.") var fcmQuotaRate = 0.0
+    @Option(name: .customLong("fcm-unavailable-rate"), help: "Share 0...1 of good FCM requests answered 503 UNAVAILABLE.") var fcmUnavailableRate = 0.0
+    @Option(name: .customLong("fcm-retry-after"), help: "Retry-After seconds on FCM's 429 and 503 answers (default: none).") var fcmRetryAfter: Int?
+    @Flag(name: .customLong("fcm-retry-after-date"), help: "Send --fcm-retry-after as an HTTP date instead of seconds.") var fcmRetryAfterDate = false
+    @Option(name: .customLong("fcm-latency-ms"), help: "Added to every FCM messages:send answer.") var fcmLatency = 0
+    @Option(name: .customLong("fcm-jitter-ms"), help: "Random extra FCM latency, 0...N ms.") var fcmJitter = 0
+    @Option(name: .customLong("fcm-goaway-after"), help: "Send GOAWAY after this many FCM messages:send requests on a connection.") var fcmGoawayAfter: Int?
+    @Option(name: .customLong("fcm-revoke-every"), help: "Revoke every FCM access token issued so far every N seconds.") var fcmRevokeEvery: Int?
+    @Option(name: .customLong("fcm-token-down-for"), help: "The FCM token endpoint answers 503 for the first N seconds.") var fcmTokenDownFor: Int?
+    @Option(name: .customLong("fcm-record"), help: "Append every delivered FCM message to this file as a JSON line.") var fcmRecord: String?
     @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
     var topics: [String] = []
     @Option(name: .customLong("initial-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new connection (Apple: 1).") var initialStreams = 1
@@ -89,6 +108,27 @@ struct EmulatorCLI: AsyncParsableCommand {
         }
         configuration.fcmServiceAccounts = try fcmServiceAccounts.map { try .init(serviceAccountFile: $0) }
         configuration.fcmAccessTokenLifetimeSeconds = fcmTokenLifetime
+        configuration.fcmPort = fcmPort
+        configuration.fcmMaxConcurrentStreams = fcmMaxStreams
+        var scripted: [EmulatorConfiguration.FCMTokenAnswer] = []
+        for text in fcmAnswers {
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, FCMError.named(parts[1]) != nil else {
+                throw ValidationError("--fcm-answer '\(text)' is not PREFIX=ERROR_CODE with a known FCM error code")
+            }
+            scripted.append(.init(prefix: parts[0], errorCode: parts[1].uppercased()))
+        }
+        configuration.fcmTokenAnswers = scripted + EmulatorConfiguration.FCMTokenAnswer.defaults
+        configuration.fcmFaults.quotaExceededRate = fcmQuotaRate
+        configuration.fcmFaults.unavailableRate = fcmUnavailableRate
+        configuration.fcmFaults.retryAfterSeconds = fcmRetryAfter
+        configuration.fcmFaults.retryAfterAsHTTPDate = fcmRetryAfterDate
+        configuration.fcmFaults.latencyMillis = fcmLatency
+        configuration.fcmFaults.jitterMillis = fcmJitter
+        configuration.fcmFaults.goawayAfterStreams = fcmGoawayAfter
+        configuration.fcmRevokeTokensEverySeconds = fcmRevokeEvery
+        configuration.fcmTokenEndpointDownForSeconds = fcmTokenDownFor
+        configuration.fcmRecordFile = fcmRecord
         for text in unregistered {
             let parts = text.split(separator: "@").map(String.init)
             let since = parts.count > 1 ? Int64(parts[1]) : nil
@@ -113,6 +153,7 @@ struct EmulatorCLI: AsyncParsableCommand {
         let emulator = try APNsEmulator(configuration: configuration)
         let port = try await emulator.start()
         say("listening on https://\(host):\(port)")
+        if fcmPort != nil { say("fcm listening on https://\(host):\(emulator.fcmPort)") }
         let stop = { @Sendable (name: String) in
             say("\(name): \(emulator.stats.json)")
             Foundation.exit(0)
