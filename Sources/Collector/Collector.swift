@@ -254,7 +254,7 @@ public final class Collector: Sendable {
                             records: rejected.map { token in
                                 .feedback(OutcomeRecords.feedback(token: token, topic: message.headers.appTopic,
                                                                   reason: "BadDeviceToken", timestampMillis: stamp,
-                                                                  messageID: message.id))
+                                                                  messageID: message.id, provider: message.headers.provider))
                             }))
                         if let full = batcher.add(message) { ready.append(full) }
                     }

@@ -149,7 +149,7 @@ public struct OutcomeLedger: Sendable {
             counts.feedback += 1
             entry.records.append(.feedback(OutcomeRecords.feedback(
                 token: resolution.token, topic: entry.appTopic, reason: reason, timestampMillis: timestamp,
-                messageID: entry.messageID)))
+                messageID: entry.messageID, provider: entry.provider)))
         case .failed(let reason, let status, let attempts):
             counts.deadLettered += 1
             entry.failures[Failure(reason: reason, status: status), default: []].append(resolution.token)
@@ -176,7 +176,8 @@ public struct OutcomeLedger: Sendable {
         }
         counts.filteredMessages += 1
         entry.records.append(.filtered(OutcomeRecords.filtered(
-            messageID: entry.messageID, topic: topic, matched: word, filteredAtMillis: WallClock.nowMillis())))
+            messageID: entry.messageID, topic: topic, matched: word, filteredAtMillis: WallClock.nowMillis(),
+            provider: entry.provider)))
         completed.append(finish(entry, pipelineSeq: seq))
     }
 

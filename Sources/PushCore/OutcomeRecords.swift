@@ -50,13 +50,17 @@ public enum OutcomeRecords {
         return JSONWriter.canonical(.object(members))
     }
 
-    public static func filtered(messageID: String, topic: String, matched: String, filteredAtMillis: Int64) -> [UInt8] {
-        JSONWriter.canonical(.object([
+    /// An FCM message's entry has `"provider": "fcm"`, as its feedback and dead letters do.
+    public static func filtered(messageID: String, topic: String, matched: String, filteredAtMillis: Int64,
+                                provider: PushProvider = .apns) -> [UInt8] {
+        var members = [
             JSONMember(key: "message_id", value: .string(messageID)),
             JSONMember(key: "topic", value: .string(topic)),
             JSONMember(key: "matched", value: .string(matched)),
             JSONMember(key: "filtered_at", value: .number(String(filteredAtMillis))),
-        ]))
+        ]
+        if provider != .apns { members.append(JSONMember(key: "provider", value: .string(provider.rawValue))) }
+        return JSONWriter.canonical(.object(members))
     }
 }
 

@@ -77,7 +77,7 @@ struct FCMTestClient {
             outcome.largestStreamsLimit = max(outcome.largestStreamsLimit, client.streamsLimit)
             for event in events {
                 switch event {
-                case .response(let id, let status, let body, _):
+                case .response(let id, let status, let body, _, _):
                     outcome.answers[Int(id)] = (status, jsonObject(body))
                 case .refused(let id, _):
                     outcome.refused += 1

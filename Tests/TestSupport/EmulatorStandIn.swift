@@ -57,6 +57,8 @@ public final class EmulatorStandIn: @unchecked Sendable {
         emulator = try APNsEmulator(configuration: configuration)
         try await emulator.start()
         configuration.port = emulator.port
+        // A restart binds the same FCM port too.
+        if configuration.fcmPort != nil { configuration.fcmPort = emulator.fcmPort }
         self.configuration = configuration
     }
 
