@@ -131,6 +131,7 @@ public final class APNsEmulator: Sendable {
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         streamConfiguration.streamResetFrameRateLimit.maximumCount = configuration.resetLimit
         streamConfiguration.streamErrorRateLimit.maximumCount = configuration.resetLimit
+        let settings = (connection: connectionConfiguration, stream: streamConfiguration)
         return try await ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 1024)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -141,8 +142,8 @@ public final class APNsEmulator: Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                 }.flatMap {
-                    channel.configureHTTP2Pipeline(mode: .server, connectionConfiguration: connectionConfiguration,
-                                                   streamConfiguration: streamConfiguration) { stream in
+                    channel.configureHTTP2Pipeline(mode: .server, connectionConfiguration: settings.connection,
+                                                   streamConfiguration: settings.stream) { stream in
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandlers([
                                 HTTP2FramePayloadToHTTP1ServerCodec(),

@@ -220,21 +220,22 @@ final class FCMSendTests: XCTestCase {
     }
 
     func testTheFCMListenerAllows100StreamsPerConnection() async throws {
-        fcm.updateFaults { $0.latencyMillis = 400 }
+        // A second per answer: all of the first 100 streams are open at once even on a loaded machine.
+        fcm.updateFaults { $0.latencyMillis = 1000 }
         let bearer = accessToken()
-        let tokens = (0..<250).map { "stream-\($0)" }
+        let tokens = (0..<200).map { "stream-\($0)" }
         let started = ContinuousClock.now
         let outcome = await client().run(tokens.map { FCMTestClient.send(path: Self.path, bearer: bearer, body: FCMTestClient.message(token: $0)) })
         XCTAssertEqual(outcome.streamsLimitAtOpen, 100, "SETTINGS_MAX_CONCURRENT_STREAMS 100 from the first SETTINGS")
         XCTAssertEqual(outcome.largestStreamsLimit, 100, "never raised")
         XCTAssertEqual(outcome.connectionsOpened, 1)
-        XCTAssertEqual(outcome.answers.values.filter { $0.status == 200 }.count, 250)
+        XCTAssertEqual(outcome.answers.values.filter { $0.status == 200 }.count, 200)
         XCTAssertEqual(fcm.stats.peakConcurrentStreams, 100, "100 streams ran at once on the one connection")
         XCTAssertEqual(fcm.stats.refusedStreams, 0)
         XCTAssertEqual(Set(fcm.stats.deliveredByToken.keys), Set(tokens))
         XCTAssertTrue(fcm.stats.duplicates.isEmpty)
-        XCTAssertLessThan(ContinuousClock.now - started, .seconds(20), "three rounds of 400 ms, not 250")
-        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .milliseconds(1200), "the latency applies")
+        XCTAssertLessThan(ContinuousClock.now - started, .seconds(30), "two rounds of a second, not 200")
+        XCTAssertGreaterThanOrEqual(ContinuousClock.now - started, .seconds(2), "the latency applies")
 
         // The main listener keeps APNs's rule: one stream until a request authenticates (here, an FCM one).
         let main = await client(port: server.emulator.port).run([FCMTestClient.send(path: Self.path, bearer: bearer, body: FCMTestClient.message(token: "m"))])
@@ -281,7 +282,7 @@ final class FCMSendTests: XCTestCase {
         server = try await EmulatorStandIn {
             $0.fcmServiceAccounts = [trusted]
             $0.fcmPort = 0
-            $0.fcmTokenEndpointDownForSeconds = 1
+            $0.fcmTokenEndpointDownForSeconds = 3
             $0.fcmRevokeTokensEverySeconds = 1
         }
         let tokens = server.emulator.fcmTokens
