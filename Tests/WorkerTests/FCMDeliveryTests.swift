@@ -184,7 +184,7 @@ final class FCMDeliveryTests: XCTestCase {
         try await client.lpush(keys.queue, (0..<50).map { fcmMessageJSON(id: "p\($0)", tokens: [fcmToken("thirdparty", $0)]) })
         try await eventually(timeout: .seconds(30)) {
             guard let ready = await httpGet("http://127.0.0.1:\(port)/readyz") else { return false }
-            return ready.status == 503 && ready.body.contains("rejected the credentials of \(FCMStandIn.topic)")
+            return ready.status == 503 && ready.body.contains("FCM rejected the credentials of \(FCMStandIn.topic): THIRD_PARTY_AUTH_ERROR")
         }
         let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
         XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]), 1)
@@ -223,6 +223,35 @@ final class FCMDeliveryTests: XCTestCase {
         try await assertEqual(try await client.length(keys.deadLetters), 0)
         second.signal(SIGTERM)
         _ = await second.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// SPEC section 6 for FCM messages: a dead letter of an FCM message is replayed exactly (its `provider`
+    /// kept), delivered once; and `status` counts it like any other.
+    func testAnFCMDeadLetterIsReplayedAndDelivered() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        fcm.fcm.failNext(1, with: "INTERNAL")
+        try await client.lpush(keys.queue, [fcmMessageJSON(id: "replay-me", tokens: [fcmToken("d", 7)])])
+        let worker = try start(fcm, redis: redis, id: "fcm-replay", ["RETRY_MAX_ATTEMPTS": "1"])
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await client.length(keys.deadLetters) == 1 }
+        XCTAssertEqual(fcm.fcm.stats.deliveredCount(token: fcmToken("d", 7)), 0)
+
+        let tool = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: ["dlq", "replay", "--yes"],
+                                     logFile: makeTemporaryDirectory("fcm-replay-tool") + "/tool.log")
+        let status = await tool.waitForExit(timeout: 60)
+        XCTAssertEqual(status, 0, tool.log)
+        try await eventually(timeout: .seconds(60)) { fcm.fcm.stats.deliveredCount(token: fcmToken("d", 7)) == 1 }
+        try await eventually(timeout: .seconds(30)) { try await self.drained(client, worker: "fcm-replay") }
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        XCTAssertEqual(fcm.fcm.stats.lastRequest.map { String(decoding: $0.body, as: UTF8.self).contains("\"token\":\"\(fcmToken("d", 7))\"") }, true)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
         await fcm.stop()
     }
 }

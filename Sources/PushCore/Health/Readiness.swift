@@ -11,7 +11,7 @@ public final class Readiness: Sendable {
         /// SIGTERM received: finishing in-flight work, claiming nothing new.
         case draining
         /// APNs or FCM refused an app's credentials (InvalidProviderToken, BadCertificate, invalid_grant, ...).
-        case credentialsRejected(app: String, reason: String)
+        case credentialsRejected(app: String, reason: String, service: String = "APNs")
         /// No credential can be had for an app just now (FCM's token endpoint unreachable): its messages wait.
         case credentialUnavailable(app: String, reason: String)
     }
@@ -36,7 +36,7 @@ public final class Readiness: Sendable {
     public func clearCredentials(app: String) {
         conditions.withLock { table in
             for condition in table.keys {
-                if case .credentialsRejected(app, _) = condition { table[condition] = nil }
+                if case .credentialsRejected(app, _, _) = condition { table[condition] = nil }
             }
         }
     }
@@ -79,7 +79,7 @@ public final class Readiness: Sendable {
         case .starting: return "starting: connecting to Redis and recovering earlier claims"
         case .redisUnreachable(let shard): return "Redis unreachable (\(shard))"
         case .draining: return "draining: shutting down, no new claims"
-        case .credentialsRejected(let app, let reason): return "the push service rejected the credentials of \(app): \(reason)"
+        case .credentialsRejected(let app, let reason, let service): return "\(service) rejected the credentials of \(app): \(reason)"
         case .credentialUnavailable(let app, let reason): return "no credential for \(app) yet: \(reason)"
         }
     }

@@ -22,12 +22,12 @@ public final class CredentialState: Sendable {
     public init() {}
 
     /// Marks the credential refused; true if it was not already (the caller logs once).
-    func refuse(app: String, reason: String, readiness: Readiness?) -> Bool {
+    func refuse(app: String, reason: String, service: String, readiness: Readiness?) -> Bool {
         state.withLock { state in
             guard !state.refused else { return false }
             state.refused = true
             refusedHint.store(true, ordering: .releasing)
-            readiness?.set(.credentialsRejected(app: app, reason: reason))
+            readiness?.set(.credentialsRejected(app: app, reason: reason, service: service))
             return true
         }
     }

@@ -596,7 +596,7 @@ public final class Scheduler: @unchecked Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let started = pause.refused(now: now)
         if started { credential.lanePaused(app: settings.app, metrics: metrics) }
-        if credential.refuse(app: settings.app, reason: reason, readiness: readiness) {
+        if credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
             logger?.error("\(service.name) rejects this app's credentials: replace the key, certificate or service account (or fix the clock); sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
                           metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")"])
         }
