@@ -60,8 +60,9 @@ let package = Package(
         .target(name: "Filter", dependencies: ["PushCore", "CICU"]),
         // Our own HTTP/2 sessions (SPEC section 4): one thread's event loop (epoll, OpenSSL, nghttp2), many
         // small POSTs at low CPU per request, streams exact to the servers' SETTINGS, refused and lost told apart.
+        // PushCore for the one Backoff every retry loop uses (PushCore has no I/O and no system library).
         .target(name: "HTTP2Client", dependencies: [
-            "CNghttp2", "COpenSSL",
+            "PushCore", "CNghttp2", "COpenSSL",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Pusher", dependencies: [

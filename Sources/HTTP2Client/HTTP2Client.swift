@@ -2,6 +2,7 @@ import CNghttp2
 import COpenSSL
 import Glibc
 import Logging
+import PushCore
 
 /// An HTTP/2-over-TLS client for many small POSTs to one endpoint (APNs), driven by ONE thread:
 /// `start`, `cancel`, `poll`, `close` and every property must be used from that thread only. `wake()` is the
@@ -39,6 +40,8 @@ public final class HTTP2Client: @unchecked Sendable {
     // then refused or went away): only an answer proves the server works and resets the count, not its SETTINGS.
     private var nextOpenAllowedAt: UInt64 = 0
     private var consecutiveFailures = 0
+    /// No jitter: the spacing already keeps reconnects apart, and a client has one server to wait for.
+    private static let reconnectBackoff = Backoff(baseMillis: 100, maxMillis: 5_000, lowestPercent: 100)
     private let openSpacing = millisToNanos(250)
     /// GOAWAY, close and failed-attempt lines at info and above: at most one of each kind per 5 s, the rest at debug.
     private var goawayLines = RepeatedLineLimiter(intervalMillis: 5_000)
@@ -564,7 +567,7 @@ public final class HTTP2Client: @unchecked Sendable {
                 // refuses or goes away on every connection): back off 100 ms doubling to 5 s (and never faster
                 // than the spacing). Its SETTINGS alone prove nothing.
                 consecutiveFailures += 1
-                let backoff = min(100 * (1 << min(consecutiveFailures - 1, 6)), 5_000)
+                let backoff = Self.reconnectBackoff.delayMillis(attempt: consecutiveFailures)
                 nextOpenAllowedAt = max(nextOpenAllowedAt, now &+ millisToNanos(backoff))
                 let what = everOpened ? "closed before answering any request" : "failed"
                 logRepeated(.warning, &failureLines, now: now,
