@@ -229,9 +229,9 @@ public final class Collector: Sendable {
                         ])
                         registrations.append(ClaimRegistration(
                             element: item, seq: seq, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
-                            records: [.deadLetter(OutcomeRecords.deadLetter(
-                                raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
-                                failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
+                            records: [.deadLetter(DeadLetterEntry(
+                                failedTokens: nil, reason: reason, status: nil, attempts: 0,
+                                failedAtMillis: WallClock.nowMillis(), worker: queue.workerID).record(element: raw))]))
                     case .valid(var message, let rejected):
                         // Every message of a topic shares one copy of its strings while in flight.
                         let topic = topics.intern(message.headers.topic)
