@@ -42,9 +42,13 @@ let package = Package(
             .product(name: "CoreMetrics", package: "swift-metrics"),
             .product(name: "Yams", package: "Yams"),
         ]),
+        // The TLS client setup (TLS 1.2+, CA file or system roots, peer and host name checks, SNI) that the
+        // HTTP/2 and Redis sockets share. A target of its own: the lowest module both use is COpenSSL (a system
+        // library), and PushCore stays free of system libraries.
+        .target(name: "TLSClient", dependencies: ["COpenSSL"]),
         // A Redis connection on a thread of its own: plain or TLS socket, hiredis as the RESP codec.
         .target(name: "RedisClient", dependencies: [
-            "PushCore", "CHiredis", "COpenSSL",
+            "PushCore", "CHiredis", "COpenSSL", "TLSClient",
             // Failovers (a slot's new primary, the primary Sentinel names) are logged where they are seen.
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -60,8 +64,9 @@ let package = Package(
         .target(name: "Filter", dependencies: ["PushCore", "CICU"]),
         // Our own HTTP/2 sessions (SPEC section 4): one thread's event loop (epoll, OpenSSL, nghttp2), many
         // small POSTs at low CPU per request, streams exact to the servers' SETTINGS, refused and lost told apart.
+        // PushCore for the one Backoff every retry loop uses (PushCore has no I/O and no system library).
         .target(name: "HTTP2Client", dependencies: [
-            "CNghttp2", "COpenSSL",
+            "PushCore", "CNghttp2", "COpenSSL", "TLSClient",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Pusher", dependencies: [

@@ -167,7 +167,7 @@ public final class Acknowledger: Sendable {
             await release(lost)
         }
         guard !pending.isEmpty else { return }
-        var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
+        var backoff = Backoff.redisReconnect(baseMillis: 50, maxMillis: 2000)
         var retried = false
         while true {
             if gaveUp.load(ordering: .relaxed) {
@@ -250,7 +250,7 @@ public final class Acknowledger: Sendable {
 
     /// Elements in the processing hash that the ledger does not know: claimed by a call whose reply was lost.
     private func orphans(tracked: Set<UInt64>) async -> [ClaimedElement] {
-        var backoff = Backoff(initialMillis: 50, maxMillis: 2000)
+        var backoff = Backoff.redisReconnect(baseMillis: 50, maxMillis: 2000)
         while !abandoned.load(ordering: .relaxed) {
             do {
                 let unknown = try await queue.claimedSequences().filter { !tracked.contains($0) }.sorted()

@@ -95,7 +95,7 @@ public final class Collector: Sendable {
     static let chatWaitWhileBulkFullSeconds = 0.05
 
     private func claimLoop() async {
-        var backoff = Backoff(initialMillis: 100, maxMillis: 5000)
+        var backoff = Backoff.redisReconnect(baseMillis: 100, maxMillis: 5000)
         var broken = false
         while !stopping.load(ordering: .relaxed) {
             var gateState = await gate.state(shard: shard)
@@ -138,7 +138,7 @@ public final class Collector: Sendable {
                     // After the fresh claims above, so that they are registered before the comparison; the
                     // loop waits for the reconcile, so nothing claimed later can be mistaken for an orphan.
                     broken = false
-                    backoff.reset(to: 100)
+                    backoff.reset()
                     logger.info("Redis is back; claiming again")
                     let input = eventInput
                     await withCheckedContinuation { input.yield(.reconcile(done: $0)) }
@@ -229,9 +229,9 @@ public final class Collector: Sendable {
                         ])
                         registrations.append(ClaimRegistration(
                             element: item, seq: seq, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
-                            records: [.deadLetter(OutcomeRecords.deadLetter(
-                                raw: raw, failedTokens: nil, reason: reason, status: nil, attempts: 0,
-                                failedAtMillis: WallClock.nowMillis(), worker: queue.workerID))]))
+                            records: [.deadLetter(DeadLetterEntry(
+                                failedTokens: nil, reason: reason, status: nil, attempts: 0,
+                                failedAtMillis: WallClock.nowMillis(), worker: queue.workerID).record(element: raw))]))
                     case .valid(var message, let rejected):
                         // Every message of a topic shares one copy of its strings while in flight.
                         let topic = topics.intern(message.headers.topic)

@@ -38,27 +38,16 @@ final class StreamEntry {
 
 /// One TCP + TLS + HTTP/2 connection, driven by the client's event loop. Not thread-safe: the client's thread only.
 final class Connection {
-    /// `resolving`: waiting for the host name's addresses, looked up on a thread of its own (`HostLookups`).
-    enum State { case resolving, connecting, handshaking, awaitingSettings, open, closed }
-
     let id: Int
     /// The client owns its connections and tears them down before it goes away.
     unowned(unsafe) let client: HTTP2Client
-    var state = State.resolving
+    /// Its life: resolving, connecting, TLS, open, draining, closing, closed (`ConnectionState`).
+    var state = ConnectionState()
     var fd: Int32 = -1
     var ssl: OpaquePointer?      // SSL*
     var session: OpaquePointer?  // nghttp2_session*
     /// epoll interest currently registered (EPOLLIN / EPOLLOUT bits).
     var registered: UInt32 = 0
-
-    /// No new streams: GOAWAY received, or we are closing it (idle, stream IDs running out).
-    var draining = false
-    var goawayReceived = false
-    var goawayLastStreamID = Int32.max
-    /// Why it is closing once its last stream ends (GOAWAY or idle).
-    var drainReason = ""
-    /// Set when it must be torn down at the end of this iteration (error, timeout, finished).
-    var closeReason: String?
 
     /// Remote MAX_CONCURRENT_STREAMS, capped by maxStreamsPerConnection; 0 until the server's SETTINGS.
     var remoteMaxStreams = 0
@@ -67,8 +56,6 @@ final class Connection {
     /// counts as a failed attempt, unless it was closed as surplus. Read for every answer: no runtime
     /// exclusivity check (see HTTP2Client's per-request state).
     @exclusivity(unchecked) var answeredAny = false
-    /// Closed by us as an idle surplus connection, not because anything failed.
-    var closedAsSurplus = false
     // Per-request state: no runtime exclusivity check (see HTTP2Client's).
     @exclusivity(unchecked) var inFlight = 0
     /// The entries of the streams in flight, their owner. nghttp2 also holds each entry's address as its stream's
@@ -131,7 +118,7 @@ final class Connection {
         out.deallocate()
     }
 
-    var isUsable: Bool { state == .open && !draining && closeReason == nil }
+    var isUsable: Bool { state.isUsable }
 
     /// Streams the caller may start here now: the server's limit (or firstStreamLimit until the first 2xx)
     /// minus what is in flight, never negative when the server lowers its limit below what is open.
@@ -141,28 +128,26 @@ final class Connection {
         return max(min(remoteMaxStreams, client.endpoint.firstStreamLimit) - inFlight, 0)
     }
 
-    func fail(_ reason: String) {
-        if closeReason == nil { closeReason = reason }
-    }
+    /// Torn down at the end of this iteration (error, timeout, finished); the first reason stays.
+    func fail(_ reason: String) { state.fail(reason) }
 
     // MARK: TCP
 
     /// Resolves the host name off the client's thread (`HostLookups`); `addressesResolved` follows, from a later
     /// poll. Resolved per connection (not cached): Apple asks for fresh DNS on every (re)connect.
     func startConnect() {
-        state = .resolving
         client.lookups.start(client.endpoint)
     }
 
     /// The lookup has finished: connect to its addresses in order.
     func addressesResolved(_ result: Result<[HTTP2ResolvedAddress], HTTP2ClientError>) {
-        guard state == .resolving, closeReason == nil else { return }
+        guard case .resolving = state.step else { return }
         switch result {
         case .failure(let error):
             fail("ConnectionError: cannot resolve \(client.endpoint.host): \(error)")
         case .success(let list):
             addresses = list
-            state = .connecting
+            state.addressesResolved()
             tryNextAddress()
         }
     }
@@ -216,7 +201,7 @@ final class Connection {
             return
         }
         self.ssl = ssl
-        state = .handshaking
+        state.tcpConnected()
         driveHandshake()
     }
 
@@ -266,7 +251,7 @@ final class Connection {
         // No server push; everything else stays at the defaults (responses are small).
         var settings = [nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0)]
         _ = nghttp2_submit_settings(newSession, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
-        state = .awaitingSettings
+        state.tlsEstablished()
         setInterest(EPOLLIN.rawValue)
         // With read-ahead, SSL_connect may have taken the server's first records (its SETTINGS) off the socket
         // with the handshake: they sit inside OpenSSL, and epoll would never report them. Read them now.
@@ -284,7 +269,7 @@ final class Connection {
     /// SSL_read in 64 KB pieces into nghttp2 until OpenSSL needs the socket again (WANT_READ); read-ahead makes
     /// each read() take as much as the kernel has. Capped per iteration so one busy connection cannot starve others.
     func readAvailable(now: UInt64) {
-        guard let ssl, let session, closeReason == nil else { return }
+        guard let ssl, let session, state.closeReason == nil else { return }
         readPending = false
         readWantsWrite = false
         let buffer = client.readBuffer
@@ -318,13 +303,13 @@ final class Connection {
                 setInterest(EPOLLIN.rawValue | EPOLLOUT.rawValue)
                 return
             case SSL_ERROR_ZERO_RETURN:
-                fail(goawayReceived ? "closed by the server after GOAWAY" : "closed by the server (TLS close_notify)")
+                fail(state.goawayLastStreamID != nil ? "closed by the server after GOAWAY" : "closed by the server (TLS close_notify)")
                 return
             default:
                 let system = errno != 0 && error == SSL_ERROR_SYSCALL ? String(cString: strerror(errno)) : ""
                 let queue = TLSContext.errorQueue()
                 if error == SSL_ERROR_SYSCALL && system.isEmpty {
-                    fail(goawayReceived ? "closed by the server after GOAWAY" : "connection closed by the server (EOF)")
+                    fail(state.goawayLastStreamID != nil ? "closed by the server after GOAWAY" : "connection closed by the server (EOF)")
                 } else {
                     fail("read failed: \(system.isEmpty ? queue : system)")
                 }
@@ -338,7 +323,7 @@ final class Connection {
     /// Moves everything nghttp2 has queued into this connection's buffer and writes it with as few SSL_write
     /// calls as possible (one per 16 KB TLS record). On WANT_WRITE the bytes stay and EPOLLOUT is registered.
     func flush() {
-        guard let ssl, let session, closeReason == nil else { return }
+        guard let ssl, let session, state.closeReason == nil else { return }
         if !blockedOnWrite || outEnd - outStart < 1 << 20 {
             while true {
                 var data: UnsafePointer<UInt8>?
@@ -379,7 +364,7 @@ final class Connection {
 
     /// Whether this connection has output to write in this iteration (so poll must not block).
     var wantsFlush: Bool {
-        guard let session, closeReason == nil, state == .open || state == .awaitingSettings else { return false }
+        guard let session, state.hasLiveSession else { return false }
         if blockedOnWrite { return false }  // waiting for EPOLLOUT
         return hasBufferedOutput || nghttp2_session_want_write(session) != 0
     }
@@ -411,12 +396,13 @@ final class Connection {
     /// Frees TLS and nghttp2 state and closes the socket. nghttp2_session_del runs no callbacks: the caller
     /// turns `streams` into events itself. Never called from inside an nghttp2 callback.
     func teardown() {
+        let hadTLS = state.tornDown()
         if let session {
             nghttp2_session_del(session)
             self.session = nil
         }
         if let ssl {
-            if state == .open || state == .awaitingSettings {
+            if hadTLS {
                 _ = SSL_shutdown(ssl)  // one nonblocking attempt at close_notify; the peer may be gone
             }
             SSL_free(ssl)
@@ -428,6 +414,5 @@ final class Connection {
             Glibc.close(fd)
             fd = -1
         }
-        state = .closed
     }
 }

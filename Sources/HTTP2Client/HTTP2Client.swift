@@ -2,6 +2,7 @@ import CNghttp2
 import COpenSSL
 import Glibc
 import Logging
+import PushCore
 
 /// An HTTP/2-over-TLS client for many small POSTs to one endpoint (APNs), driven by ONE thread:
 /// `start`, `cancel`, `poll`, `close` and every property must be used from that thread only. `wake()` is the
@@ -39,6 +40,8 @@ public final class HTTP2Client: @unchecked Sendable {
     // then refused or went away): only an answer proves the server works and resets the count, not its SETTINGS.
     private var nextOpenAllowedAt: UInt64 = 0
     private var consecutiveFailures = 0
+    /// No jitter: the spacing already keeps reconnects apart, and a client has one server to wait for.
+    private static let reconnectBackoff = Backoff(baseMillis: 100, maxMillis: 5_000, lowestPercent: 100)
     private let openSpacing = millisToNanos(250)
     /// GOAWAY, close and failed-attempt lines at info and above: at most one of each kind per 5 s, the rest at debug.
     private var goawayLines = RepeatedLineLimiter(intervalMillis: 5_000)
@@ -123,13 +126,13 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Sum of the open connections' current remote MAX_CONCURRENT_STREAMS (capped by maxStreamsPerConnection).
     public var streamsLimit: Int {
         var sum = 0
-        for conn in connections where conn.state == .open && conn.closeReason == nil { sum += conn.remoteMaxStreams }
+        for conn in connections where conn.state.isEstablished { sum += conn.remoteMaxStreams }
         return sum
     }
 
     public var openConnections: Int {
         var count = 0
-        for conn in connections where conn.state == .open && conn.closeReason == nil { count += 1 }
+        for conn in connections where conn.state.isEstablished { count += 1 }
         return count
     }
 
@@ -295,21 +298,20 @@ public final class HTTP2Client: @unchecked Sendable {
     /// A finished lookup (its thread woke the loop) goes to every connection waiting for addresses.
     private func deliverLookup() {
         guard let result = lookups.takeResult() else { return }
-        for conn in connections where conn.state == .resolving && conn.closeReason == nil {
-            conn.addressesResolved(result)
+        for conn in connections {
+            if case .resolving = conn.state.step { conn.addressesResolved(result) }
         }
     }
 
     private func handle(_ conn: Connection, events: UInt32, now: UInt64) {
-        guard conn.closeReason == nil else { return }
-        switch conn.state {
+        switch conn.state.step {
         case .resolving:
             break  // no socket yet
         case .connecting:
             conn.connectCompleted()
-        case .handshaking:
+        case .tlsHandshake:
             conn.driveHandshake()
-        case .awaitingSettings, .open:
+        case .awaitingSettings, .open, .draining:
             if events & (EPOLLIN.rawValue | EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
                 conn.readAvailable(now: now)
             }
@@ -319,26 +321,21 @@ public final class HTTP2Client: @unchecked Sendable {
                 conn.blockedOnWrite = false
                 if conn.readWantsWrite { conn.readAvailable(now: now) }
             }
-        case .closed:
+        case .closing, .closed:
             break
         }
     }
 
     private func runTimers(now: UInt64) {
         let usable = usableCount()
-        for conn in connections where conn.closeReason == nil {
-            switch conn.state {
-            case .resolving, .connecting, .handshaking, .awaitingSettings:
+        for conn in connections {
+            switch conn.state.step {
+            case .resolving, .connecting, .tlsHandshake, .awaitingSettings:
                 if elapsed(since: conn.createdAt, now: now) >= millisToNanos(endpoint.connectTimeoutMillis) {
-                    let step = switch conn.state {
-                    case .resolving: "the name lookup"
-                    case .connecting: "TCP connect"
-                    case .handshaking: "TLS handshake"
-                    default: "server SETTINGS"
-                    }
+                    let step = conn.state.connectingStep ?? "server SETTINGS"
                     conn.fail("ConnectionError: timed out after \(endpoint.connectTimeoutMillis) ms waiting for \(step)")
                 }
-            case .open:
+            case .open, .draining:
                 if conn.pingSentAt != 0 {
                     if elapsed(since: conn.pingSentAt, now: now) >= millisToNanos(endpoint.pingTimeoutMillis) {
                         conn.fail("PING timeout: no ACK within \(endpoint.pingTimeoutMillis) ms")
@@ -348,13 +345,12 @@ public final class HTTP2Client: @unchecked Sendable {
                     _ = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
                     conn.pingSentAt = now
                 }
-                if !conn.draining && conn.inFlight == 0 && usable > endpoint.initialConnections
+                if conn.state.isUsable && conn.inFlight == 0 && usable > endpoint.initialConnections
                     && elapsed(since: conn.idleSince, now: now) >= millisToNanos(endpoint.idleCloseMillis) {
-                    conn.closedAsSurplus = true
-                    beginDraining(conn, reason: "idle for \(endpoint.idleCloseMillis) ms")
+                    beginDraining(conn, reason: "idle for \(endpoint.idleCloseMillis) ms", surplus: true)
                 }
-                if conn.draining && conn.inFlight == 0 { finishDraining(conn) }
-            case .closed:
+                if conn.state.isDraining && conn.inFlight == 0 { finishDraining(conn) }
+            case .closing, .closed:
                 break
             }
         }
@@ -371,7 +367,7 @@ public final class HTTP2Client: @unchecked Sendable {
     /// Connections that are or will be usable for new streams (connecting ones included).
     private func usableCount() -> Int {
         var count = 0
-        for conn in connections where !conn.draining && conn.closeReason == nil { count += 1 }
+        for conn in connections where conn.state.isUsableOrConnecting { count += 1 }
         return count
     }
 
@@ -380,9 +376,9 @@ public final class HTTP2Client: @unchecked Sendable {
     private func wantsNewConnection() -> Bool {
         var usable = 0
         var connecting = 0
-        for conn in connections where !conn.draining && conn.closeReason == nil {
+        for conn in connections where conn.state.isUsableOrConnecting {
             usable += 1
-            if conn.state != .open { connecting += 1 }
+            if !conn.state.isUsable { connecting += 1 }
         }
         if usable < endpoint.initialConnections { return true }
         return waitingWork && connecting == 0 && usable < endpoint.maxConnections && availableStreams == 0
@@ -404,18 +400,18 @@ public final class HTTP2Client: @unchecked Sendable {
         // Only surplus connections have an idle deadline; anything else would make every wait 0 ms once it passed.
         let surplus = usableCount() > endpoint.initialConnections
         for conn in connections {
-            if conn.closeReason != nil || conn.readPending || conn.wantsFlush { return 0 }
-            switch conn.state {
-            case .resolving, .connecting, .handshaking, .awaitingSettings:
+            if conn.state.closeReason != nil || conn.readPending || conn.wantsFlush { return 0 }
+            switch conn.state.step {
+            case .resolving, .connecting, .tlsHandshake, .awaitingSettings:
                 deadline = min(deadline, conn.createdAt &+ millisToNanos(endpoint.connectTimeoutMillis))
-            case .open:
+            case .open, .draining:
                 deadline = min(deadline, conn.pingSentAt != 0
                     ? conn.pingSentAt &+ millisToNanos(endpoint.pingTimeoutMillis)
                     : conn.lastReceivedAt &+ millisToNanos(endpoint.pingIntervalMillis))
-                if surplus && conn.inFlight == 0 && !conn.draining {
+                if surplus && conn.inFlight == 0 && conn.state.isUsable {
                     deadline = min(deadline, conn.idleSince &+ millisToNanos(endpoint.idleCloseMillis))
                 }
-            case .closed:
+            case .closing, .closed:
                 break
             }
         }
@@ -428,8 +424,7 @@ public final class HTTP2Client: @unchecked Sendable {
     // MARK: From the callbacks and the connection
 
     func settingsReceived(_ conn: Connection) {
-        guard conn.state == .awaitingSettings else { return }
-        conn.state = .open
+        guard conn.state.settingsReceived() else { return }
         conn.idleSince = monotonicNanos()
         pendingEvents.append(.connectionOpened(connection: conn.id))
         logger.debug("HTTP/2 connection \(conn.id) open, MAX_CONCURRENT_STREAMS \(conn.remoteMaxStreams)")
@@ -476,8 +471,11 @@ public final class HTTP2Client: @unchecked Sendable {
             emitResponse(conn, entry)
         } else if code == NGHTTP2_REFUSED_STREAM.rawValue {
             // Server RST_STREAM(REFUSED_STREAM), or nghttp2 closing streams above a GOAWAY's last_stream_id.
-            pendingEvents.append(.refused(id: id, reason: conn.goawayReceived && streamID > conn.goawayLastStreamID
-                ? "above GOAWAY last_stream_id \(conn.goawayLastStreamID)" : "REFUSED_STREAM"))
+            if let last = conn.state.goawayLastStreamID, streamID > last {
+                pendingEvents.append(.refused(id: id, reason: "above GOAWAY last_stream_id \(last)"))
+            } else {
+                pendingEvents.append(.refused(id: id, reason: "REFUSED_STREAM"))
+            }
         } else if entry.headersSent {
             pendingEvents.append(.lost(id: id, reason: "stream closed without a complete response: \(String(cString: nghttp2_http2_strerror(code)))"))
         } else {
@@ -486,12 +484,8 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     func goawayReceived(_ conn: Connection, lastStreamID: Int32, errorCode: UInt32, debugData: String) {
-        conn.goawayReceived = true
-        conn.goawayLastStreamID = min(conn.goawayLastStreamID, lastStreamID)
-        conn.draining = true
-        if conn.drainReason.isEmpty {
-            conn.drainReason = "GOAWAY \(String(cString: nghttp2_http2_strerror(errorCode)))\(debugData.isEmpty ? "" : " \(debugData)")"
-        }
+        conn.state.goawayReceived(lastStreamID: lastStreamID,
+                                  reason: "GOAWAY \(String(cString: nghttp2_http2_strerror(errorCode)))\(debugData.isEmpty ? "" : " \(debugData)")")
         pendingEvents.append(.goaway(connection: conn.id, lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData))
         logRepeated(.notice, &goawayLines, now: monotonicNanos(),
                     "HTTP/2 connection \(conn.id) GOAWAY last_stream_id=\(lastStreamID) error=\(errorCode) \(debugData)")
@@ -507,49 +501,52 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     /// No new streams here; closed (with GOAWAY) once its streams have ended. A replacement is opened by the timers.
-    private func beginDraining(_ conn: Connection, reason: String) {
-        guard !conn.draining else { return }
-        conn.draining = true
-        conn.drainReason = reason
+    private func beginDraining(_ conn: Connection, reason: String, surplus: Bool = false) {
+        guard conn.state.beginDraining(reason: reason, surplus: surplus) else { return }
         if conn.inFlight == 0 { finishDraining(conn) }
     }
 
     /// Sends GOAWAY(NO_ERROR) (unless the server's GOAWAY already ended things) and closes after the flush.
     private func finishDraining(_ conn: Connection) {
-        guard conn.closeReason == nil else { return }
-        if !conn.goawayReceived, let session = conn.session {
-            _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+        switch conn.state.finishDraining() {
+        case .nothing:
+            return
+        case .sendGoawayAndClose(let reason):
+            if let session = conn.session { _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue) }
+            conn.flush()
+            conn.fail(reason)
+        case .close(let reason):
+            conn.flush()
+            conn.fail(reason)
         }
-        conn.flush()
-        conn.fail(conn.drainReason.isEmpty ? "closed" : conn.drainReason)
     }
 
     /// Tears down connections that failed or finished in this iteration; their remaining streams become
     /// `.refused` (never sent, or above a GOAWAY's last_stream_id) or `.lost` (sent: may have been processed).
     private func reap(now: UInt64) {
         // A session that wants neither to read nor to write is over (e.g. after both sides' GOAWAY).
-        for conn in connections where conn.closeReason == nil && conn.state == .open {
+        for conn in connections where conn.state.isEstablished {
             if let session = conn.session, nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0
                 && !conn.hasBufferedOutput {
-                conn.fail(conn.drainReason.isEmpty ? "HTTP/2 session ended" : conn.drainReason)
+                if case .draining(let draining) = conn.state.step { conn.fail(draining.reason) } else { conn.fail("HTTP/2 session ended") }
             }
         }
-        guard connections.contains(where: { $0.closeReason != nil }) else { return }
+        guard connections.contains(where: { $0.state.closeReason != nil }) else { return }
         var kept: [Connection] = []
         for conn in connections {
-            guard let reason = conn.closeReason else {
+            guard case .closing(let closing) = conn.state.step else {
                 kept.append(conn)
                 continue
             }
-            let everOpened = conn.state == .open
+            let reason = closing.reason
             conn.teardown()
             for (streamID, entry) in conn.streams.sorted(by: { $0.key < $1.key }) {
                 if !entry.cancelled { forgetLocation(of: entry.requestID, conn: conn, streamID: streamID) }
                 if entry.cancelled || entry.answered { continue }
                 if !entry.headersSent {
                     pendingEvents.append(.refused(id: entry.requestID, reason: "not sent: connection closed: \(reason)"))
-                } else if streamID > conn.goawayLastStreamID {
-                    pendingEvents.append(.refused(id: entry.requestID, reason: "above GOAWAY last_stream_id \(conn.goawayLastStreamID)"))
+                } else if let last = closing.goawayLastStreamID, streamID > last {
+                    pendingEvents.append(.refused(id: entry.requestID, reason: "above GOAWAY last_stream_id \(last)"))
                 } else {
                     pendingEvents.append(.lost(id: entry.requestID, reason: "connection closed: \(reason)"))
                 }
@@ -557,16 +554,16 @@ public final class HTTP2Client: @unchecked Sendable {
             conn.streams.removeAll()
             conn.inFlight = 0
             pendingEvents.append(.connectionClosed(connection: conn.id, reason: reason))
-            if conn.answeredAny || conn.closedAsSurplus {
+            if conn.answeredAny || closing.surplus {
                 logRepeated(.info, &closeLines, now: now, "HTTP/2 connection \(conn.id) closed: \(reason)")
             } else {
                 // Failed before it was usable, or opened and ended without answering anything (a server that
                 // refuses or goes away on every connection): back off 100 ms doubling to 5 s (and never faster
                 // than the spacing). Its SETTINGS alone prove nothing.
                 consecutiveFailures += 1
-                let backoff = min(100 * (1 << min(consecutiveFailures - 1, 6)), 5_000)
+                let backoff = Self.reconnectBackoff.delayMillis(attempt: consecutiveFailures)
                 nextOpenAllowedAt = max(nextOpenAllowedAt, now &+ millisToNanos(backoff))
-                let what = everOpened ? "closed before answering any request" : "failed"
+                let what = closing.opened ? "closed before answering any request" : "failed"
                 logRepeated(.warning, &failureLines, now: now,
                             "HTTP/2 connection \(conn.id) \(what): \(reason); next attempt in \(backoff) ms or later")
             }

@@ -1,19 +1,21 @@
 import COpenSSL
 import Glibc
+import TLSClient
 
-/// The SSL_CTX shared by all connections of a client: TLS 1.2+, ALPN h2, peer verification, client
-/// certificate, and the read/write modes the event loop relies on. Built once, so a bad CA file, certificate
-/// or password fails `HTTP2Client.init` clearly instead of every connect.
+/// The SSL_CTX shared by all connections of a client: the TLS client setup shared with Redis (TLS 1.2+, peer
+/// verification, host name check; `TLSClientContext`) plus HTTP/2's own: ALPN h2, the client certificate, and
+/// the read/write modes the event loop relies on. Built once, so a bad CA file, certificate or password fails
+/// `HTTP2Client.init` clearly instead of every connect.
 final class TLSContext {
-    let context: OpaquePointer  // SSL_CTX*
+    private let base: TLSClientContext
+    var context: OpaquePointer { base.context }  // SSL_CTX*
 
     init(endpoint: HTTP2Endpoint) throws(HTTP2ClientError) {
-        guard let context = SSL_CTX_new(TLS_client_method()) else {
-            throw HTTP2ClientError("TLS: cannot create a context: \(TLSContext.errorQueue())")
+        do {
+            base = try TLSClientContext(caFile: endpoint.caFile)
+        } catch {
+            throw HTTP2ClientError("TLS: \(error)")
         }
-        self.context = context
-        // From here on deinit frees the context if a later step throws.
-        _ = sslx_ctx_set_min_proto_version(context, TLS1_2_VERSION)
         // Partial writes: SSL_write returns after each record, so a full socket costs us no copy; moving buffer:
         // a retry after WANT_WRITE may pass the same bytes from a compacted buffer.
         _ = sslx_ctx_set_mode(context, Int(SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER))
@@ -22,16 +24,6 @@ final class TLSContext {
         _ = sslx_ctx_set_read_ahead(context, 1)
         SSL_CTX_set_default_read_buffer_len(context, 64 * 1024)
 
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        if endpoint.caFile.isEmpty {
-            guard SSL_CTX_set_default_verify_paths(context) == 1 else {
-                throw HTTP2ClientError("TLS: cannot load the system CA paths: \(TLSContext.errorQueue())")
-            }
-        } else {
-            guard SSL_CTX_load_verify_locations(context, endpoint.caFile, nil) == 1 else {
-                throw HTTP2ClientError("TLS: cannot load CA file '\(endpoint.caFile)': \(TLSContext.errorQueue())")
-            }
-        }
         // ALPN wire format: length-prefixed names. Returns 0 on success (inverted, unlike most of OpenSSL).
         let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
@@ -41,8 +33,6 @@ final class TLSContext {
             try loadClientCertificate(file: file, password: endpoint.clientCertificatePassword)
         }
     }
-
-    deinit { SSL_CTX_free(context) }
 
     /// PEM (certificate, optional chain, key; the key may be encrypted with `password`) or PKCS#12.
     private func loadClientCertificate(file: String, password: String) throws(HTTP2ClientError) {
@@ -103,33 +93,8 @@ final class TLSContext {
         }
     }
 
-    /// A TLS session on a connected socket: SNI and hostname verification for names, IP verification for literals.
-    func makeSession(fd: Int32, host: String) -> OpaquePointer? {
-        guard let ssl = SSL_new(context) else { return nil }
-        SSL_set_fd(ssl, fd)
-        var address = in6_addr()
-        let isIP = inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
-        if isIP {
-            // SNI must not carry an IP literal (RFC 6066 §3); the certificate must name the address instead.
-            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
-        } else {
-            _ = sslx_set_tlsext_host_name(ssl, host)
-            SSL_set1_host(ssl, host)
-        }
-        SSL_set_connect_state(ssl)
-        return ssl
-    }
+    /// A TLS session on a connected socket (SNI, host name or IP check: `TLSClientContext.makeSession`).
+    func makeSession(fd: Int32, host: String) -> OpaquePointer? { base.makeSession(fd: fd, host: host) }
 
-    /// Drains OpenSSL's per-thread error queue into one line (it would otherwise leak into the next call's error).
-    static func errorQueue() -> String {
-        var parts: [String] = []
-        var buffer = [CChar](repeating: 0, count: 256)
-        while true {
-            let code = ERR_get_error()
-            if code == 0 { break }
-            ERR_error_string_n(code, &buffer, buffer.count)
-            parts.append(buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })
-        }
-        return parts.isEmpty ? "no OpenSSL error" : parts.joined(separator: "; ")
-    }
+    static func errorQueue() -> String { TLSClientContext.errorQueue() }
 }

@@ -212,11 +212,7 @@ public struct RetrySettings: Sendable, Equatable {
     /// Exponential backoff with "equal jitter": a uniform delay in [ceiling / 2, ceiling], ceiling =
     /// min(max, base * 2^(attempt-1)). Half of each delay is certain, so the total budget has a floor.
     public func delayMillis(afterAttempt attempt: Int) -> Int {
-        let exponent = min(max(attempt - 1, 0), 20)
-        let ceiling = min(maxDelayMillis, baseDelayMillis << exponent)
-        let floor = max(baseDelayMillis, ceiling / 2)
-        guard ceiling > floor else { return ceiling }
-        return Int.random(in: floor...ceiling)
+        Backoff(baseMillis: baseDelayMillis, maxMillis: maxDelayMillis, lowestPercent: 50).delayMillis(attempt: attempt)
     }
 }
 

@@ -42,7 +42,7 @@ enum QueueScripts {
     """
 
     /// Lua helper for the recovery script: the `raw` member of a dead letter of an element that was not
-    /// parsed, built as `OutcomeRecords.deadLetter` builds it (SPEC section 3, docs/security.md), so the tools
+    /// parsed, built as `DeadLetterEntry.record(element:)` builds it (SPEC section 3, docs/security.md), so the tools
     /// read it like any other: `"raw"` is the element as text, each ill-formed UTF-8 sequence replaced with
     /// U+FFFD (one per maximal subpart, as Swift's `String(decoding:as:)` does), and `"raw_base64"` follows
     /// with every byte when the text could not hold them. Unicode's table 3-7 decides what is well-formed.
@@ -376,7 +376,8 @@ enum QueueScripts {
     /// A processing list written by an earlier version is returned as it is, ARGV[4] elements per call (migration).
     /// A field of 2^52 or more (`Lane.bulkSequenceBase`) was claimed from the bulk list and returns there.
     /// KEYS: processing, queue, heartbeat, deliveries, dlq, workers, bulk queue.
-    /// ARGV: only-if-dead, count-death, max deliveries, chunk, worker id, now (UNIX ms), then the fields.
+    /// ARGV: only-if-dead, count-death, max deliveries, chunk, worker id, the poison dead letter before and after
+    /// its `raw` members (`DeadLetterEntry.framingAroundRaw`), then the fields.
     /// Returns {returned, poisoned, remaining, {ids of poisoned messages}}; {-1, 0, 0, {}} if the worker lives.
     static let recover = Script(name: "recover", source: """
     if ARGV[1] == '1' and redis.call('EXISTS', KEYS[3]) == 1 then return {-1, 0, 0, {}} end
@@ -403,7 +404,7 @@ enum QueueScripts {
       -- Entries' own counts, deleted at the end; what the returned copies add to their digests' tallies.
       local cleared = {}
       local returning = {}
-      for i = 7, #ARGV do
+      for i = 8, #ARGV do
         if held == 0 then break end
         local field = ARGV[i]
         local element = redis.call('HGET', KEYS[1], field)
@@ -430,10 +431,8 @@ enum QueueScripts {
           if poison then
             local ok, decoded = pcall(cjson.decode, element)
             if ok and type(decoded) == 'table' and type(decoded['id']) == 'string' then ids[#ids + 1] = decoded['id'] end
-            -- Members in key order, as the canonical writer of every other dead letter puts them.
-            redis.call('LPUSH', KEYS[5], '{"attempts":0,"deliveries":' .. ARGV[3] .. ',"failed_at":' .. ARGV[6] ..
-              ',"message":null,' .. rawMembers(element) .. ',"reason":"PoisonMessage","status":null,"worker":' ..
-              cjson.encode(ARGV[5]) .. '}')
+            -- The record is the worker's (DeadLetterEntry); only the element's text is added here.
+            redis.call('LPUSH', KEYS[5], ARGV[6] .. rawMembers(element) .. ARGV[7])
             poisoned = poisoned + 1
           elseif (tonumber(field) or 0) >= 4503599627370496 then
             pushBulk[#pushBulk + 1] = element

@@ -60,29 +60,7 @@ public struct Claim: Sendable {
 /// A dead letter whose record is made when the message is acknowledged, from its element as the processing
 /// hash holds it: the pipeline does not keep every claimed element in memory (about 200 bytes each, up to
 /// `max_in_flight` of them) for the few that fail.
-public struct DeadLetterDraft: Sendable, Equatable {
-    /// The tokens that failed this way (the record's `message.tokens`); nil keeps the element's own.
-    public var failedTokens: [String]?
-    public var reason: String
-    public var status: Int?
-    public var attempts: Int
-    public var failedAtMillis: Int64
-    public var worker: String
-
-    public init(failedTokens: [String]?, reason: String, status: Int?, attempts: Int, failedAtMillis: Int64, worker: String) {
-        self.failedTokens = failedTokens
-        self.reason = reason
-        self.status = status
-        self.attempts = attempts
-        self.failedAtMillis = failedAtMillis
-        self.worker = worker
-    }
-
-    func record(element: [UInt8]) -> OutcomeRecord {
-        .deadLetter(OutcomeRecords.deadLetter(raw: element, failedTokens: failedTokens, reason: reason, status: status,
-                                              attempts: attempts, failedAtMillis: failedAtMillis, worker: worker))
-    }
-}
+public typealias DeadLetterDraft = DeadLetterEntry
 
 /// A message whose every token has reached an outcome: to be acknowledged with its records.
 public struct CompletedMessage: Sendable {
@@ -274,7 +252,7 @@ public struct WorkQueue: Sendable {
         guard elements.count == drafted.count else { throw RedisError.unexpectedReply("HMGET of drafted dead letters") }
         var made = messages
         for (index, element) in zip(drafted, elements) {
-            if let raw = element.bytes { made[index].records += made[index].deadLetters.map { $0.record(element: raw) } }
+            if let raw = element.bytes { made[index].records += made[index].deadLetters.map { .deadLetter($0.record(element: raw)) } }
             made[index].deadLetters = []
         }
         return made
@@ -340,12 +318,18 @@ public struct WorkQueue: Sendable {
             repeat {
                 let chunk = fields[start..<min(fields.count, start + Self.recoveryChunk)]
                 start += chunk.count
+                // A poison message's dead letter, in the name of the holder that died; the script puts the
+                // element's `raw` members between the two parts.
+                let poison = DeadLetterEntry(failedTokens: nil, reason: "PoisonMessage", status: nil, attempts: 0,
+                                             failedAtMillis: WallClock.nowMillis(), worker: worker,
+                                             deliveries: maxDeliveries).framingAroundRaw()
                 let reply = try await scripts.run(
                     QueueScripts.recover,
                     keys: [processing, keys.queue, keys.heartbeat(worker: worker), keys.deliveries, keys.deadLetters, keys.workers,
                            keys.bulkQueue],
-                    arguments: ([onlyIfDead ? "1" : "0", countDeath ? "1" : "0", String(maxDeliveries),
-                                 String(Self.recoveryChunk), worker, String(WallClock.nowMillis())] + chunk).map { Array($0.utf8) })
+                    arguments: [onlyIfDead ? "1" : "0", countDeath ? "1" : "0", String(maxDeliveries),
+                                String(Self.recoveryChunk), worker].map { Array($0.utf8) }
+                        + [poison.before, poison.after] + chunk.map { Array($0.utf8) })
                 guard let parts = reply.array, parts.count == 4, let returned = parts[0].integer, let poisoned = parts[1].integer,
                       let remaining = parts[2].integer
                 else { throw RedisError.unexpectedReply("recover: \(reply.shape)") }

@@ -1,6 +1,7 @@
 import COpenSSL
 import PushCore
 import Foundation
+import TLSClient
 
 /// A blocking TCP connection to Redis, plain or TLS (`rediss://`), used only from a connection's own
 /// thread. hiredis 0.14 (Debian 12) has no TLS, so the socket and TLS are ours and hiredis only formats
@@ -8,7 +9,7 @@ import Foundation
 final class RedisSocket {
     private var fd: Int32 = -1
     private var tls: OpaquePointer?  // SSL*
-    private var context: OpaquePointer?  // SSL_CTX*
+    private var context: TLSClientContext?
     let peer: String
 
     /// Connects within `timeout`, giving up early once `interrupted` says so (checked every 50 ms); every
@@ -47,7 +48,6 @@ final class RedisSocket {
             SSL_free(tls)
         }
         tls = nil
-        if let context { SSL_CTX_free(context) }
         context = nil
         if fd >= 0 { Glibc.close(fd) }
         fd = -1
@@ -145,34 +145,20 @@ final class RedisSocket {
         throw RedisError.connection("\(host):\(port): \(lastError)")
     }
 
+    /// The TLS client setup shared with the HTTP/2 sockets (`TLSClientContext`): the same certificate checks.
     private func startTLS(host: String, caFile: String) throws {
-        guard let context = SSL_CTX_new(TLS_client_method()) else { throw tlsFailure("cannot create a TLS context") }
-        self.context = context
-        SSL_CTX_set_verify(context, SSL_VERIFY_PEER, nil)
-        let loaded = caFile.isEmpty
-            ? SSL_CTX_set_default_verify_paths(context)
-            : SSL_CTX_load_verify_locations(context, caFile, nil)
-        guard loaded == 1 else { throw tlsFailure("cannot load CA file '\(caFile)' (redis.ca_file)") }
-        guard let tls = SSL_new(context) else { throw tlsFailure("cannot create a TLS session") }
-        self.tls = tls
-        SSL_set_fd(tls, fd)
-        // The certificate must name the host (or IP address) we connect to.
-        let parameters = SSL_get0_param(tls)
-        var address = in6_addr()
-        let isIP = inet_pton(AF_INET, host, &address) == 1 || inet_pton(AF_INET6, host, &address) == 1
-        if isIP {
-            X509_VERIFY_PARAM_set1_ip_asc(parameters, host)
-        } else {
-            X509_VERIFY_PARAM_set1_host(parameters, host, 0)
-            // SNI: OpenSSL copies the name during the call, so a C string that lives for the call suffices.
-            _ = host.withCString { name in
-                SSL_ctrl(tls, SSL_CTRL_SET_TLSEXT_HOSTNAME, Int(TLSEXT_NAMETYPE_host_name), UnsafeMutableRawPointer(mutating: name))
-            }
+        let context: TLSClientContext
+        do {
+            context = try TLSClientContext(caFile: caFile)
+        } catch {
+            throw RedisError.connection("\(peer): TLS: \(error.what)\(caFile.isEmpty ? "" : " (redis.ca_file)"): \(error.detail)")
         }
+        self.context = context
+        guard let tls = context.makeSession(fd: fd, host: host) else { throw tlsFailure("cannot create a TLS session") }
+        self.tls = tls
         guard SSL_connect(tls) == 1 else {
-            let verify = SSL_get_verify_result(tls)
-            if verify != X509_V_OK {
-                throw tlsFailure("certificate not trusted (\(String(cString: X509_verify_cert_error_string(verify))))")
+            if let problem = TLSClientContext.certificateProblem(tls) {
+                throw tlsFailure("certificate not trusted (\(problem))")
             }
             throw tlsFailure("handshake failed")
         }
@@ -183,13 +169,10 @@ final class RedisSocket {
         return .connection("\(peer): TLS: \(what)\(detail.map { ": \($0)" } ?? "")")
     }
 
+    /// OpenSSL's error queue, drained (nil when empty).
     private static func openSSLError() -> String? {
-        let code = ERR_get_error()
-        ERR_clear_error()
-        guard code != 0 else { return nil }
-        var text = [CChar](repeating: 0, count: 256)
-        ERR_error_string_n(code, &text, text.count)
-        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let text = TLSClientContext.errorQueue()
+        return text == "no OpenSSL error" ? nil : text
     }
 
     private static func timeval(_ duration: Duration) -> Glibc.timeval {

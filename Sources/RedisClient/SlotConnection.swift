@@ -32,6 +32,8 @@ public final class SlotConnection: RedisCommands {
 
     /// How often one command follows a redirection or waits out TRYAGAIN before the error is returned.
     static let maxRedirections = 24
+    /// A move of a slot's keys takes a while: TRYAGAIN waits 20 ms, doubling to 320 ms (about 5 s in all).
+    static let tryAgainWait = Backoff(baseMillis: 20, maxMillis: 320, lowestPercent: 100)
 
     /// - Parameters:
     ///   - map: the topology shared with the process's other connections to the same cluster.
@@ -116,8 +118,7 @@ public final class SlotConnection: RedisCommands {
             if retry.isEmpty { return replies.map { $0 ?? .null } }
             pending = retry.sorted { $0.index < $1.index }
             if mustWait {
-                // A move of a slot's keys takes a while: 20 ms, doubling to 320 ms (about 5 s in all).
-                try await Task.sleep(for: .milliseconds(20 << min(waits, 4)))
+                try await Task.sleep(for: .milliseconds(Self.tryAgainWait.delayMillis(attempt: waits + 1)))
                 waits += 1
             }
         }

@@ -159,7 +159,7 @@ struct PipelineService: Service, CustomStringConvertible {
     /// Waits for Redis (retrying, never fatal), refuses an id a live worker holds, and returns claims
     /// this id left behind in an earlier life (containers reuse hostname-pid). False if shut down meanwhile.
     private func prepare(_ queue: WorkQueue, _ heartbeat: Heartbeat) async throws -> Bool {
-        var backoff = Backoff(initialMillis: 200, maxMillis: 5000)
+        var backoff = Backoff.redisReconnect(baseMillis: 200, maxMillis: 5000)
         while true {
             if Task.isCancelled || Task.isShuttingDownGracefully { return false }
             do {
@@ -220,7 +220,7 @@ struct PipelineService: Service, CustomStringConvertible {
     }
 
     private func finish(_ queue: WorkQueue, giveUp: ContinuousClock.Instant) async -> Int {
-        var backoff = Backoff(initialMillis: 100, maxMillis: 1000)
+        var backoff = Backoff.redisReconnect(baseMillis: 100, maxMillis: 1000)
         while ContinuousClock.now < giveUp {
             do {
                 let returned = try await queue.returnOwnClaims()

@@ -280,9 +280,10 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
 
     /// 1, 2, 4, ... seconds up to `maxBackoffSeconds`, with jitter so that many accounts do not ask in step.
     private func backoff(failures: Int) -> Double {
-        let exponent = Double(min(max(failures - 1, 0), 16))
-        let base = min(maxBackoffSeconds, AccessTokenRenewal.minimumInterval * pow(2, exponent))
-        return max(AccessTokenRenewal.minimumInterval, base * Double.random(in: 0.8...1.0))
+        // Milliseconds for the shared Backoff; a bound too large for them (it is at least the minimum) is a day.
+        let maxMillis = maxBackoffSeconds < 86_400 ? Int(maxBackoffSeconds * 1000) : 86_400_000
+        let backoff = Backoff(baseMillis: Int(AccessTokenRenewal.minimumInterval * 1000), maxMillis: maxMillis, lowestPercent: 80)
+        return Double(backoff.delayMillis(attempt: failures)) / 1000
     }
 
     private func changed(_ state: AccessTokenState) {
