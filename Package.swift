@@ -10,18 +10,22 @@ let package = Package(
         .executable(name: "worker", targets: ["worker"]),
         .executable(name: "apns-emulator", targets: ["apns-emulator"]),
     ],
+    // Exact versions: an image or a release built next month gets the same dependencies as the tested build
+    // (issue 35). Package.resolved stays out of git, because the one a build machine writes names that
+    // machine's mirror; the exact pins here do the same job. To move a dependency, change its version here
+    // and run the test command.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         // Metrics: the stages record through swift-metrics; the worker exports them as Prometheus text.
-        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         // The APNs emulator's HTTP/2 + TLS server and the worker's small metrics and health listener.
-        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
-        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         // Thin views of Debian's system libraries; Swift code outside the wrappers never sees a pointer.

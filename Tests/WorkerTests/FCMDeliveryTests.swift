@@ -48,7 +48,9 @@ final class FCMDeliveryTests: XCTestCase {
         elements.append(fcmMessageJSON(id: "busy", tokens: [fcmToken("unavailable", 1)]))
         elements.append(fcmMessageJSON(id: "unknown-app", tokens: [fcmToken("d", 100_001)], topic: "com.example.none"))
         try await client.lpush(keys.queue, elements)
-        let worker = try start(fcm, redis: redis, id: "fcm-mixed", ["RETRY_MAX_ATTEMPTS": "3", "RETRY_BASE_DELAY_MS": "20", "RETRY_MAX_DELAY_MS": "50"])
+        let port = freePort()
+        let worker = try start(fcm, redis: redis, id: "fcm-mixed", ["RETRY_MAX_ATTEMPTS": "3", "RETRY_BASE_DELAY_MS": "20",
+                                                                  "RETRY_MAX_DELAY_MS": "50", "METRICS_LISTEN": "127.0.0.1:\(port)"])
         defer { worker.signal(SIGKILL) }
 
         try await eventually(timeout: .seconds(120)) { try await self.drained(client, worker: "fcm-mixed") }
@@ -74,6 +76,15 @@ final class FCMDeliveryTests: XCTestCase {
         XCTAssertEqual(byID["busy"]?["provider"] as? String, "fcm")
         XCTAssertTrue((byID["unknown-app"]?["reason"] as? String ?? "").hasPrefix("TopicNotConfigured: no app in fcm.apps"), "\(deadLetters)")
         XCTAssertLessThanOrEqual(fcm.fcm.stats.peakConcurrentStreams, 100, "never more streams than FCM allows")
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertGreaterThan(prometheusSample(metrics, "push_messages_merged_total") ?? 0, 0, "FCM group messages were merged")
+        XCTAssertEqual(prometheusSample(metrics, "push_notifications_total",
+                                        ["provider": "fcm", "app": FCMStandIn.topic, "outcome": "delivered", "reason": ""]),
+                       Double(plain + groupTokens.count + 1))
+        XCTAssertEqual(prometheusSample(metrics, "push_notifications_total",
+                                        ["provider": "apns", "app": FCMStandIn.topic, "outcome": "delivered", "reason": ""]), Double(plain))
+        XCTAssertEqual(prometheusSample(metrics, "push_fcm_responses_total", ["status": "404", "reason": "UNREGISTERED"]), 1)
+        XCTAssertEqual(prometheusSample(metrics, "push_fcm_access_token_renewals_total", ["app": FCMStandIn.topic, "result": "ok"]), 1)
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)
         XCTAssertEqual(status, 0, worker.log.suffix(3000).description)

@@ -439,7 +439,6 @@ public final class Scheduler: @unchecked Sendable {
                 // The credential was rejected before the message was looked at: a new one, and the request
                 // goes again at once without spending an attempt (bounded like any unprocessed re-send).
                 service.renew(generation: entry.generation)
-                notePauseAnswer(status: status)
                 retryCounts[reason, default: 0] += 1
                 var again = request
                 again.unprocessedInARow += 1
