@@ -44,7 +44,12 @@ final class APNsService: PushService {
 
     func body(for job: JobContext, token: Int) -> [UInt8] { job.job.payload }
 
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> ServiceDecision {
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String) {
+        let decision = decide(status: status, body: body)
+        return (decision, decision.reason)
+    }
+
+    private func decide(status: Int, body: [UInt8]) -> ServiceDecision {
         switch ResponseClassifier.classify(status: status, body: body) {
         case .delivered:
             return .delivered

@@ -33,6 +33,12 @@ enum FCMResponseClassifier {
         }
     }
 
+    /// The answer's error code, as the responses metric names it: FCM's `errorCode` detail, else `error.status`.
+    static func code(status: Int, body: [UInt8]) -> String {
+        let error = parseBody(body)
+        return error.detailCode ?? error.status ?? "HTTP\(status)"
+    }
+
     struct ErrorBody {
         var status: String?
         var detailCode: String?

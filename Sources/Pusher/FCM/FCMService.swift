@@ -46,8 +46,10 @@ final class FCMService: PushService {
         return body.body(token: job.job.tokens[token])
     }
 
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> ServiceDecision {
-        FCMResponseClassifier.classify(status: status, body: body, retryAfter: retryAfter, nowMillis: WallClock.nowMillis())
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String) {
+        if status == 200 { return (.delivered, "") }
+        return (FCMResponseClassifier.classify(status: status, body: body, retryAfter: retryAfter, nowMillis: WallClock.nowMillis()),
+                FCMResponseClassifier.code(status: status, body: body))
     }
 
     func renew(generation: Int) {

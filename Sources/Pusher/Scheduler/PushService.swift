@@ -17,8 +17,10 @@ protocol PushService: AnyObject {
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)]
     /// The request body for one token (APNs: the job's payload itself, shared by its tokens).
     func body(for job: JobContext, token: Int) -> [UInt8]
-    /// What an HTTP answer means. `retryAfter`: the answer's `retry-after` header.
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> ServiceDecision
+    /// What an HTTP answer means, and the answer's own reason for the responses metric (FCM's error code, where
+    /// the decision's reason is the outcome's: `UNREGISTERED` is the feedback reason `Unregistered`).
+    /// `retryAfter`: the answer's `retry-after` header.
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String)
     /// The server refused the credential of `generation` as expired or invalid: renew it (within the
     /// service's own rules: APNs's 20 minutes, FCM's one renewal a second).
     func renew(generation: Int)

@@ -418,7 +418,7 @@ public final class Scheduler: @unchecked Sendable {
         let request = entry.request
         switch completion.result {
         case .answered(let status, let body, let wireMicros, let retryAfter):
-            let decision = service.classify(status: status, body: body, retryAfter: retryAfter)
+            let (decision, answerReason) = service.classify(status: status, body: body, retryAfter: retryAfter)
             metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
             bulkLimiter.observe(latencyMicros: wireMicros)
@@ -431,7 +431,7 @@ public final class Scheduler: @unchecked Sendable {
             if status == 200 {
                 answered200 += 1
             } else {
-                answerCounts[AnswerKey(status: status, reason: decision.reason), default: 0] += 1
+                answerCounts[AnswerKey(status: status, reason: answerReason), default: 0] += 1
             }
             if case .credentialRefused(let reason) = decision {
                 refuseCredential(request, reason: reason, detail: nil)
