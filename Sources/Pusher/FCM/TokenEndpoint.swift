@@ -119,7 +119,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             return .granted(accessToken: Secret(token), expiresIn: min(max(expiresIn, 1), 86_400))
         }
         let error = document?["error"]?.stringValue ?? ""
-        let detail = document?["error_description"]?.stringValue ?? ""
+        let detail = document?["error_description"]?.stringValue.map { Printable.clipped($0, to: 200) } ?? ""
         let said = error.isEmpty ? "HTTP \(status)" : "HTTP \(status) \(error)" + (detail.isEmpty ? "" : ": \(detail)")
         if status == 429 || status >= 500 || status < 400 {
             return .unavailable(reason: "token endpoint \(uri) answered \(said)")
