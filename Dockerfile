@@ -21,9 +21,10 @@ RUN swift build -c release --static-swift-stdlib --product worker \
 
 FROM debian:bookworm-slim
 # hiredis, libcurl (with nghttp2 for HTTP/2), OpenSSL, ICU (the word filter's variant data), the C++ runtime Swift's static stdlib still needs,
-# and the CA bundle that APNs' certificate chains to.
+# the CA bundle that APNs' and Google's certificates chain to, and the openssl tool (compose's setup makes the demo key with it:
+# nothing is fetched when the stack starts).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libhiredis0.14 libnghttp2-14 libjemalloc2 libcurl4 libssl3 libicu72 libstdc++6 ca-certificates \
+ && apt-get install -y --no-install-recommends libhiredis0.14 libnghttp2-14 libjemalloc2 libcurl4 libssl3 libicu72 libstdc++6 ca-certificates openssl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home push
 COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/

@@ -43,6 +43,25 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertEqual(Array(test.prefix(4)), ["CMD", "/usr/local/bin/worker", "health", "--ready"])
     }
 
+    /// Issue 35: the compose stack restarts what dies, and nothing is fetched from the network at `up` (the setup
+    /// step makes the demo key with the image's own openssl; no image runs apt-get or pip).
+    func testComposeRestartsServicesAndFetchesNothingAtUp() throws {
+        let compose = try XCTUnwrap(try Yams.load(yaml: try text("deploy/docker-compose.yml")) as? [String: Any])
+        let services = try XCTUnwrap(compose["services"] as? [String: Any])
+        for name in ["redis", "apns-emulator", "worker-1", "worker-2"] {
+            let service = try XCTUnwrap(services[name] as? [String: Any], name)
+            let anchor = compose["x-worker"] as? [String: Any] ?? [:]
+            let restart = service["restart"] as? String ?? (name.hasPrefix("worker") ? anchor["restart"] as? String : nil)
+            XCTAssertEqual(restart, "unless-stopped", "\(name) restarts when it dies")
+        }
+        let text = try text("deploy/docker-compose.yml")
+        for fetch in ["apt-get", "apt ", "pip ", "curl ", "wget "] {
+            XCTAssertFalse(text.split(separator: "\n").contains { !$0.trimmingCharacters(in: .whitespaces).hasPrefix("#") && $0.contains(fetch) },
+                           "compose fetches nothing at up (\(fetch))")
+        }
+        XCTAssertTrue(try self.text("Dockerfile").contains(" openssl "), "the image has the openssl the setup step uses")
+    }
+
     /// scripts/check-deploy.py renders the base, each overlay and the ServiceMonitor with `kubectl kustomize`,
     /// validates every object against the Kubernetes schemas and checks Secret access (fsGroup and mode), the
     /// probes, the named metrics port and the Service; then each overlay's configuration, with the variables its
