@@ -145,6 +145,13 @@ http {{
       log_not_found off;
       error_page 404 405 =200 @answer;
     }}
+    # FCM HTTP v1's send call (--provider fcm|both), answered like APNs's: 200 once the body has arrived.
+    location /v1/projects/ {{
+      mirror /_body;
+      mirror_request_body on;
+      log_not_found off;
+      error_page 404 405 =200 @answer;
+    }}
     location = /_body {{ internal; return 204; }}
     location @answer {{
       add_header apns-id $http_apns_id always;
@@ -220,16 +227,68 @@ class Endpoint:
         except subprocess.TimeoutExpired: self.proc.kill()
 
 
+def provider_of(a, i):
+    """--provider both: every other message goes to FCM."""
+    return a.provider if a.provider != "both" else ("fcm" if i % 2 else "apns")
+
+
 def messages(a):
     out = []
     group = max(1, a.uuid_group)
     for i in range(a.messages):
-        toks = ",".join('"%064x"' % (i * a.tokens + j + 1) for j in range(a.tokens))
         # Entries of one uuid carry the same content to different receivers: the Merger joins them.
         uuid = f',"uuid":"u{i // group}"' if a.kind != "private" else ""
+        if provider_of(a, i) == "fcm":
+            # Registration tokens shaped like FCM's (163 bytes), the message as an Android chat app sends it.
+            toks = ",".join('"d%dZq7:APA91b%s"' % (i * a.tokens + j + 1, "Xk_9-" * 30) for j in range(a.tokens))
+            out.append('{"id":"b%d","provider":"fcm","kind":"%s"%s,"topic":"%s","tokens":[%s],"payload":{"notification":{"body":"hello %d"},"data":{"conversation":"c%d"}}%s}'
+                       % (i, a.kind, uuid, TOPIC, toks, i // group, i // group, ',"enqueued_at":%d' if a.rate else ""))
+            continue
+        toks = ",".join('"%064x"' % (i * a.tokens + j + 1) for j in range(a.tokens))
         out.append('{"id":"b%d","kind":"%s"%s,"topic":"%s","tokens":[%s],"payload":{"aps":{"alert":"hello %d"}}%s}'
                    % (i, a.kind, uuid, TOPIC, toks, i // group, ',"enqueued_at":%d' if a.rate else ""))
     return out
+
+
+class TokenEndpoint:
+    """FCM's OAuth token endpoint for --provider fcm|both: the emulator's, which checks the service account's RS256
+    assertion and issues access tokens (nginx answers messages:send and checks no bearer). A service account of
+    our own, and one CA bundle (nginx's certificate and the emulator's CA) for fcm.ca_file, which serves both."""
+    def __init__(self, run, endpoint):
+        self.port = free_port()
+        subprocess.run(["openssl", "genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", f"{run}/fcm-key.pem"],
+                       check=True, capture_output=True)
+        self.account = f"{run}/fcm-service-account.json"
+        with open(self.account, "w") as f:
+            json.dump({"type": "service_account", "project_id": "bench-project", "private_key_id": "b" * 40,
+                       "private_key": open(f"{run}/fcm-key.pem").read(), "client_email": "bench@bench-project.iam.gserviceaccount.com",
+                       "client_id": "1", "token_uri": f"https://127.0.0.1:{self.port}/token"}, f)
+        self.proc = subprocess.Popen([os.path.join(root, ".build/release/apns-emulator"), "--port", str(self.port),
+                                      "--write-ca", f"{run}/token-ca.pem", "--fcm-service-account", self.account],
+                                     stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(f"{run}/token-ca.pem") or os.path.getsize(f"{run}/token-ca.pem") == 0:
+            if time.monotonic() > deadline: raise SystemExit("the token endpoint (emulator) did not start")
+            time.sleep(0.05)
+        time.sleep(0.2)
+        self.ca = f"{run}/fcm-ca-bundle.pem"
+        with open(self.ca, "w") as f:
+            f.write(open(endpoint.ca).read() + open(f"{run}/token-ca.pem").read())
+
+    def stop(self):
+        self.proc.terminate()
+        try: self.proc.wait(10)
+        except subprocess.TimeoutExpired: self.proc.kill()
+
+
+def delivered_by_provider(mport):
+    """Notifications delivered so far, per provider, from a worker's /metrics."""
+    counts = {"apns": 0, "fcm": 0}
+    for line in metrics_text(mport).splitlines():
+        if line.startswith("push_notifications_total{") and 'outcome="delivered"' in line:
+            for provider in counts:
+                if f'provider="{provider}"' in line: counts[provider] += float(line.rsplit(" ", 1)[1])
+    return counts
 
 
 def metrics_text(mport):
@@ -282,6 +341,9 @@ def run_worker(a, run, endpoint, r):
                APNS_APPS_0_KEY_FILE=f"{run}/key.p8", APNS_TRANSPORT=a.transport)
     if a.retries: env["RETRY_MAX_ATTEMPTS"] = str(a.retries)
     if a.wait_replicas: env["REDIS_WAIT_REPLICAS"] = str(a.wait_replicas)
+    if a.provider != "apns":
+        env.update(FCM_ENDPOINT=endpoint.url, FCM_CA_FILE=a.token_endpoint.ca, FCM_CONNECTIONS=str(a.connections),
+                   FCM_APPS_0_TOPIC=TOPIC, FCM_APPS_0_SERVICE_ACCOUNT_FILE=a.token_endpoint.account)
     if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
     if a.preload: env["LD_PRELOAD"] = a.preload  # e.g. another malloc, for the worker only
     redis_cpu_before = redis_cpu(r)
@@ -318,7 +380,15 @@ def run_worker(a, run, endpoint, r):
         chat = ChatPacer(r.port, per_second=50)
         chat.start()
     broadcast_done = None
+    # --provider both: when each provider's last notification was delivered, from /metrics, for a rate of each.
+    wanted = {p: sum(a.tokens for i in range(a.messages) if provider_of(a, i) == p) for p in ("apns", "fcm")}
+    finished = {}
+    last_poll = 0.0
     while total:
+        if a.provider == "both" and len(finished) < 2 and time.monotonic() - last_poll >= 0.1:
+            last_poll = time.monotonic()
+            for p, n in delivered_by_provider(mport).items():
+                if p not in finished and n >= wanted[p]: finished[p] = last_poll - start
         if chat and not broadcast_pending(r):
             broadcast_done = time.monotonic()
             chat.stop(); chat.join(); chat = None  # the broadcast is done: the last chat pushes drain
@@ -342,6 +412,11 @@ def run_worker(a, run, endpoint, r):
         result.update(rate_per_s=round(total / elapsed), cpu_us_per_notification=round(cpu / total * 1e6, 1),
                       redis_cpu_us_per_message=round((redis_cpu(r) - redis_cpu_before) / a.messages * 1e6, 2))
     result["retries"] = retries_by_reason(mport)
+    if a.provider != "apns":
+        counts = delivered_by_provider(mport)
+        result["by_provider"] = {p: {"delivered": int(counts[p]), "seconds": round(finished.get(p, elapsed), 2),
+                                     "rate_per_s": round(counts[p] / max(finished.get(p, elapsed), 1e-9))}
+                                 for p in ("apns", "fcm") if wanted[p]}
     if a.rate or a.broadcast in ("bulk", "queue"):
         p50, p99, count = latency_quantiles(mport)
         result.update(queue_to_apns_p50_ms_at_most=p50, queue_to_apns_p99_ms_at_most=p99)
@@ -422,6 +497,7 @@ def bench(a):
         subprocess.run(["openssl", "genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
                         "-out", f"{run}/key.p8"], check=True, capture_output=True)
         endpoint = Endpoint(run, a.endpoint, a)
+        a.token_endpoint = TokenEndpoint(run, endpoint) if a.provider != "apns" else None
         r = Redis(rport); r.port = rport
         while replica and "state=online" not in r.call("INFO", "replication").decode():
             time.sleep(0.1)  # the replica has synced: from here on, WAIT measures replication, not the first sync
@@ -435,6 +511,7 @@ def bench(a):
         return result
     finally:
         if endpoint: endpoint.stop()
+        if getattr(a, "token_endpoint", None): a.token_endpoint.stop()
         if redis: redis.kill()
         if replica: replica.kill()
         if a.keep_logs:
@@ -484,6 +561,8 @@ def report(result):
               + (f" accepted={r['accepted']} sent_twice={r['sent_twice']}" if "sent_twice" in r else ""))
         print(f"redis_cpu_us_per_message={r['redis_cpu_us_per_message']} (a Redis core carries about "
               f"{1e6 / max(r['redis_cpu_us_per_message'], 0.01):,.0f} messages/s at this cost); top: {r['redis_top_commands']}")
+    for provider, p in r.get("by_provider", {}).items():
+        print(f"  {provider}: {p['delivered']:,} delivered in {p['seconds']} s, {p['rate_per_s']:,}/s")
     if "idle_cpu_percent" in r: print(f"idle_cpu_percent={r['idle_cpu_percent']:.2f} (of one core)")
     if "queue_to_apns_p99_ms_at_most" in r:
         print(f"queue_to_apns p50 <= {r['queue_to_apns_p50_ms_at_most']:g} ms, p99 <= {r['queue_to_apns_p99_ms_at_most']:g} ms (histogram bucket bounds)")
@@ -515,6 +594,9 @@ WORKLOADS = [
 def parser():
     ap = argparse.ArgumentParser()
     ap.add_argument("--endpoint", choices=["emulator", "nginx"], default="emulator")
+    ap.add_argument("--provider", choices=["apns", "fcm", "both"], default="apns",
+                    help="the messages' provider; both: every other message is FCM's, and each provider's rate is printed "
+                         "(nginx answers FCM's send call too; the emulator issues the access token)")
     ap.add_argument("--transport", choices=["nghttp2", "libcurl"], default="nghttp2", help="apns.transport of the worker")
     ap.add_argument("--goaway-after", type=int, default=0, help="the emulator sends GOAWAY after this many requests per connection")
     ap.add_argument("--nginx-streams", type=int, default=128, help="nginx's http2_max_concurrent_streams")

@@ -7,6 +7,8 @@
 #                    [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]
 #                    [--connections C] [--latency-ms L] [--workers W] [--max-streams S] [--collapse-on-error]
 #                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--json FILE]
+#                    [--provider apns|fcm|both]   (FCM messages too: nginx answers FCM's send call, the emulator
+#                    issues the access token; both: half each, and each provider's own rate from the same run)
 #                    [--replica] [--wait-replicas N]   (one replica of the Redis; the worker waits for N replicas per
 #                    acknowledgement)
 #                    [--libcurl-dir DIR]   (the worker with another libcurl.so.4, e.g. bookworm-backports' 8.14)

@@ -7,6 +7,28 @@ import XCTest
 
 /// `worker enqueue`, `worker status` and the read-only `worker dlq` views, run as an operator would.
 final class ToolsTests: ToolTestCase {
+    /// SPEC section 6: `enqueue --provider fcm` makes an FCM message (the alert as notification.body), validated
+    /// by FCM's rules (a push type is APNs-only), and a provider that is neither is bad usage.
+    func testEnqueueMakesFCMMessages() async throws {
+        let good = try await tool(["enqueue", "--provider", "fcm", "--topic", "com.example.chat", "--token", fcmToken("d", 1),
+                                   "--alert", "hi", "--id", "android-1", "--priority", "5"])
+        XCTAssertEqual(good.status, 0, good.output)
+        let queued = try await client.strings(keys.queue)
+        guard queued.count == 1, case .valid(let message, _) = MessageParser().parse(Array(queued[0].utf8), seq: 1, now: WallClock.nowSeconds()) else {
+            return XCTFail("the worker must accept what enqueue pushed: \(queued)")
+        }
+        XCTAssertEqual(message.headers.provider, .fcm)
+        XCTAssertEqual(String(decoding: message.payload, as: UTF8.self), #"{"android":{"priority":"normal"},"notification":{"body":"hi"}}"#)
+        let apnsOnly = try await tool(["enqueue", "--provider", "fcm", "--topic", "com.example.chat", "--token", fcmToken("d", 2),
+                                       "--alert", "hi", "--push-type", "voip"])
+        XCTAssertEqual(apnsOnly.status, 2, apnsOnly.output)
+        XCTAssertTrue(apnsOnly.output.contains("push_type"), apnsOnly.output)
+        let unknown = try await tool(["enqueue", "--provider", "gcm", "--topic", "com.example.chat", "--token", fcmToken("d", 3), "--alert", "hi"])
+        XCTAssertEqual(unknown.status, 2, unknown.output)
+        XCTAssertTrue(unknown.output.contains("--provider must be apns or fcm"), unknown.output)
+        try await assertEqual(try await client.length(keys.queue), 1)
+    }
+
     func testEnqueueValidatesLikeTheWorkerAndPushes() async throws {
         let good = try await tool(["enqueue", "--topic", "com.example.chat", "--token", token("a1", 1), "--alert", "hi",
                                    "--id", "op-1", "--collapse-id", "c1", "--expiration", "+60"])
