@@ -46,6 +46,12 @@ struct ConcurrencyLimiter {
     /// of one round trip are one congestion event.
     private var roundTripMicros: Int64 = 0
 
+    /// Whether the last answers took longer than twice the best latency plus the jitter allowed: requests queue
+    /// somewhere (at the servers, or in this process when its CPU is the bound), so more streams would add
+    /// latency, not throughput. Below the latency floor this cuts nothing; it only keeps more connections from
+    /// being opened for more streams.
+    private(set) var queueing = false
+
     /// The best latency is forgotten after this long (the path may have changed).
     static let bestWindowNanos: UInt64 = 30_000_000_000
     /// Latency up to twice the best plus this much is not queueing (servers jitter).
@@ -90,7 +96,10 @@ struct ConcurrencyLimiter {
         // until the servers have answered: libcurl would open a second connection for a second request).
         guard samples > 0 || overloads > 0 || followsServers else { return min(limit, maximum) }
         let average: Int64? = samples > 0 ? sumMicros / Int64(samples) : nil
-        if let average { roundTripMicros = average }
+        if let average {
+            roundTripMicros = average
+            queueing = bestMicros != .max && average > bestMicros.multipliedReportingOverflow(by: 2).partialValue &+ Self.toleranceMicros
+        }
         sumMicros = 0
         samples = 0
         let (signals, events) = (overloads, max(1, answers + unanswered))

@@ -266,7 +266,9 @@ public final class Scheduler: @unchecked Sendable {
                 break
             }
             let waiting = ready.hasStartable(bulkAllowed: bulkAllowed || bulkBelowFloor)
-            driver.noteWaitingWork(waiting && room == 0 && !pause.paused)
+            // Work waits for a stream: the driver may open another connection, unless answers already queue (more
+            // streams would then add latency, not throughput).
+            driver.noteWaitingWork(waiting && room == 0 && !pause.paused && !limiter.queueing)
             driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
         }
         shutdown()
