@@ -322,7 +322,7 @@ def run_worker(a, run, endpoint, r):
     if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
     if a.preload: env["LD_PRELOAD"] = a.preload  # e.g. another malloc, for the worker only
     redis_cpu_before = redis_cpu(r)
-    worker = os.path.join(root, ".build/release/worker")
+    worker = a.worker or os.path.join(root, ".build/release/worker")
     mport = free_port()
     # --compare: two workers drain the one queue at once, this build (A) and the other binary or environment (B),
     # on the side `compare_swap` says; each gets its own /metrics to count what it sent.
@@ -649,6 +649,7 @@ def parser():
     ap.add_argument("--compare-env", help="with or without --compare: environment the second worker gets on top, e.g. "
                                           "\"MALLOC_CONF=narenas:2\"")
     ap.add_argument("--compare-runs", type=int, default=6)
+    ap.add_argument("--worker", help="run this worker binary instead of this build's (e.g. an older build, alone)")
     ap.add_argument("--keep-logs", help="copy the worker's (and nginx's) logs to this directory (LOG_LEVEL=debug for details)")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     return ap
