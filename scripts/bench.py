@@ -296,12 +296,13 @@ def metrics_text(mport):
     return urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
 
 
-def latency_quantiles(mport, lane="queue"):
-    """Bucket bounds of p50 and p99 of push_queue_to_apns_seconds for one input list (`list` label)."""
+def latency_quantiles(mport, lane="queue", histogram="push_queue_to_apns_seconds"):
+    """Bucket bounds of p50 and p99 of push_queue_to_apns_seconds for one input list (`list` label), or of another
+    histogram (lane None: every series)."""
     text = metrics_text(mport)
     buckets = []
     for line in text.splitlines():
-        if line.startswith("push_queue_to_apns_seconds_bucket") and f'list="{lane}"' in line:
+        if line.startswith(histogram + "_bucket") and (lane is None or f'list="{lane}"' in line):
             le = line.split('le="')[1].split('"')[0]
             buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
     buckets.sort()
@@ -328,6 +329,42 @@ def retries_by_reason(mport):
     return found
 
 
+def gauge_sum(text, name):
+    """The sum of a gauge's series on a /metrics page (each app's; one app here)."""
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name + "{") or line.startswith(name + " "):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+class InFlightSampler(threading.Thread):
+    """Polls the first worker's /metrics every 100 ms while it runs: its requests in flight
+    (push_apns_requests_in_flight), open connections and the servers' stream limits, summed over its lanes."""
+    def __init__(self, mport):
+        super().__init__(daemon=True)
+        self.mport, self.done = mport, threading.Event()
+        self.in_flight, self.connections, self.streams = [], 0, 0
+    def run(self):
+        while not self.done.is_set():
+            try:
+                text = metrics_text(self.mport)
+                requests = gauge_sum(text, "push_apns_requests_in_flight")
+                if requests > 0: self.in_flight.append(requests)
+                self.connections = max(self.connections, int(gauge_sum(text, "push_apns_connections")))
+                self.streams = max(self.streams, int(gauge_sum(text, "push_apns_streams_limit")))
+            except OSError:
+                pass
+            self.done.wait(0.1)
+    def stop(self):
+        self.done.set(); self.join()
+        busy = sorted(self.in_flight)
+        # The median of the samples with requests in flight: the steady state, without the ramp and the tail.
+        return {"requests_in_flight_peak": int(busy[-1]) if busy else 0,
+                "requests_in_flight_median": int(busy[len(busy) // 2]) if busy else 0,
+                "connections_peak": self.connections, "streams_limit_peak": self.streams}
+
+
 def run_worker(a, run, endpoint, r):
     """The pipeline: enqueue, start the worker(s), wait for the queue and the processing hashes to empty."""
     msgs = messages(a)
@@ -347,7 +384,7 @@ def run_worker(a, run, endpoint, r):
     if a.libcurl_dir: env["LD_LIBRARY_PATH"] = a.libcurl_dir  # another libcurl.so.4, for the worker only
     if a.preload: env["LD_PRELOAD"] = a.preload  # e.g. another malloc, for the worker only
     redis_cpu_before = redis_cpu(r)
-    worker = os.path.join(root, ".build/release/worker")
+    worker = a.worker or os.path.join(root, ".build/release/worker")
     mport = free_port()
     # --compare: two workers drain the one queue at once, this build (A) and the other binary or environment (B),
     # on the side `compare_swap` says; each gets its own /metrics to count what it sent.
@@ -360,6 +397,8 @@ def run_worker(a, run, endpoint, r):
                                 stderr=open(f"{run}/worker{n}.log", "w"))
                for n in range(a.workers)]
     result = {}
+    sampler = InFlightSampler(mport)
+    sampler.start()
     if a.idle:
         time.sleep(2)  # start-up is not idling
         before = sum(cpu_seconds(w.pid) for w in workers)
@@ -398,6 +437,7 @@ def run_worker(a, run, endpoint, r):
         time.sleep(0.02)
     elapsed = (broadcast_done or time.monotonic()) - start
     cpu = sum(cpu_seconds(w.pid) for w in workers)
+    result.update(sampler.stop())
     if compared(a):
         per = []
         for n, w in enumerate(workers):
@@ -417,6 +457,8 @@ def run_worker(a, run, endpoint, r):
         result["by_provider"] = {p: {"delivered": int(counts[p]), "seconds": round(finished.get(p, elapsed), 2),
                                      "rate_per_s": round(counts[p] / max(finished.get(p, elapsed), 1e-9))}
                                  for p in ("apns", "fcm") if wanted[p]}
+    p50, p99, _ = latency_quantiles(mport, None, "push_apns_request_duration_seconds")
+    result.update(request_p50_ms_at_most=p50, request_p99_ms_at_most=p99)
     if a.rate or a.broadcast in ("bulk", "queue"):
         p50, p99, count = latency_quantiles(mport)
         result.update(queue_to_apns_p50_ms_at_most=p50, queue_to_apns_p99_ms_at_most=p99)
@@ -431,29 +473,66 @@ def run_worker(a, run, endpoint, r):
     return result
 
 
-def run_h2load(a, run, endpoint, n):
-    with open(f"{run}/body.json", "w") as f: f.write('{"aps":{"alert":"hello"}}')
+def run_measured(command):
+    """Runs a peer to its end: (exit code, stdout, stderr, CPU seconds, peak RSS in MB). The peak is its VmHWM,
+    read every 20 ms while it runs: the rusage of a child this process started counts this process's own size
+    (a child spawned from it starts as a copy, and Linux keeps the larger peak across exec)."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    err, peak = [], [0.0]
+    def watch():
+        while proc.poll() is None:
+            try: peak[0] = max(peak[0], peak_rss_mb(proc.pid))
+            except (OSError, StopIteration): pass
+            time.sleep(0.02)
+    readers = [threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True), threading.Thread(target=watch, daemon=True)]
+    for t in readers: t.start()
     before = children_cpu()
-    out = subprocess.run(["h2load", "-n", str(n), "-c", str(a.connections), "-m", "250", "-d", f"{run}/body.json",
-                          "-H", f"apns-topic: {TOPIC}", "-H", "apns-push-type: alert", "-H", "authorization: bearer x",
-                          f"{endpoint.url}/3/device/{'%064x' % 1}"], capture_output=True, text=True, timeout=600).stdout
-    cpu = children_cpu() - before
+    out = proc.stdout.read()
+    proc.wait()
+    for t in readers: t.join()
+    return proc.returncode, out, "".join(err), children_cpu() - before, round(peak[0])
+
+
+def run_h2load(a, run, endpoint, n, connections=None, streams=250):
+    """h2load with `connections` connections (the benchmark's --connections unless given) of `streams` streams."""
+    with open(f"{run}/body.json", "w") as f: f.write('{"aps":{"alert":"hello"}}')
+    connections = connections or a.connections
+    _, out, _, cpu, rss = run_measured(["h2load", "-n", str(n), "-c", str(connections), "-m", str(streams), "-d", f"{run}/body.json",
+                                        "-H", f"apns-topic: {TOPIC}", "-H", "apns-push-type: alert", "-H", "authorization: bearer x",
+                                        f"{endpoint.url}/3/device/{'%064x' % 1}"])
     finished = re.search(r"finished in ([\d.]+)(ms|s),", out)
     if not finished: raise SystemExit("h2load: " + out[-2000:])
     seconds = float(finished.group(1)) / (1000 if finished.group(2) == "ms" else 1)
     ok = int(re.search(r"(\d+) succeeded", out).group(1))
-    return {"sender": "h2load", "notifications": n, "ok": ok, "seconds": seconds, "rate_per_s": round(n / seconds),
-            "cpu_us_per_notification": round(cpu / n * 1e6, 1)}
+    return {"sender": f"h2load {connections}x{streams}" if connections != a.connections or streams != 250 else "h2load",
+            "notifications": n, "ok": ok, "seconds": seconds, "rate_per_s": round(n / seconds),
+            "cpu_us_per_notification": round(cpu / n * 1e6, 1), "peak_rss_mb": rss}
 
 
 def run_peer(name, command, n):
-    before = children_cpu()
-    out = subprocess.run(command, capture_output=True, text=True, timeout=1800)
-    cpu = children_cpu() - before
-    if out.returncode != 0: raise SystemExit(f"{name} failed: {out.stderr[-2000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    result.update(rate_per_s=round(n / result["seconds"]), cpu_us_per_notification=round(cpu / n * 1e6, 1))
+    code, out, err, cpu, rss = run_measured(command)
+    if code != 0: raise SystemExit(f"{name} failed: {err[-2000:]}")
+    result = json.loads(out.strip().splitlines()[-1])
+    result.update(rate_per_s=round(n / result["seconds"]), cpu_us_per_notification=round(cpu / n * 1e6, 1), peak_rss_mb=rss)
     return result
+
+
+def run_go(endpoint, run, n, concurrency):
+    """The Go sender (x/net/http2) with `concurrency` goroutines, each a request in flight."""
+    go = os.path.join(root, ".build/peers/go-sender")
+    result = run_peer("go", [go, "-endpoint", endpoint.url, "-ca", endpoint.ca, "-key", f"{run}/key.p8", "-team", TEAM,
+                             "-key-id", KEY_ID, "-topic", TOPIC, "-n", str(n), "-concurrency", str(concurrency)], n)
+    result["sender"] = f"go {concurrency}"
+    return result
+
+
+def run_round_trip_peers(a, run, endpoint, worker):
+    """At a round trip: h2load with the connections and streams per connection the worker ended up with (its
+    /metrics), the Go sender with 1,000 and with 4,000 in flight (how apns2 is run at scale)."""
+    n = a.messages * a.tokens
+    connections = max(1, worker.get("connections_peak") or a.connections)
+    streams = max(1, (worker.get("streams_limit_peak") or 250 * connections) // connections)
+    return [run_h2load(a, run, endpoint, n, connections, streams), run_go(endpoint, run, n, 1000), run_go(endpoint, run, n, 4000)]
 
 
 def run_peers(a, run, endpoint):
@@ -508,6 +587,7 @@ def bench(a):
         result.update(run_worker(a, run, endpoint, r))
         result["redis_top_commands"] = ", ".join(f"{n} {u / 1e3:.0f} ms in {c} calls" for u, n, c in command_stats(r)[:8])
         if a.peers: result["peers"] = run_peers(a, run, endpoint)
+        if a.round_trip_peers: result["peers"] = run_round_trip_peers(a, run, endpoint, result)
         return result
     finally:
         if endpoint: endpoint.stop()
@@ -563,13 +643,18 @@ def report(result):
               f"{1e6 / max(r['redis_cpu_us_per_message'], 0.01):,.0f} messages/s at this cost); top: {r['redis_top_commands']}")
     for provider, p in r.get("by_provider", {}).items():
         print(f"  {provider}: {p['delivered']:,} delivered in {p['seconds']} s, {p['rate_per_s']:,}/s")
+    if r.get("requests_in_flight_peak"):
+        print(f"requests_in_flight median={r['requests_in_flight_median']:,} peak={r['requests_in_flight_peak']:,} "
+              f"request p50 <= {r.get('request_p50_ms_at_most')} ms, p99 <= {r.get('request_p99_ms_at_most')} ms "
+              f"connections={r['connections_peak']} streams_limit={r['streams_limit_peak']:,}"
+              + (f" (streams / round trip = {r['streams_limit_peak'] / (r['latency_ms'] / 1000):,.0f}/s)" if r["latency_ms"] else ""))
     if "idle_cpu_percent" in r: print(f"idle_cpu_percent={r['idle_cpu_percent']:.2f} (of one core)")
     if "queue_to_apns_p99_ms_at_most" in r:
         print(f"queue_to_apns p50 <= {r['queue_to_apns_p50_ms_at_most']:g} ms, p99 <= {r['queue_to_apns_p99_ms_at_most']:g} ms (histogram bucket bounds)")
     for p in r.get("peers", []):
         ratio = r["rate_per_s"] / p["rate_per_s"]
-        print(f"  peer {p['sender']:8} {p['rate_per_s']:>8,}/s  {p['cpu_us_per_notification']:>6} us CPU/notification  "
-              f"ok {p['ok']}/{p['notifications']}  worker/peer {ratio:.2f}x")
+        print(f"  peer {p['sender']:16} {p['rate_per_s']:>8,}/s  {p['cpu_us_per_notification']:>6} us CPU/notification  "
+              f"ok {p['ok']}/{p['notifications']}  peak RSS {p.get('peak_rss_mb', '?')} MB  worker/peer {ratio:.2f}x")
 
 
 WORKLOADS = [
@@ -588,6 +673,12 @@ WORKLOADS = [
     ("i", "(a) on nginx with http2_max_concurrent_streams 1000", ["--endpoint", "nginx", "--messages", "200000", "--nginx-streams", "1000"]),
     ("j", "(c) on the emulator, which verifies every JWT",
      ["--endpoint", "emulator", "--messages", "200000", "--latency-ms", "50"]),
+    # Issue 34: at a round trip, with nginx allowing 1,000 streams per connection; h2load with the worker's
+    # connections and streams, the Go sender with 1,000 and 4,000 in flight; the worker's own requests in flight.
+    ("k", "200,000 one-token messages, nginx at 50 ms, 1,000 streams per connection, with round-trip peers",
+     ["--endpoint", "nginx", "--messages", "200000", "--latency-ms", "50", "--nginx-streams", "1000", "--round-trip-peers"]),
+    ("l", "(k) at 150 ms", ["--endpoint", "nginx", "--messages", "200000", "--latency-ms", "150", "--nginx-streams", "1000",
+                            "--round-trip-peers"]),
 ]
 
 
@@ -626,6 +717,9 @@ def parser():
                          "prints queue-to-APNs p50/p99 from the worker's /metrics")
     ap.add_argument("--idle", type=int, default=0, help="seconds to measure the worker's CPU with nothing queued")
     ap.add_argument("--peers", action="store_true", help="also run h2load, the Go sender and aioapns on the same endpoint")
+    ap.add_argument("--round-trip-peers", action="store_true",
+                    help="also run h2load with the worker's connections and streams, and the Go sender with 1,000 and "
+                         "4,000 in flight (nginx)")
     ap.add_argument("--suite", action="store_true", help="run workloads (a) to (g); prints a table and JSON")
     ap.add_argument("--only", default="abcdefg", help="with --suite: the workloads to run, e.g. ace")
     ap.add_argument("--libcurl-dir", help="run the worker with the libcurl.so.4 in this directory (e.g. 8.14 unpacked "
@@ -637,6 +731,7 @@ def parser():
     ap.add_argument("--compare-env", help="with or without --compare: environment the second worker gets on top, e.g. "
                                           "\"MALLOC_CONF=narenas:2\"")
     ap.add_argument("--compare-runs", type=int, default=6)
+    ap.add_argument("--worker", help="run this worker binary instead of this build's (e.g. an older build, alone)")
     ap.add_argument("--keep-logs", help="copy the worker's (and nginx's) logs to this directory (LOG_LEVEL=debug for details)")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     return ap
@@ -647,6 +742,7 @@ def main():
     if a.check_duplicates and a.endpoint != "emulator": raise SystemExit("--check-duplicates needs --endpoint emulator")
     # h2load sends a fixed "bearer x": the emulator judges provider tokens as APNs does (403, and one stream per
     # connection until a token is accepted), and h2load did not finish against it (no output in 10 minutes).
+    if a.round_trip_peers and a.endpoint != "nginx": raise SystemExit("--round-trip-peers needs --endpoint nginx")
     if a.peers and a.endpoint != "nginx": raise SystemExit("--peers needs --endpoint nginx (h2load sends no valid provider token)")
     a.compare_swap = False
     if compared(a):
@@ -665,23 +761,25 @@ def main():
             extra = ["--connections", str(a.connections), "--transport", transport]
             extra += ["--libcurl-dir", a.libcurl_dir] if a.libcurl_dir else []
             extra += ["--preload", a.preload] if a.preload else []
-            workload_args = args if transport == a.transports.split(",")[0] else [x for x in args if x != "--peers"]
+            workload_args = args if transport == a.transports.split(",")[0] else [x for x in args if x not in ("--peers", "--round-trip-peers")]
             result = bench(parser().parse_args(workload_args + extra))
             result["workload"] = f"{letter} {transport}"
             report(result)
             results.append(result)
-    print("\n| workload | notifications/s | worker CPU µs/notification | Redis CPU µs/message | peak RSS MB | p50/p99 ms | dead letters | sent twice |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("\n| workload | notifications/s | worker CPU µs/notification | Redis CPU µs/message | peak RSS MB | p50/p99 ms | dead letters | sent twice | requests in flight (median/peak) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in results:
         latency = (f"{r['queue_to_apns_p50_ms_at_most']:g}/{r['queue_to_apns_p99_ms_at_most']:g}"
                    if "queue_to_apns_p99_ms_at_most" in r else "")
         if r["notifications"]:
             print(f"| ({r['workload']}) | {r['rate_per_s']:,} | {r['cpu_us_per_notification']} | {r['redis_cpu_us_per_message']} | "
-                  f"{r['worker_peak_rss_mb']} | {latency} | {r['dead_letters']} | {r.get('sent_twice', '')} |")
+                  f"{r['worker_peak_rss_mb']} | {latency} | {r['dead_letters']} | {r.get('sent_twice', '')} | "
+                  f"{r.get('requests_in_flight_median', 0):,}/{r.get('requests_in_flight_peak', 0):,} |")
         else:
             print(f"| ({r['workload']}) idle | | {r['idle_cpu_percent']:.2f}% of a core | | {r['worker_peak_rss_mb']} | | | |")
         for p in r.get("peers", []):
-            print(f"| ({r['workload']}) {p['sender']} | {p['rate_per_s']:,} | {p['cpu_us_per_notification']} | | | | | |")
+            print(f"| ({r['workload']}) {p['sender']} | {p['rate_per_s']:,} | {p['cpu_us_per_notification']} | | "
+                  f"{p.get('peak_rss_mb', '')} | | | | |")
     print(f"\nmachine: {os.cpu_count()} cores; Redis, the endpoint, the worker and the peers share them")
     print("JSON " + json.dumps(results))
     if a.json: json.dump(results, open(a.json, "w"), indent=1)

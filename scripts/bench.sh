@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks. Without --queue or --filter: the whole pipeline, Redis to an HTTP/2 endpoint (prints notifications/s,
 # worker CPU per notification, Redis CPU per message, peak RSS, dead letters, a JSON line). Usage:
-#   scripts/bench.sh --suite [--only abcdefghij] [--transports nghttp2,libcurl]   the standard workloads (a)-(j), each
-#                    with both transports, h2load, Go and aioapns on (a): table + JSON
+#   scripts/bench.sh --suite [--only abcdefghijkl] [--transports nghttp2,libcurl]   the standard workloads (a)-(l), each
+#                    with both transports, h2load, Go and aioapns on (a): table + JSON; (k) and (l), nginx at 50 and
+#                    150 ms with 1,000 streams per connection, also run h2load with the worker's connections and
+#                    streams and the Go sender with 1,000 and 4,000 in flight (`--suite --only kl --transports nghttp2`)
 #   scripts/bench.sh [--transport nghttp2|libcurl] [--goaway-after N] [--nginx-streams S] [--retries A]
 #                    [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]
 #                    [--connections C] [--latency-ms L] [--workers W] [--max-streams S] [--collapse-on-error]
-#                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--json FILE]
+#                    [--failure-rate F] [--check-duplicates] [--rate R] [--idle S] [--peers] [--round-trip-peers]
+#                    [--json FILE]   (every run prints the worker's requests in flight, median and peak, from /metrics)
 #                    [--provider apns|fcm|both]   (FCM messages too: nginx answers FCM's send call, the emulator
 #                    issues the access token; both: half each, and each provider's own rate from the same run)
 #                    [--replica] [--wait-replicas N]   (one replica of the Redis; the worker waits for N replicas per

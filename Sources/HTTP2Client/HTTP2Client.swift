@@ -56,9 +56,15 @@ public final class HTTP2Client: @unchecked Sendable {
     @exclusivity(unchecked) private var pathScratch: [UInt8] = []
     private let pseudoStorage: UnsafeMutablePointer<UInt8>
 
-    /// Set by the caller: work is waiting for a stream. With no stream free, extra connections are opened
-    /// (one at a time, spaced) up to maxConnections.
-    public var waitingWork = false
+    /// Set by the caller after it started what it could: work is waiting for a stream. With no stream free then,
+    /// extra connections are opened (one at a time, spaced) up to maxConnections.
+    public var waitingWork = false {
+        didSet { streamsRanOut = waitingWork && availableStreams == 0 }
+    }
+    /// Whether every stream was taken when the caller last said work waits. Read then, not when the timers run:
+    /// by then the answers of the same iteration have freed streams, and under a steady flow of answers (a long
+    /// round trip, thousands in flight) streams were never all taken at that moment.
+    private var streamsRanOut = false
 
     /// `logger`: where connection events go (tests pass one of their own to count the lines).
     public init(endpoint: HTTP2Endpoint, logger: Logger = Logger(label: "HTTP2Client")) throws {
@@ -381,7 +387,7 @@ public final class HTTP2Client: @unchecked Sendable {
             if !conn.state.isUsable { connecting += 1 }
         }
         if usable < endpoint.initialConnections { return true }
-        return waitingWork && connecting == 0 && usable < endpoint.maxConnections && availableStreams == 0
+        return streamsRanOut && connecting == 0 && usable < endpoint.maxConnections
     }
 
     private func openConnectionIfNeeded(now: UInt64) {

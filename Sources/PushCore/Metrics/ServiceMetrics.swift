@@ -18,6 +18,7 @@ public final class ServiceMetrics: Sendable {
     private let connections: LabelledSeries<Gauge>
     private let connectionsOpened: LabelledSeries<Counter>
     private let streamsLimit: LabelledSeries<Gauge>
+    private let requestsInFlight: LabelledSeries<Gauge>
     private let appsPaused: LabelledSeries<Gauge>
     private let tokenRenewals = LabelledSeries<Counter> { Counter(label: "push_fcm_access_token_renewals_total", dimensions: $0) }
 
@@ -42,6 +43,7 @@ public final class ServiceMetrics: Sendable {
         connections = LabelledSeries { Gauge(label: "push_\(name)_connections", dimensions: $0) }
         connectionsOpened = LabelledSeries { Counter(label: "push_\(name)_connections_opened_total", dimensions: $0) }
         streamsLimit = LabelledSeries { Gauge(label: "push_\(name)_streams_limit", dimensions: $0) }
+        requestsInFlight = LabelledSeries { Gauge(label: "push_\(name)_requests_in_flight", dimensions: $0) }
         appsPaused = LabelledSeries { Gauge(label: "push_\(name)_app_paused", dimensions: $0) }
     }
 
@@ -86,6 +88,11 @@ public final class ServiceMetrics: Sendable {
     public func streamsLimit(app: String, streams: Int) {
         if provider == .apns { return PushMetrics.shared.apnsStreamsLimit(app: app, streams: streams) }
         streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
+    }
+
+    /// `push_apns_requests_in_flight{app}` (and FCM's): requests on the wire, sampled every 50 ms.
+    public func requestsInFlight(app: String, requests: Int) {
+        requestsInFlight.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(requests)
     }
 
     /// `push_fcm_access_token_renewals_total{app, result}`: `result` ok or error.

@@ -11,6 +11,7 @@ public final class CredentialState: Sendable {
         var refused = false
         var pausedLanes = 0
         var streams: [Int: Int] = [:]
+        var requests: [Int: Int] = [:]
     }
     private let state = Locked(State())
     /// `refused`, readable without the lock: every 200 answer asks whether the credential had been refused,
@@ -67,6 +68,14 @@ public final class CredentialState: Sendable {
         state.withLock { state in
             state.streams[lane] = streams
             metrics.streamsLimit(app: app, streams: state.streams.values.reduce(0, +))
+        }
+    }
+
+    /// One lane's requests in flight changed: the app's `push_*_requests_in_flight` is the sum.
+    func requestsInFlightChanged(app: String, lane: Int, requests: Int, metrics: ServiceMetrics) {
+        state.withLock { state in
+            state.requests[lane] = requests
+            metrics.requestsInFlight(app: app, requests: state.requests.values.reduce(0, +))
         }
     }
 

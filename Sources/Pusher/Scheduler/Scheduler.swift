@@ -78,16 +78,19 @@ public final class Scheduler: @unchecked Sendable {
     /// 200s, nearly every answer, counted apart: no key to build and hash per answer.
     @exclusivity(unchecked) private var answered200 = 0
     @exclusivity(unchecked) private var retryCounts: [String: Int] = [:]
-    /// Requests in flight at most, adapted to the servers' latency (`ConcurrencyLimiter`): a server may
-    /// advertise more streams than it can answer in time (a slow or overloaded APNs node, the emulator on
-    /// two busy cores), and filling them all would only turn its queueing into timeouts and duplicates.
-    /// nghttp2's room is also bounded by the servers' SETTINGS; libcurl's is not visible.
+    /// Requests in flight at most (`ConcurrencyLimiter`): every stream the servers allow (with nghttp2 the sum
+    /// of the open connections' SETTINGS_MAX_CONCURRENT_STREAMS; libcurl cannot see them, `maxActiveRequests`
+    /// bounds it there), less after what signals overload (429, 503, refused streams, timeouts) or latency
+    /// that shows queueing: a server may advertise more streams than it can answer in time (a slow or
+    /// overloaded APNs node, the emulator on two busy cores), and filling them all would only turn its
+    /// queueing into timeouts and duplicates.
     private var activeLimit: Int
     @exclusivity(unchecked) private var limiter = ConcurrencyLimiter()
     /// Requests held while APNs refuses the credential, then probed (`CredentialPause`).
     private var pause: CredentialPause
     private var lastDeadlineScan: UInt64 = 0
     private var lastStreamsLimit: Int?
+    private var lastActive = 0
     /// The credential for the requests of one `startRequests` pass, read on its first request: reading it
     /// per request took the token's lock and the wall clock each time. A renewal (after 50 minutes, or an
     /// ExpiredProviderToken answer) is picked up by the next pass, a loop iteration later.
@@ -156,6 +159,8 @@ public final class Scheduler: @unchecked Sendable {
                                 longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
         limiter.limit = activeLimit
         limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
+        // Our own sessions never open more streams than the servers' SETTINGS allow: no slow start below them.
+        if settings.driver == .nghttp2 { limiter.startAtMaximum() }
         bulkActiveLimit = activeLimit
         bulkLimiter.limit = activeLimit
         bulkLimiter.latencyFloorMicros = 0
@@ -168,7 +173,20 @@ public final class Scheduler: @unchecked Sendable {
     public var openConnections: Int { driverStats.withLock { $0.connections } }
     /// The servers' SETTINGS_MAX_CONCURRENT_STREAMS summed over this lane's connections (nil: unknown).
     public var streamsLimit: Int? { driverStats.withLock { $0.streams } }
-    private let driverStats = Locked<(connections: Int, streams: Int?)>((0, nil))
+    /// Requests in flight, the most there were at once, and how many may be (the limiter's limit), as of the last
+    /// deadline scan (every 50 ms).
+    public var requestsInFlight: (now: Int, peak: Int, limit: Int) {
+        driverStats.withLock { ($0.active, $0.peakActive, $0.limit) }
+    }
+    private let driverStats = Locked<DriverStats>(DriverStats())
+
+    private struct DriverStats {
+        var connections = 0
+        var streams: Int?
+        var active = 0
+        var peakActive = 0
+        var limit = 0
+    }
 
     /// Hands jobs to the transport; returns at once.
     public func submit(_ jobs: [PushJob]) {
@@ -248,7 +266,9 @@ public final class Scheduler: @unchecked Sendable {
                 break
             }
             let waiting = ready.hasStartable(bulkAllowed: bulkAllowed || bulkBelowFloor)
-            driver.noteWaitingWork(waiting && room == 0 && !pause.paused)
+            // Work waits for a stream: the driver may open another connection, unless answers already queue (more
+            // streams would then add latency, not throughput).
+            driver.noteWaitingWork(waiting && room == 0 && !pause.paused && !limiter.queueing)
             driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
         }
         shutdown()
@@ -422,6 +442,7 @@ public final class Scheduler: @unchecked Sendable {
             metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
             bulkLimiter.observe(latencyMicros: wireMicros)
+            if status == 429 || status == 503 { limiter.observeOverload(answered: true) }
             if let enqueued = request.job.job.enqueuedAtMillis {
                 let now = batchNowMillis ?? WallClock.nowMillis()
                 batchNowMillis = now
@@ -450,6 +471,8 @@ public final class Scheduler: @unchecked Sendable {
             }
         case .unprocessed(let reason):
             notePauseAnswer(status: nil)
+            // Refused by the server, or cut by its GOAWAY; not a request that merely found no stream or connection.
+            if reason == "RefusedStream" || reason == "GoawayUnprocessed" { limiter.observeOverload(answered: false) }
             guard request.unprocessedInARow < Self.freeResendsInARow else {
                 // Not processed again and again: the server refuses everything (or goes away on every
                 // connection). This one spends an attempt and backs off like any retry.
@@ -498,15 +521,28 @@ public final class Scheduler: @unchecked Sendable {
             driver.cancel(id: id)
             guard let entry = finished(id) else { continue }
             answerCounts[AnswerKey(status: 0, reason: "Timeout"), default: 0] += 1
+            limiter.observeOverload(answered: false)
             notePauseAnswer(status: nil)
             apply(.retry(reason: "Timeout"), to: entry.request, status: nil, generation: entry.generation)
         }
-        // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds.
-        activeLimit = limiter.update(now: now, demand: !ready.isEmpty, maximum: settings.maxActiveRequests)
-        bulkActiveLimit = bulkLimiter.update(now: now, demand: ready.hasBulk, maximum: activeLimit)
         let connections = driver.openConnections
         let streams = driver.streamsLimit
-        driverStats.withLock { $0 = (connections, streams) }
+        // Requests are started up to the limit whenever some are ready, so ready ones mean the limit binds. The
+        // ceiling is what the servers allow now; the driver opens more connections while their streams are full.
+        activeLimit = limiter.update(now: now, demand: !ready.isEmpty, maximum: streams ?? settings.maxActiveRequests)
+        bulkActiveLimit = bulkLimiter.update(now: now, demand: ready.hasBulk, maximum: activeLimit)
+        let (active, limit) = (self.active, activeLimit)
+        driverStats.withLock {
+            $0.connections = connections
+            $0.streams = streams
+            $0.active = active
+            $0.peakActive = max($0.peakActive, active)
+            $0.limit = limit
+        }
+        if active != lastActive {
+            lastActive = active
+            credential.requestsInFlightChanged(app: settings.app, lane: settings.lane, requests: active, metrics: metrics)
+        }
         if streams != lastStreamsLimit {
             lastStreamsLimit = streams
             credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: streams ?? 0, metrics: metrics)
@@ -679,8 +715,13 @@ public final class Scheduler: @unchecked Sendable {
         if aborting, !dropped.isEmpty {
             logger?.debug("transport aborted with requests in flight", metadata: ["app": "\(settings.app)", "requests": "\(dropped.count)"])
         }
-        driverStats.withLock { $0 = (0, nil) }
+        driverStats.withLock {
+            $0.connections = 0
+            $0.streams = nil
+            $0.active = 0
+        }
         credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: 0, metrics: metrics)
+        credential.requestsInFlightChanged(app: settings.app, lane: settings.lane, requests: 0, metrics: metrics)
         drained.forEach { $0.resume() }
     }
 }

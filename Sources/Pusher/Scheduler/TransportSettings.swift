@@ -18,9 +18,10 @@ public struct TransportSettings: Sendable {
     public var initialConnections: Int = 1
     /// ...and at most, when the servers' stream limits are scarce (this lane's share of `apns.max_connections`).
     public var connections: Int = 4
-    /// Requests in flight at once at most. With libcurl the transport adapts within it to what the servers
-    /// take (requests waiting inside libcurl for a free stream are kept to a fraction of those on the wire);
-    /// with nghttp2 the servers' SETTINGS_MAX_CONCURRENT_STREAMS bound it exactly.
+    /// libcurl only: requests in flight at once at most. libcurl cannot see the servers' stream limits, so the
+    /// transport adapts within this bound to what they take (requests waiting inside libcurl for a free stream
+    /// are kept to a fraction of those on the wire). With nghttp2 the ceiling is what the servers allow: the sum
+    /// of the open connections' SETTINGS_MAX_CONCURRENT_STREAMS (`collector.max_in_flight` bounds the pipeline).
     public var maxActiveRequests: Int = 2000
     /// Requests handed to libcurl at first, before the servers' answers have shown what they take.
     public var initialActiveRequests: Int = 1
