@@ -77,7 +77,9 @@ final class FencingTests: XCTestCase {
         let peerSent = Set(accepted(fast))
         let sentAfter = accepted(slow, from: sentBefore)
         let resent = sentAfter.filter(peerSent.contains)
-        XCTAssertEqual(resent, [], "sent by the fenced worker after \(what) although its peer had taken them over")
+        // On a failure, what the fenced worker said about its lease tells which path sent them.
+        let leaseLines = fenced.log.split(separator: "\n").filter { $0.contains("lease") || $0.contains("ownership") || $0.contains("took over") }
+        XCTAssertEqual(resent, [], "sent by the fenced worker after \(what) although its peer had taken them over; its log: \(leaseLines.joined(separator: "\n"))")
         let duplicates = Set(accepted(slow)).intersection(peerSent).count
         print("fencing (\(what)): \(sentBefore) requests answered before, \(sentAfter.count) sent after, \(duplicates) tokens sent by both (on the wire or unacknowledged at the lapse)")
         XCTAssertLessThanOrEqual(duplicates, Self.maxInFlight, "at most what was in flight at the lapse")
