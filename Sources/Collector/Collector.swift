@@ -29,6 +29,11 @@ public final class Collector: Sendable {
     private let gate: CapacityGate
     private let acknowledger: AsyncStream<AcknowledgerEvent>.Continuation
     private let logger: Logger
+    /// The shard's ownership lease (nil: unfenced, a collector used on its own).
+    private let lease: OwnershipLease?
+    /// For tests: runs after a claim's reply arrived, before anything is done with it; where a pause of the
+    /// process is what `ownedAfterLapse` guards against.
+    private let afterClaimReply: (@Sendable () async -> Void)?
     private let stopping = Atomic(false)
     private let events: AsyncStream<Event>
     private let eventInput: AsyncStream<Event>.Continuation
@@ -38,8 +43,11 @@ public final class Collector: Sendable {
     public static let maxClaim = 1000
 
     public init(settings: CollectorSettings, queue: WorkQueue, gate: CapacityGate,
-                acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger, shard: Int = 0) {
+                acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger, shard: Int = 0,
+                lease: OwnershipLease? = nil, afterClaimReply: (@Sendable () async -> Void)? = nil) {
         self.settings = settings
+        self.lease = lease
+        self.afterClaimReply = afterClaimReply
         self.shard = max(0, min(shard, Self.maxShards - 1))
         self.queue = queue
         self.gate = gate
@@ -119,20 +127,30 @@ public final class Collector: Sendable {
             let (freeRoom, byteRoom) = chatRoom(room: gateState.room, byteRoom: gateState.byteRoom, lanes)
             let bulk = bulkAllowance(room: gateState.room, byteRoom: gateState.byteRoom, lanes: lanes, pipelineEmpty: gateState.isEmpty)
             do {
+                let validAtClaim = lease?.validUntil(shard: shard)
                 let claim = try await queue.claim(maxCount: max(1, min(freeRoom, Self.maxClaim)),
                                                   maxBytes: min(byteRoom, Self.bytes(forTokens: freeRoom)),
                                                   allowIsolated: allowIsolated, bulk: bulk)
-                if !claim.elements.isEmpty {
-                    PushMetrics.shared.messagesClaimed.increment(by: claim.elements.count)
+                var elements = claim.elements
+                if !elements.isEmpty {
+                    await afterClaimReply?()
+                    PushMetrics.shared.messagesClaimed.increment(by: elements.count)
+                    // Normally the reply comes within milliseconds and the lease holds for most of a TTL more.
+                    if let lease, let validAtClaim, OwnershipLease.now() >= validAtClaim {
+                        guard let owned = await ownedAfterLapse(elements, lease: lease) else { break }
+                        elements = owned
+                    }
+                }
+                if !elements.isEmpty {
                     for lane in Lane.allCases {
-                        let part = claim.elements.filter { Lane.of(claimSequence: $0.seq) == lane }
+                        let part = elements.filter { Lane.of(claimSequence: $0.seq) == lane }
                         if !part.isEmpty { await gate.add(part.count, bytes: part.reduce(0) { $0 + $1.raw.count }, lane: lane, shard: shard) }
                     }
                     // The next claim waits until these are parsed and their tokens counted, so the room it
                     // sees is true: claims cannot outrun validation and overshoot max_in_flight.
                     let input = eventInput
-                    let elements = claim.elements
-                    await withCheckedContinuation { input.yield(.claimed(elements, parsed: $0)) }
+                    let claimed = elements
+                    await withCheckedContinuation { input.yield(.claimed(claimed, parsed: $0)) }
                 }
                 if broken {
                     // After the fresh claims above, so that they are registered before the comparison; the
@@ -163,6 +181,40 @@ public final class Collector: Sendable {
             }
         }
         eventInput.yield(.stopped)
+    }
+
+    /// A claim whose reply is handled after the shard's lease lapsed (the process paused, or Redis was slow, in
+    /// between) may have been returned to the queue by a peer's recovery before this worker saw it; and the
+    /// ownership confirmation that ends the lapse (`Heartbeat`) checks only the claims the Acknowledger knows,
+    /// which these are not yet. So they are checked here, once the lease holds again (the liveness key is then
+    /// alive, and no recovery can take them any more): those still in the processing hash are handed on, the
+    /// rest belong to whoever claimed them since and are dropped unsent. Nil while stopping: nothing is handed
+    /// on, and what is still claimed stays for recovery.
+    private func ownedAfterLapse(_ elements: [ClaimedElement], lease: OwnershipLease) async -> [ClaimedElement]? {
+        var backoff = Backoff.redisReconnect(baseMillis: 50, maxMillis: 2000)
+        while true {
+            // The heartbeat renews the lease (its confirmation) without waiting for this loop.
+            while lease.lapsed(shard: shard) {
+                if stopping.load(ordering: .relaxed) { return nil }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            do {
+                let held = Set(try await queue.claimedSequences())
+                let owned = elements.filter { held.contains($0.seq) }
+                if owned.count < elements.count {
+                    let lost = elements.filter { !held.contains($0.seq) }
+                    PushMetrics.shared.claimsLost.increment(by: lost.count)
+                    logger.warning("dropped claims another worker took over while this one was paused or cut off from Redis (the claim's reply came after its ownership lease lapsed); they are not sent here",
+                                   metadata: ["queue": "\(queue.keys.queue)", "messages": "\(lost.count)", "seq": "\(lost.prefix(20).map(\.seq))"])
+                }
+                return owned
+            } catch {
+                if stopping.load(ordering: .relaxed) { return nil }
+                logger.error("cannot read this worker's processing hash to check a claim made across a lapsed lease; retrying",
+                             metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(backoff.next()))
+            }
+        }
     }
 
     /// The room chat work may claim: the pipeline's room, or what is left of the chat reserve if bulk work

@@ -48,6 +48,11 @@ public final class OwnershipLease: Sendable {
         state.withLock { now >= $0.validUntil[index(shard, $0)] }
     }
 
+    /// Until when (monotonic nanoseconds) the shard's claims may be sent, as of now.
+    public func validUntil(shard: Int) -> UInt64 {
+        state.withLock { $0.validUntil[index(shard, $0)] }
+    }
+
     /// A beat sent at `sentAt` was confirmed by Redis: the shard's claims may be sent until `sentAt` plus
     /// `validFraction` of the TTL. Never shortens a lease already granted by a later beat.
     public func renew(shard: Int, beatSentAt sentAt: UInt64, ttlMillis: Int) {

@@ -46,7 +46,7 @@ struct ShardPipeline: Sendable {
                               ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,
                               lease: lease, shard: index, confirmOwnership: { await acknowledger.confirmOwnership() })
         collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
-                              acknowledger: acknowledger.input, logger: logger, shard: index)
+                              acknowledger: acknowledger.input, logger: logger, shard: index, lease: lease)
     }
 
     /// Ends the Redis calls in progress of the claiming and acknowledging side at once (the shutdown deadline

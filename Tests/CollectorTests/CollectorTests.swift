@@ -33,7 +33,8 @@ final class CollectorTests: RedisTestCase {
         return connection
     }
 
-    private func start(settings: CollectorSettings = CollectorSettings()) -> Harness {
+    private func start(settings: CollectorSettings = CollectorSettings(), lease: OwnershipLease? = nil,
+                       afterClaimReply: (@Sendable () async -> Void)? = nil) -> Harness {
         let logger = Logger(label: "test")
         let gate = CapacityGate(limit: settings.maxInFlight)
         let counts = SharedCounts()
@@ -43,7 +44,7 @@ final class CollectorTests: RedisTestCase {
         let collector = Collector(
             settings: settings,
             queue: WorkQueue(connection: newConnection(redis.url, name: "claim"), keys: keys, workerID: "w"),
-            gate: gate, acknowledger: acknowledger.input, logger: logger)
+            gate: gate, acknowledger: acknowledger.input, logger: logger, lease: lease, afterClaimReply: afterClaimReply)
         let (batches, output) = AsyncStream.makeStream(of: MessageBatch.self)
         let tasks = [Task { await acknowledger.run() }, Task { await collector.run(output: output) }]
         return Harness(collector: collector, acknowledger: acknowledger, gate: gate, batches: batches, counts: counts, tasks: tasks)
@@ -144,6 +145,38 @@ final class CollectorTests: RedisTestCase {
         harness.acknowledger.input.yield(.result(.resolved(seen.map { Resolution(seq: $0.seq, token: $0.tokens[0], outcome: .delivered) })))
         let more = await iterator.next()
         XCTAssertNotNil(more)
+        await stop(harness)
+    }
+
+    /// Ownership fencing (SPEC section 3). A claim ran in Redis, then the worker paused before it read the reply;
+    /// meanwhile its lease lapsed, a peer's recovery returned the claim to the queue and the peer claimed it, and
+    /// the confirmation that renewed the lease was made before this claim was registered, so it did not see it.
+    /// The collector must check such a claim against the processing hash and drop what the peer took, never
+    /// hand it on to be sent (a full run's fencing test sent six messages twice this way, once in 30 runs).
+    func testAClaimWhoseReplyCameAfterTheLeaseLapsedIsNotSentIfAPeerTookItOver() async throws {
+        let lease = OwnershipLease(shards: 1)
+        lease.renew(shard: 0, beatSentAt: OwnershipLease.now(), ttlMillis: 300)
+        let peer = WorkQueue(connection: newConnection(redis.url, name: "peer"), keys: keys, workerID: "peer")
+        let firstReply = Locked(true)
+        let harness = start(lease: lease, afterClaimReply: {
+            guard firstReply.withLock({ let first = $0; $0 = false; return first }) else { return }
+            // The pause: until the lease has lapsed.
+            while !lease.lapsed(shard: 0) { try? await Task.sleep(for: .milliseconds(10)) }
+            // A peer found this worker dead, returned its claims and claimed them itself.
+            _ = try? await peer.recover(worker: "w", onlyIfDead: false, countDeath: false)
+            _ = try? await peer.claim(maxCount: 100, maxBytes: 1 << 20, allowIsolated: true)
+            // The heartbeat's confirmation, made without this claim, renewed the lease.
+            lease.renew(shard: 0, beatSentAt: OwnershipLease.now(), ttlMillis: 60_000)
+        })
+        try await connection.lpush(keys.queue, [messageJSON(id: "taken1", tokens: [token("a", 1)]),
+                                                 messageJSON(id: "taken2", tokens: [token("a", 2)])])
+        try await eventually { try await self.connection.claimedCount(self.keys.processing(worker: "peer")) == 2 }
+        try await connection.lpush(keys.queue, [messageJSON(id: "after", tokens: [token("a", 3)])])
+        var iterator = harness.batches.makeAsyncIterator()
+        let batch = await iterator.next()
+        XCTAssertEqual(batch?.messages.map(\.id), ["after"], "what the peer took over is not handed on to be sent here")
+        let held = try await connection.claimedCount(keys.processing(worker: "w"))
+        XCTAssertEqual(held, 1, "only the message claimed after the lapse is this worker's")
         await stop(harness)
     }
 
