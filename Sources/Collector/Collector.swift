@@ -272,7 +272,9 @@ public final class Collector: Sendable {
                     let seq = Self.pipelineSeq(item.seq, shard: shard)
                     switch parser.parse(raw, seq: seq, now: now) {
                     case .invalid(let reason, let messageID):
-                        PushMetrics.shared.notifications(provider: .apns, app: nil, outcome: "dead_letter", reason: "InvalidMessage", count: 1)
+                        // Rare: the element is parsed again, for its provider's label.
+                        PushMetrics.shared.notifications(provider: DeadLetterEntry.provider(ofElement: raw), app: nil,
+                                                         outcome: "dead_letter", reason: "InvalidMessage", count: 1)
                         // The id is named when the element had a valid one; otherwise the claim sequence
                         // and size tell which element it was (the dead letter holds it whole).
                         logger.warning("dead letter: invalid message", metadata: [

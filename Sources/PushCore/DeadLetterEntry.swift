@@ -33,7 +33,7 @@ public struct DeadLetterEntry: Sendable, Equatable {
     public func record(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> [UInt8] {
         var record = ownMembers
         if let parsed = try? JSONParser.parse(raw, maxDepth: maxDepth), var members = parsed.objectMembers {
-            if members.contains(where: { $0.key == "provider" && $0.value == .string(PushProvider.fcm.rawValue) }) {
+            if Self.namesFCM(members) {
                 record.append(JSONMember(key: "provider", value: .string(PushProvider.fcm.rawValue)))
             }
             if let failedTokens {
@@ -49,6 +49,17 @@ public struct DeadLetterEntry: Sendable, Equatable {
             }
         }
         return JSONWriter.canonical(.object(record))
+    }
+
+    /// The provider a (possibly invalid) element names: FCM when it is a JSON object with `"provider": "fcm"`,
+    /// APNs otherwise (the default, and all that can be said of an element that does not parse).
+    public static func provider(ofElement raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> PushProvider {
+        guard let members = (try? JSONParser.parse(raw, maxDepth: maxDepth))?.objectMembers else { return .apns }
+        return namesFCM(members) ? .fcm : .apns
+    }
+
+    private static func namesFCM(_ members: [JSONMember]) -> Bool {
+        members.contains { $0.key == "provider" && $0.value == .string(PushProvider.fcm.rawValue) }
     }
 
     /// The record of an element that is not parsed (`message` null), in two parts for a writer that has the

@@ -141,8 +141,10 @@ final class MetricsEndpointTests: XCTestCase {
         // 40 messages, each for a topic no app has: dead-lettered, all counted under one series.
         try await client.lpush(keys.queue, (0..<40).map { messageJSON(id: "flood\($0)", tokens: [token("b1", $0)], topic: "com.flood.t\($0)") })
         try await client.lpush(keys.queue, ["{not json"])
+        // An FCM message that is invalid (no tokens): its dead letter counts under FCM.
+        try await client.lpush(keys.queue, [#"{"provider":"fcm","id":"bad-fcm","topic":"com.example.chat","payload":{}}"#])
         try await eventually(timeout: .seconds(60)) {
-            prometheusSample(await self.metrics(), "push_messages_acknowledged_total") == 46
+            prometheusSample(await self.metrics(), "push_messages_acknowledged_total") == 47
         }
         let text = await metrics()
         XCTAssertEqual(prometheusSample(text, "push_notifications_total",
@@ -150,7 +152,9 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(prometheusSample(text, "push_notifications_total",
                                         ["provider": "apns", "app": "other", "outcome": "dead_letter", "reason": "TopicNotConfigured"]), 40, text)
         XCTAssertEqual(prometheusSample(text, "push_notifications_total",
-                                        ["app": "other", "outcome": "dead_letter", "reason": "InvalidMessage"]), 1, text)
+                                        ["provider": "apns", "app": "other", "outcome": "dead_letter", "reason": "InvalidMessage"]), 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_notifications_total",
+                                        ["provider": "fcm", "app": "other", "outcome": "dead_letter", "reason": "InvalidMessage"]), 1, text)
         XCTAssertFalse(text.contains("com.flood"), "an unknown topic never becomes a label value:\n\(text)")
         let series = text.split(separator: "\n").filter { $0.hasPrefix("push_notifications_total{") }
         XCTAssertFalse(series.isEmpty, text)
