@@ -21,11 +21,10 @@ public enum CredentialCheck {
     /// An FCM app: its service account loaded, an RS256 assertion signed, and one access token asked for.
     public static func verify(_ app: FCMApp, fcm: FCMSettings) throws -> String {
         let account = try ServiceAccount.load(path: app.serviceAccountFile)
-        let signer = try AssertionSigner(account: account, audience: fcm.tokenURI.isEmpty ? nil : fcm.tokenURI)
-        let assertion = try signer.assertion(issuedAt: WallClock.nowSeconds())
+        let source = try AccessTokenSource(account: account, fcm: fcm, timeoutMillis: min(fcm.requestTimeoutMillis, 10_000))
+        let assertion = try source.signer.assertion(issuedAt: WallClock.nowSeconds())  // a key that cannot sign throws here
         let project = app.projectID.isEmpty ? account.projectID : app.projectID
-        let endpoint = TokenEndpoint(uri: fcm.tokenURI.isEmpty ? account.tokenURI : fcm.tokenURI, caFile: fcm.caFile,
-                                     timeoutMillis: min(fcm.requestTimeoutMillis, 10_000))
+        let endpoint = source.endpoint
         switch endpoint.exchange(assertion: assertion) {
         case .granted(_, let expiresIn):
             return "service account \(account.clientEmail) (project \(project)) loaded, assertion signed, access token granted by \(endpoint.uri) (expires in \(expiresIn) s)"

@@ -70,11 +70,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     public convenience init(signer: AssertionSigner, endpoint: TokenEndpoint, name: String? = nil,
                             refusedRetrySeconds: Double = 60, onChange: (@Sendable (AccessTokenState) -> Void)? = nil) {
         self.init(name: name ?? signer.clientEmail, refusedRetrySeconds: refusedRetrySeconds, onChange: onChange) { stopping in
-            do {
-                return endpoint.exchange(assertion: try signer.assertion(issuedAt: WallClock.nowSeconds()), abandon: stopping)
-            } catch {
-                return .refused(reason: "cannot sign the assertion: \(error)")
-            }
+            endpoint.exchange(signedBy: signer, abandon: stopping)
         }
     }
 

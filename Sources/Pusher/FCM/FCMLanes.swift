@@ -61,20 +61,13 @@ enum FCMLanes {
     /// The access token of one service account: its assertion signed with the account's key, posted to
     /// `fcm.token_uri` or the file's `token_uri`; every request counted in `push_fcm_access_token_renewals_total`.
     static func accessTokens(for account: ServiceAccount, app: String, fcm: FCMSettings, readiness: Readiness?) throws -> AccessTokenCache {
-        let signer = try AssertionSigner(account: account, audience: fcm.tokenURI.isEmpty ? nil : fcm.tokenURI)
+        let source = try AccessTokenSource(account: account, fcm: fcm, timeoutMillis: fcm.requestTimeoutMillis)
         // A key that cannot sign is a startup error, not a paused app.
-        _ = try signer.assertion(issuedAt: WallClock.nowSeconds())
-        let endpoint = TokenEndpoint(uri: fcm.tokenURI.isEmpty ? account.tokenURI : fcm.tokenURI, caFile: fcm.caFile,
-                                     timeoutMillis: fcm.requestTimeoutMillis)
+        _ = try source.signer.assertion(issuedAt: WallClock.nowSeconds())
         let metrics = ServiceMetrics.fcm
         metrics.registerAccessTokenSeries(app: app)
         return AccessTokenCache(name: account.clientEmail) { stopping in
-            let grant: TokenGrant
-            do {
-                grant = endpoint.exchange(assertion: try signer.assertion(issuedAt: WallClock.nowSeconds()), abandon: stopping)
-            } catch {
-                grant = .refused(reason: "cannot sign the assertion: \(error)")
-            }
+            let grant = source.exchange(abandon: stopping)
             if case .granted = grant { metrics.accessTokenRenewal(app: app, ok: true) } else { metrics.accessTokenRenewal(app: app, ok: false) }
             return grant
         }
