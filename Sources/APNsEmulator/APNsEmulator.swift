@@ -139,15 +139,18 @@ public final class APNsEmulator: Sendable {
             .childChannelInitializer { channel in
                 stats.connectionOpened()
                 let connection = ConnectionState(certificateAuthenticated: certificateAuth, fixedStreamLimit: streamLimit)
+                let delayedAnswers = DelayedAnswers(stats: stats)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    // Between TLS and HTTP/2: it holds the connection's flushes while a batch of answers is written.
+                    try channel.pipeline.syncOperations.addHandler(delayedAnswers)
                 }.flatMap {
                     channel.configureHTTP2Pipeline(mode: .server, connectionConfiguration: settings.connection,
                                                    streamConfiguration: settings.stream) { stream in
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandlers([
                                 HTTP2FramePayloadToHTTP1ServerCodec(),
-                                APNsStreamHandler(core: core, connection: connection),
+                                APNsStreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
                             ])
                         }
                     }.flatMapThrowing { _ in

@@ -21,6 +21,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
 
     let core: EmulatorCore
     let connection: ConnectionState
+    /// Writes the answers that wait for the latency, batched per connection.
+    let delayedAnswers: DelayedAnswers
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     /// Refused for exceeding the stream limit: the rest of the request is ignored.
@@ -31,9 +33,10 @@ final class APNsStreamHandler: ChannelInboundHandler {
     /// A `messages:send` stream, also counted in `connection.activeFCMStreams`.
     private var isFCMSend = false
 
-    init(core: EmulatorCore, connection: ConnectionState) {
+    init(core: EmulatorCore, connection: ConnectionState, delayedAnswers: DelayedAnswers) {
         self.core = core
         self.connection = connection
+        self.delayedAnswers = delayedAnswers
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -113,10 +116,13 @@ final class APNsStreamHandler: ChannelInboundHandler {
 
         var headers = [("apns-id", answer.apnsID)]
         if answer.body != nil { headers.append(("content-type", "application/json")) }
-        let delay = configuration.latencyMillis + (configuration.jitterMillis > 0 ? Int.random(in: 0...configuration.jitterMillis) : 0)
+        // Clamped, so that no setting can make the sum trap.
+        let longest = DelayedAnswers.longestDelayMillis
+        let delay = min(max(0, configuration.latencyMillis), longest)
+            + (configuration.jitterMillis > 0 ? Int.random(in: 0...min(configuration.jitterMillis, longest)) : 0)
         if delay > 0 {
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) {
-                self.write(context: context, status: answer.status, headers: headers, body: answer.body)
+            delayedAnswers.answer(afterMillis: delay) {
+                self.writeUnlessReset(context: context, status: answer.status, headers: headers, body: answer.body)
                 self.goAwayIfDue(context: context)
             }
         } else {
@@ -131,6 +137,12 @@ final class APNsStreamHandler: ChannelInboundHandler {
         if let body { context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil) }
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         releaseSlot(context: context)
+    }
+
+    /// A delayed answer: the client may have reset the stream while it waited (its slot is given back already).
+    func writeUnlessReset(context: ChannelHandlerContext, status: Int, headers: [(String, String)], body: String?) {
+        guard context.channel.isActive else { return }
+        write(context: context, status: status, headers: headers, body: body)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -189,7 +201,10 @@ final class APNsStreamHandler: ChannelInboundHandler {
         connection.goingAway = true
         let lastStreamID = HTTP2StreamID(connection.highestStreamID)
         let goAway = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+        // Sent from a batch of delayed answers: in a TLS record of its own, after the answers before it.
+        delayedAnswers.flushWrittenAnswers()
         parent.writeAndFlush(goAway, promise: nil)
+        delayedAnswers.flushWrittenAnswers()
         if connection.activeStreams == 0 {
             Self.closeAfterLinger(parent, on: context.eventLoop)
         }

@@ -10,6 +10,8 @@ public final class EmulatorStats: Sendable {
         var peakStreams = 0
         var refused = 0
         var collapses = 0
+        var delayedAnswers = 0
+        var delayedBatches = 0
         var byStatus: [Int: Int] = [:]
         var byReason: [String: Int] = [:]
     }
@@ -51,6 +53,19 @@ public final class EmulatorStats: Sendable {
 
     public var requests: Int { counts.withLockedValue { $0.requests } }
 
+    func delayedAnswersWritten(_ answers: Int) {
+        guard answers > 0 else { return }
+        counts.withLockedValue { counts in
+            counts.delayedAnswers += answers
+            counts.delayedBatches += 1
+        }
+    }
+
+    /// Answers written after a latency, APNs's and FCM's (`DelayedAnswers`), and the batches they went out in: one
+    /// flush of the connection per batch.
+    public var delayedAnswers: Int { counts.withLockedValue { $0.delayedAnswers } }
+    public var delayedAnswerBatches: Int { counts.withLockedValue { $0.delayedBatches } }
+
     public func count(status: Int) -> Int { counts.withLockedValue { $0.byStatus[status] ?? 0 } }
 
     public func count(reason: String) -> Int { counts.withLockedValue { $0.byReason[reason] ?? 0 } }
@@ -62,6 +77,7 @@ public final class EmulatorStats: Sendable {
             let object: [String: Any] = [
                 "requests": counts.requests, "connections": counts.connections, "goaways": counts.goAways, "peak_concurrent_streams": counts.peakStreams, "refused_streams": counts.refused,
                 "stream_limit_collapses": counts.collapses,
+                "delayed_answers": counts.delayedAnswers, "delayed_answer_batches": counts.delayedBatches,
                 "by_status": Dictionary(uniqueKeysWithValues: counts.byStatus.map { (String($0.key), $0.value) }),
                 "by_reason": counts.byReason,
                 "fcm": fcm.jsonObject,

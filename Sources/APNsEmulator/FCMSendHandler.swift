@@ -30,14 +30,14 @@ extension APNsStreamHandler {
         if let retryAfter = answer.retryAfter { headers.append(("retry-after", retryAfter)) }
         let goAwayAfter = fcm.faults.faults.goawayAfterStreams
         let send = {
-            self.write(context: context, status: answer.status, headers: headers, body: answer.body)
+            self.writeUnlessReset(context: context, status: answer.status, headers: headers, body: answer.body)
             if let limit = goAwayAfter, self.connection.fcmRequests >= limit, self.goAway(context: context) {
                 fcm.stats.goAwaySent()
             }
         }
         let delay = fcm.faults.delayMillis()
         if delay > 0 {
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay)), send)
+            delayedAnswers.answer(afterMillis: delay, send)
         } else {
             send()
         }

@@ -80,12 +80,12 @@ public struct RequestJudge: Sendable {
 
     public func judge(_ request: IncomingRequest, connection: ConnectionState, nowSeconds: Int64,
                       random: () -> Double = { Double.random(in: 0..<1) }) -> Answer {
-        var apnsID = request.header("apns-id") ?? UUID().uuidString.lowercased()
+        var apnsID = request.header("apns-id") ?? APNsID.random()
         func answer(_ status: Int, _ reason: String? = nil, timestamp: Int64? = nil) -> Answer {
             Answer(status: status, reason: reason, timestamp: timestamp, apnsID: apnsID)
         }
         if let given = request.header("apns-id"), UUID(uuidString: given) == nil {
-            apnsID = UUID().uuidString.lowercased()
+            apnsID = APNsID.random()
             return answer(400, "BadMessageId")
         }
         guard request.method == "POST" else { return answer(405, "MethodNotAllowed") }
