@@ -4,7 +4,8 @@
 #   scripts/bench.sh --suite [--only abcdefghijkl] [--transports nghttp2,libcurl]   the standard workloads (a)-(l), each
 #                    with both transports, h2load, Go and aioapns on (a): table + JSON; (k) and (l), nginx at 50 and
 #                    150 ms with 1,000 streams per connection, also run h2load with the worker's connections and
-#                    streams and the Go sender with 1,000 and 4,000 in flight (`--suite --only kl --transports nghttp2`)
+#                    streams, the Go sender with 1,000 and 4,000 in flight, and the worker at 0 ms for the CPU bound
+#                    (`--suite --only kl --transports nghttp2`)
 #   scripts/bench.sh [--transport nghttp2|libcurl] [--goaway-after N] [--nginx-streams S] [--retries A]
 #                    [--endpoint emulator|nginx] [--messages N] [--tokens T] [--kind private|group] [--uuid-group K]
 #                    [--connections C] [--latency-ms L] [--workers W] [--max-streams S] [--collapse-on-error]
