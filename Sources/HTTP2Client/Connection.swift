@@ -56,6 +56,8 @@ final class Connection {
     /// counts as a failed attempt, unless it was closed as surplus. Read for every answer: no runtime
     /// exclusivity check (see HTTP2Client's per-request state).
     @exclusivity(unchecked) var answeredAny = false
+    /// The error code of the server's GOAWAY, if one came: NO_ERROR is a graceful rotation, anything else distress.
+    var goawayErrorCode: UInt32?
     // Per-request state: no runtime exclusivity check (see HTTP2Client's).
     @exclusivity(unchecked) var inFlight = 0
     /// The entries of the streams in flight, their owner. nghttp2 also holds each entry's address as its stream's

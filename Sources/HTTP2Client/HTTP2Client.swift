@@ -456,6 +456,14 @@ public final class HTTP2Client: @unchecked Sendable {
                                        headersSentAtNanos: entry.headersSentAt, retryAfter: entry.retryAfter))
     }
 
+    /// Why a stream above a GOAWAY's last_stream_id was not processed: "above GOAWAY last_stream_id N" after a
+    /// graceful GOAWAY (NO_ERROR: the server rotates its connections, as APNs does), "above GOAWAY(ERROR) …"
+    /// after one that names an error (a server in distress: the caller may take it as a sign of overload).
+    private func aboveGoaway(_ conn: Connection, _ last: Int32) -> String {
+        guard let code = conn.goawayErrorCode, code != NGHTTP2_NO_ERROR.rawValue else { return "above GOAWAY last_stream_id \(last)" }
+        return "above GOAWAY(\(String(cString: nghttp2_http2_strerror(code)))) last_stream_id \(last)"
+    }
+
     /// A stream's end: closed (errorCode set) or its HEADERS never sent (notSentReason set).
     func streamEnded(_ conn: Connection, streamID: Int32, errorCode: UInt32?, notSentReason: String?) {
         guard let entry = conn.streams.removeValue(forKey: streamID) else { return }
@@ -478,7 +486,7 @@ public final class HTTP2Client: @unchecked Sendable {
         } else if code == NGHTTP2_REFUSED_STREAM.rawValue {
             // Server RST_STREAM(REFUSED_STREAM), or nghttp2 closing streams above a GOAWAY's last_stream_id.
             if let last = conn.state.goawayLastStreamID, streamID > last {
-                pendingEvents.append(.refused(id: id, reason: "above GOAWAY last_stream_id \(last)"))
+                pendingEvents.append(.refused(id: id, reason: aboveGoaway(conn, last)))
             } else {
                 pendingEvents.append(.refused(id: id, reason: "REFUSED_STREAM"))
             }
@@ -490,6 +498,7 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     func goawayReceived(_ conn: Connection, lastStreamID: Int32, errorCode: UInt32, debugData: String) {
+        if conn.goawayErrorCode == nil || errorCode != NGHTTP2_NO_ERROR.rawValue { conn.goawayErrorCode = errorCode }
         conn.state.goawayReceived(lastStreamID: lastStreamID,
                                   reason: "GOAWAY \(String(cString: nghttp2_http2_strerror(errorCode)))\(debugData.isEmpty ? "" : " \(debugData)")")
         pendingEvents.append(.goaway(connection: conn.id, lastStreamID: lastStreamID, errorCode: errorCode, debugData: debugData))
@@ -552,7 +561,7 @@ public final class HTTP2Client: @unchecked Sendable {
                 if !entry.headersSent {
                     pendingEvents.append(.refused(id: entry.requestID, reason: "not sent: connection closed: \(reason)"))
                 } else if let last = closing.goawayLastStreamID, streamID > last {
-                    pendingEvents.append(.refused(id: entry.requestID, reason: "above GOAWAY last_stream_id \(last)"))
+                    pendingEvents.append(.refused(id: entry.requestID, reason: aboveGoaway(conn, last)))
                 } else {
                     pendingEvents.append(.lost(id: entry.requestID, reason: "connection closed: \(reason)"))
                 }

@@ -190,6 +190,8 @@ final class HTTP2ClientTests: XCTestCase {
         assertEachAnsweredOnce(outcome, ids: ids)
         XCTAssertFalse(outcome.goaways.isEmpty, "GOAWAY reported")
         XCTAssertFalse(outcome.refused.isEmpty, "streams above last_stream_id refused")
+        // A graceful GOAWAY (NO_ERROR): the reason names no error, and the scheduler takes it as no overload.
+        XCTAssertTrue(outcome.refused.values.joined().allSatisfy { $0.hasPrefix("above GOAWAY last_stream_id") }, "\(outcome.refused)")
         XCTAssertTrue(outcome.lost.isEmpty, "none lost")
         XCTAssertGreaterThanOrEqual(outcome.opened.count, 2, "a replacement connection was opened")
         XCTAssertGreaterThanOrEqual(outcome.closed.count, 1)
@@ -197,6 +199,23 @@ final class HTTP2ClientTests: XCTestCase {
         let record = try server.stop()
         assertServerProcessedEachOnce(record, ids: ids)
         XCTAssertGreaterThanOrEqual(record.connections.count, 2)
+    }
+
+    /// A GOAWAY naming an error (ENHANCE_YOUR_CALM, 11): the streams above it are refused with a reason that
+    /// names the error, which the scheduler takes as a sign of overload (a graceful GOAWAY is a rotation).
+    func testAGoawayNamingAnErrorSaysSoInTheRefusalReason() throws {
+        let certificates = try TestCertificates()
+        let server = try FakeServer(certificates: certificates, ["--max-streams", "100", "--goaway-after", "50", "--latency-ms", "2",
+                                                                 "--goaway-error", "11"])
+        let client = try HTTP2Client(endpoint: endpoint(certificates, port: server.port))
+        let ids = Array(UInt64(1)...200)
+        let outcome = drive(client, ids: ids)
+        assertEachAnsweredOnce(outcome, ids: ids)
+        let reasons = outcome.refused.values.joined()
+        XCTAssertFalse(reasons.isEmpty, "streams above last_stream_id refused")
+        XCTAssertTrue(reasons.allSatisfy { $0.hasPrefix("above GOAWAY(ENHANCE_YOUR_CALM) last_stream_id") }, "\(outcome.refused)")
+        _ = client.close()
+        _ = try server.stop()
     }
 
     /// A server that accepts connections and goes away before processing anything, on every connection: only

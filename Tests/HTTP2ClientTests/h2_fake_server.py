@@ -32,6 +32,7 @@ p.add_argument("--lower-streams-after", type=int, default=0)
 p.add_argument("--to", type=int, default=0)
 p.add_argument("--refuse-every", type=int, default=0)
 p.add_argument("--goaway-after", type=int, default=0)
+p.add_argument("--goaway-error", type=int, default=0, help="the error code of --goaway-after's GOAWAY (0: NO_ERROR)")
 p.add_argument("--goaway-unprocessed", action="store_true",
                help="answer every connection's first request with GOAWAY(last_stream_id 0): nothing is ever processed")
 p.add_argument("--no-ping-ack", action="store_true")
@@ -183,7 +184,7 @@ class Conn(asyncio.Protocol):
                 self.goaway_last = sid
                 self.rec["goaway_last_stream_id"] = sid
                 # Written past h2's state machine: h2 refuses to answer streams after its own GOAWAY.
-                frame = GoAwayFrame(stream_id=0, last_stream_id=sid, error_code=0, additional_data=b'{"reason":"Shutdown"}')
+                frame = GoAwayFrame(stream_id=0, last_stream_id=sid, error_code=args.goaway_error, additional_data=b'{"reason":"Shutdown"}')
                 self.flush()
                 self.transport.write(frame.serialize())
             if args.stall_after and self.accepted >= args.stall_after:

@@ -3,7 +3,7 @@
 /// fixed bound there).
 ///
 /// It backs off on what signals overload: answers that say so (429, 503), streams the server refused or never
-/// processed (REFUSED_STREAM, above a GOAWAY), timeouts; in proportion to their share of the answers, at most
+/// processed (REFUSED_STREAM, above a GOAWAY naming an error: a graceful one is a rotation), timeouts; in proportion to their share of the answers, at most
 /// once per round trip, so that a stray 429 for one device costs next to nothing while a server refusing much of
 /// what it gets is relieved at once. It also backs off when latency shows queueing: the recent average above
 /// twice the best latency seen (plus 10 ms of jitter) and above a tenth of the request timeout. A round trip
@@ -52,6 +52,8 @@ struct ConcurrencyLimiter {
     /// being opened for more streams. (With the answers at once, 0.2 ms, and the CPU the bound, requests
     /// waited 5 to 10 ms in this process: more connections then only cost CPU, 11% more per notification.)
     private(set) var queueing = false
+    /// How often it backed off for overload signals (for tests and the debug log).
+    private(set) var overloadBackoffs = 0
     static let queueingToleranceMicros: Int64 = 1_000
 
     /// The best latency is forgotten after this long (the path may have changed).
@@ -109,6 +111,7 @@ struct ConcurrencyLimiter {
             // Overload: give up the share of the limit that was refused (at most half), once per round trip.
             forgetSignals()
             lastBackoff = now
+            overloadBackoffs += 1
             slowStart = false
             followsServers = false
             let share = min(Self.largestBackoff, Double(signals) / Double(events))

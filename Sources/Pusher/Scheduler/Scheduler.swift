@@ -178,6 +178,9 @@ public final class Scheduler: @unchecked Sendable {
     public var requestsInFlight: (now: Int, peak: Int, limit: Int) {
         driverStats.withLock { ($0.active, $0.peakActive, $0.limit) }
     }
+    /// How often the limiter cut the limit for overload signals (429/503 answers, refused streams, GOAWAYs naming
+    /// an error, timeouts), as of the last deadline scan.
+    public var overloadBackoffs: Int { driverStats.withLock { $0.overloadBackoffs } }
     private let driverStats = Locked<DriverStats>(DriverStats())
 
     private struct DriverStats {
@@ -186,6 +189,7 @@ public final class Scheduler: @unchecked Sendable {
         var active = 0
         var peakActive = 0
         var limit = 0
+        var overloadBackoffs = 0
     }
 
     /// Hands jobs to the transport; returns at once.
@@ -469,10 +473,11 @@ public final class Scheduler: @unchecked Sendable {
                 notePauseAnswer(status: status)
                 apply(decision, to: request, status: status, generation: entry.generation)
             }
-        case .unprocessed(let reason):
+        case .unprocessed(let reason, let overload):
             notePauseAnswer(status: nil)
-            // Refused by the server, or cut by its GOAWAY; not a request that merely found no stream or connection.
-            if reason == "RefusedStream" || reason == "GoawayUnprocessed" { limiter.observeOverload(answered: false) }
+            // Refused by the server, or cut by a GOAWAY naming an error; not a graceful GOAWAY (a rotation), nor a
+            // request that merely found no stream or connection.
+            if overload { limiter.observeOverload(answered: false) }
             guard request.unprocessedInARow < Self.freeResendsInARow else {
                 // Not processed again and again: the server refuses everything (or goes away on every
                 // connection). This one spends an attempt and backs off like any retry.
@@ -531,13 +536,14 @@ public final class Scheduler: @unchecked Sendable {
         // ceiling is what the servers allow now; the driver opens more connections while their streams are full.
         activeLimit = limiter.update(now: now, demand: !ready.isEmpty, maximum: streams ?? settings.maxActiveRequests)
         bulkActiveLimit = bulkLimiter.update(now: now, demand: ready.hasBulk, maximum: activeLimit)
-        let (active, limit) = (self.active, activeLimit)
+        let (active, limit, backoffs) = (self.active, activeLimit, limiter.overloadBackoffs)
         driverStats.withLock {
             $0.connections = connections
             $0.streams = streams
             $0.active = active
             $0.peakActive = max($0.peakActive, active)
             $0.limit = limit
+            $0.overloadBackoffs = backoffs
         }
         if active != lastActive {
             lastActive = active

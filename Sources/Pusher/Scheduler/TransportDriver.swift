@@ -49,7 +49,7 @@ struct DriverCompletion {
         case answered(status: Int, body: [UInt8], wireMicros: Int64, retryAfter: String? = nil)
         /// The server never processed it (REFUSED_STREAM, a stream above a GOAWAY's last stream id, a
         /// request never sent because its connection closed first): safe to send again at once.
-        case unprocessed(reason: String)
+        case unprocessed(reason: String, overload: Bool)
         /// No answer. `sent`: it had gone out, so the service may have delivered it (ambiguous).
         case failed(reason: String, sent: Bool)
     }
