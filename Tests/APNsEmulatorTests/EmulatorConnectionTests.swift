@@ -61,18 +61,7 @@ final class EmulatorConnectionTests: XCTestCase {
 
     /// Runs h2_late_stream_client.py against `server` and returns its JSON result.
     private func runLateStreamClient(_ server: EmulatorStandIn, _ arguments: [String]) async throws -> [String: Any] {
-        let signer = try JWTSigner(keyFile: server.keyFile, keyID: EmulatorStandIn.keyID, teamID: EmulatorStandIn.teamID)
-        let bearer = try ProviderToken(signer: signer).current().bearer
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("h2_late_stream_client.py").path
-        let client = Process()
-        client.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        client.arguments = [script, "--port", String(server.emulator.port), "--bearer", bearer] + arguments
-        let output = Pipe()
-        client.standardOutput = output
-        try client.run()
-        let data = try await Task.detached { try output.fileHandleForReading.readToEnd() ?? Data() }.value
-        client.waitUntilExit()
-        return jsonObject(String(decoding: data, as: UTF8.self))
+        try await runH2Script("h2_late_stream_client.py", against: server, arguments)
     }
 
     /// Streams a client resets before their requests are complete give their slots back: with a limit of 2

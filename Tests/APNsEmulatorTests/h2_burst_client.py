@@ -13,15 +13,11 @@ from a request's last frame sent to its answer), "errors" (h2's protocol errors)
 """
 import argparse
 import json
-import socket
-import ssl
 import time
 
-import h2.config
-import h2.connection
 import h2.events
-import h2.exceptions
-import h2.settings
+
+import h2_test_connection
 
 p = argparse.ArgumentParser()
 p.add_argument("--port", type=int, required=True)
@@ -32,17 +28,7 @@ p.add_argument("--rounds", type=int, default=1, help="send the --count requests 
 p.add_argument("--timeout", type=float, default=30)
 args = p.parse_args()
 
-ctx = ssl.create_default_context()
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-ctx.set_alpn_protocols(["h2"])
-sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", args.port)), server_hostname="localhost")
-sock.settimeout(0.02)
-config = h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
-conn = h2.connection.H2Connection(config=config)
-conn.initiate_connection()
-conn.update_settings({h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: 1000})
-sock.sendall(conn.data_to_send())
+sock, conn = h2_test_connection.connect(args.port, max_concurrent_streams=1000)
 
 body = b'{"aps":{"alert":"hi"}}'
 result = {"order": [], "answers": {}, "statuses": {}, "reset": [], "min_wait_ms": None, "errors": [], "closed": False}
@@ -57,38 +43,21 @@ def queue_request(stream_id):
     conn.send_data(stream_id, body, end_stream=True)
 
 
+def handle(event, now):
+    if isinstance(event, h2.events.ResponseReceived):
+        key = str(event.stream_id)
+        result["order"].append(event.stream_id)
+        result["answers"][key] = result["answers"].get(key, 0) + 1
+        result["statuses"][key] = int(dict(event.headers)[":status"])
+        if event.stream_id in sent_at:
+            wait = (now - sent_at[event.stream_id]) * 1000
+            if result["min_wait_ms"] is None or wait < result["min_wait_ms"]:
+                result["min_wait_ms"] = wait
+
+
 def pump(until):
     """Reads and handles frames until `until()` holds, the connection closes, or the timeout."""
-    deadline = time.monotonic() + args.timeout
-    while not until() and not result["closed"] and time.monotonic() < deadline:
-        try:
-            data = sock.recv(65536)
-        except (socket.timeout, ssl.SSLWantReadError):
-            continue
-        except (ConnectionError, ssl.SSLError):
-            data = b""
-        if not data:
-            result["closed"] = True
-            break
-        now = time.monotonic()
-        try:
-            events = conn.receive_data(data)
-        except h2.exceptions.ProtocolError as error:
-            result["errors"].append(repr(error))
-            events = []
-        for event in events:
-            if isinstance(event, h2.events.ResponseReceived):
-                key = str(event.stream_id)
-                result["order"].append(event.stream_id)
-                result["answers"][key] = result["answers"].get(key, 0) + 1
-                result["statuses"][key] = int(dict(event.headers)[":status"])
-                if event.stream_id in sent_at:
-                    wait = (now - sent_at[event.stream_id]) * 1000
-                    if result["min_wait_ms"] is None or wait < result["min_wait_ms"]:
-                        result["min_wait_ms"] = wait
-        out = conn.data_to_send()
-        if out:
-            sock.sendall(out)
+    h2_test_connection.pump(sock, conn, result, until, args.timeout, handle)
 
 
 queue_request(1)

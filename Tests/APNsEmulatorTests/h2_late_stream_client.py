@@ -13,13 +13,12 @@ connection was closed before stream 5's answer.
 """
 import argparse
 import json
-import socket
-import ssl
 import time
 
-import h2.config
 import h2.connection
 import h2.events
+
+import h2_test_connection
 
 p = argparse.ArgumentParser()
 p.add_argument("--port", type=int, required=True)
@@ -31,15 +30,7 @@ p.add_argument("--cancel", type=int, default=0,
                     "then send one more request, which must be answered, not refused")
 args = p.parse_args()
 
-ctx = ssl.create_default_context()
-ctx.check_hostname = False
-ctx.verify_mode = ssl.CERT_NONE
-ctx.set_alpn_protocols(["h2"])
-sock = ctx.wrap_socket(socket.create_connection(("127.0.0.1", args.port)), server_hostname="localhost")
-sock.settimeout(0.02)
-conn = h2.connection.H2Connection(config=h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
-conn.initiate_connection()
-sock.sendall(conn.data_to_send())
+sock, conn = h2_test_connection.connect(args.port)
 
 body = b'{"aps":{"alert":"hi"}}'
 result = {"streams": {}, "goaway_last_stream_id": None, "closed": False}
@@ -60,29 +51,18 @@ def send_request(stream_id, token, split=False):
     sock.sendall(conn.data_to_send())
 
 
+def handle(event, now):
+    if isinstance(event, h2.events.ResponseReceived):
+        result["streams"][str(event.stream_id)] = int(dict(event.headers)[":status"])
+    elif isinstance(event, h2.events.StreamReset):
+        result["streams"][str(event.stream_id)] = "reset:%d" % event.error_code
+    elif isinstance(event, h2.events.ConnectionTerminated):
+        result["goaway_last_stream_id"] = event.last_stream_id
+
+
 def pump(until):
     """Reads and handles frames until `until()` holds, the connection closes, or the timeout."""
-    deadline = time.monotonic() + args.timeout
-    while not until() and not result["closed"] and time.monotonic() < deadline:
-        try:
-            data = sock.recv(65536)
-        except (socket.timeout, ssl.SSLWantReadError):
-            continue
-        except (ConnectionError, ssl.SSLError):
-            data = b""
-        if not data:
-            result["closed"] = True
-            break
-        for event in conn.receive_data(data):
-            if isinstance(event, h2.events.ResponseReceived):
-                result["streams"][str(event.stream_id)] = int(dict(event.headers)[":status"])
-            elif isinstance(event, h2.events.StreamReset):
-                result["streams"][str(event.stream_id)] = "reset:%d" % event.error_code
-            elif isinstance(event, h2.events.ConnectionTerminated):
-                result["goaway_last_stream_id"] = event.last_stream_id
-        out = conn.data_to_send()
-        if out:
-            sock.sendall(out)
+    h2_test_connection.pump(sock, conn, result, until, args.timeout, handle)
 
 
 send_request(1, "%064x" % 1)
