@@ -272,9 +272,10 @@ public final class Collector: Sendable {
                     let seq = Self.pipelineSeq(item.seq, shard: shard)
                     switch parser.parse(raw, seq: seq, now: now) {
                     case .invalid(let reason, let messageID):
-                        // Rare: the element is parsed again, for its provider's label.
-                        PushMetrics.shared.notifications(provider: DeadLetterEntry.provider(ofElement: raw), app: nil,
-                                                         outcome: "dead_letter", reason: "InvalidMessage", count: 1)
+                        let (deadLetter, provider) = DeadLetterEntry(
+                            failedTokens: nil, reason: reason, status: nil, attempts: 0,
+                            failedAtMillis: WallClock.nowMillis(), worker: queue.workerID).recordAndProvider(element: raw)
+                        PushMetrics.shared.notifications(provider: provider, app: nil, outcome: "dead_letter", reason: "InvalidMessage", count: 1)
                         // The id is named when the element had a valid one; otherwise the claim sequence
                         // and size tell which element it was (the dead letter holds it whole).
                         logger.warning("dead letter: invalid message", metadata: [
@@ -283,9 +284,7 @@ public final class Collector: Sendable {
                         ])
                         registrations.append(ClaimRegistration(
                             element: item, seq: seq, messageID: messageID ?? "", appTopic: "", pendingTokens: 0, notifications: 1,
-                            records: [.deadLetter(DeadLetterEntry(
-                                failedTokens: nil, reason: reason, status: nil, attempts: 0,
-                                failedAtMillis: WallClock.nowMillis(), worker: queue.workerID).record(element: raw))]))
+                            records: [.deadLetter(deadLetter)]))
                     case .valid(var message, let rejected):
                         // Every message of a topic shares one copy of its strings while in flight.
                         let topic = topics.intern(message.headers.topic)

@@ -31,9 +31,18 @@ public struct DeadLetterEntry: Sendable, Equatable {
     /// `"provider": "fcm"` gives the record `"provider": "fcm"` too (SPEC section 3), whoever writes it and
     /// whatever the reason, malformed messages included.
     public func record(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> [UInt8] {
+        recordAndProvider(element: raw, maxDepth: maxDepth).record
+    }
+
+    /// `record(element:)`, and the provider the element names: FCM when it is a JSON object with
+    /// `"provider": "fcm"`, APNs otherwise (the default, and all that can be said of an element that does not
+    /// parse), for a caller that counts the dead letter under its provider without parsing the element again.
+    public func recordAndProvider(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> (record: [UInt8], provider: PushProvider) {
         var record = ownMembers
+        var provider = PushProvider.apns
         if let parsed = try? JSONParser.parse(raw, maxDepth: maxDepth), var members = parsed.objectMembers {
-            if Self.namesFCM(members) {
+            if members.contains(where: { $0.key == "provider" && $0.value == .string(PushProvider.fcm.rawValue) }) {
+                provider = .fcm
                 record.append(JSONMember(key: "provider", value: .string(PushProvider.fcm.rawValue)))
             }
             if let failedTokens {
@@ -48,18 +57,7 @@ public struct DeadLetterEntry: Sendable, Equatable {
                 record.append(JSONMember(key: "raw_base64", value: .string(Data(raw).base64EncodedString())))
             }
         }
-        return JSONWriter.canonical(.object(record))
-    }
-
-    /// The provider a (possibly invalid) element names: FCM when it is a JSON object with `"provider": "fcm"`,
-    /// APNs otherwise (the default, and all that can be said of an element that does not parse).
-    public static func provider(ofElement raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> PushProvider {
-        guard let members = (try? JSONParser.parse(raw, maxDepth: maxDepth))?.objectMembers else { return .apns }
-        return namesFCM(members) ? .fcm : .apns
-    }
-
-    private static func namesFCM(_ members: [JSONMember]) -> Bool {
-        members.contains { $0.key == "provider" && $0.value == .string(PushProvider.fcm.rawValue) }
+        return (JSONWriter.canonical(.object(record)), provider)
     }
 
     /// The record of an element that is not parsed (`message` null), in two parts for a writer that has the

@@ -43,8 +43,6 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
 
     public var description: String { "TokenEndpoint(\(uri))" }
 
-    /// One grant: the assertion for the answer. Blocks for up to `timeoutMillis`, or until `abandon` says so
-    /// (asked at least once a second, also while connecting: a shutdown need not wait for a silent endpoint).
     /// Signs an assertion with `signer` now and exchanges it; a key that cannot sign is a refusal (nothing to retry).
     public func exchange(signedBy signer: AssertionSigner, abandon: @escaping @Sendable () -> Bool = { false }) -> TokenGrant {
         do {
@@ -54,6 +52,8 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         }
     }
 
+    /// One grant: the assertion for the answer. Blocks for up to `timeoutMillis`, or until `abandon` says so
+    /// (asked at least once a second, also while connecting: a shutdown need not wait for a silent endpoint).
     public func exchange(assertion: String, abandon: @escaping @Sendable () -> Bool = { false }) -> TokenGrant {
         CurlGlobal.initialize()
         guard let easy = curl_easy_init() else { return .unavailable(reason: "libcurl: cannot create a handle") }

@@ -3,17 +3,17 @@
 /// fixed bound there).
 ///
 /// It backs off on what signals overload: answers that say so (429, 503), streams the server refused or never
-/// processed (REFUSED_STREAM, above a GOAWAY naming an error: a graceful one is a rotation), timeouts; in proportion to their share of the answers, at most
-/// once per round trip, so that a stray 429 for one device costs next to nothing while a server refusing much of
-/// what it gets is relieved at once. It also backs off when latency shows queueing: the recent average above
+/// processed (REFUSED_STREAM, above a GOAWAY naming an error: a graceful one is a rotation), timeouts; in
+/// proportion to their share of the answers, at most once per round trip, so that a stray 429 for one device
+/// costs next to nothing while a server refusing much of what it gets is relieved at once. It also backs off when latency shows queueing: the recent average above
 /// twice the best latency seen (plus 10 ms of jitter) and above a tenth of the request timeout. A round trip
 /// that is simply the distance (50 or 150 ms, steady) is neither: it is the best latency, and throughput is
 /// then requests in flight over the round trip, so every stream the servers allow is used.
 ///
 /// While neither signal comes and work waits, the limit grows (doubling at first, like TCP's slow start, and
 /// again after a cut for overload up to half of what it was; otherwise by its square root per update; with
-/// nghttp2 it starts at the maximum, `startAtMaximum`). Once it reaches the maximum it follows it: the servers bind, not the limiter,
-/// and a connection opened or a SETTINGS raised is used at once. Requests beyond the limit wait in the
+/// nghttp2 it starts at the maximum, `startAtMaximum`). Once it reaches the maximum it follows it: the servers
+/// bind, not the limiter, and a connection opened or a SETTINGS raised is used at once. Requests beyond the limit wait in the
 /// transport's own queue, where no deadline runs. Confined to the transport thread.
 struct ConcurrencyLimiter {
     /// The transport sets the first limit (`TransportSettings.initialActiveRequests`).
@@ -52,7 +52,7 @@ struct ConcurrencyLimiter {
     /// being opened for more streams. (With the answers at once, 0.2 ms, and the CPU the bound, requests
     /// waited 5 to 10 ms in this process: more connections then only cost CPU, 11% more per notification.)
     private(set) var queueing = false
-    /// How often it backed off for overload signals (for tests and the debug log).
+    /// How often it backed off for overload signals (`Scheduler.overloadBackoffs`, for tests).
     private(set) var overloadBackoffs = 0
     static let queueingToleranceMicros: Int64 = 1_000
 
