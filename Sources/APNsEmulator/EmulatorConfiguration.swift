@@ -41,7 +41,8 @@ public struct EmulatorConfiguration: Sendable {
 
     /// `messages:send`'s answer for registration tokens that start with `prefix` (case-sensitive, as FCM tokens
     /// are): an FcmError code (`UNREGISTERED`, `INVALID_ARGUMENT`, `SENDER_ID_MISMATCH`, `THIRD_PARTY_AUTH_ERROR`,
-    /// `QUOTA_EXCEEDED`, `UNAVAILABLE`, `INTERNAL`) or `PERMISSION_DENIED`. See `FCMError.named`.
+    /// `QUOTA_EXCEEDED` for the project, `QUOTA_EXCEEDED_DEVICE` for one device's rate, `UNAVAILABLE`, `INTERNAL`)
+    /// or `PERMISSION_DENIED`. See `FCMError.named`.
     public struct FCMTokenAnswer: Sendable, Equatable {
         public var prefix: String
         public var errorCode: String
@@ -59,6 +60,7 @@ public struct EmulatorConfiguration: Sendable {
             .init(prefix: "thirdparty", errorCode: "THIRD_PARTY_AUTH_ERROR"),
             .init(prefix: "denied", errorCode: "PERMISSION_DENIED"),
             .init(prefix: "quota", errorCode: "QUOTA_EXCEEDED"),
+            .init(prefix: "devicequota", errorCode: "QUOTA_EXCEEDED_DEVICE"),
             .init(prefix: "unavailable", errorCode: "UNAVAILABLE"),
             .init(prefix: "internal", errorCode: "INTERNAL"),
         ]

@@ -17,9 +17,18 @@ public struct FCMError: Sendable, Equatable, Error {
     public var field: String?
     /// A google.rpc.ErrorInfo detail's `reason` (permission errors).
     public var errorInfoReason: String?
+    /// A google.rpc.QuotaFailure detail's violation (429s): which quota was exceeded.
+    public var quotaViolation: (subject: String, description: String)?
+
+    public static func == (a: FCMError, b: FCMError) -> Bool {
+        a.code == b.code && a.message == b.message && a.status == b.status && a.errorCode == b.errorCode && a.field == b.field
+            && a.errorInfoReason == b.errorInfoReason && a.quotaViolation?.subject == b.quotaViolation?.subject
+            && a.quotaViolation?.description == b.quotaViolation?.description
+    }
 
     public init(code: Int, message: String, status: String, errorCode: String? = nil, field: String? = nil,
-                errorInfoReason: String? = nil) {
+                errorInfoReason: String? = nil, quotaViolation: (subject: String, description: String)? = nil) {
+        self.quotaViolation = quotaViolation
         self.code = code
         self.message = message
         self.status = status
@@ -41,6 +50,9 @@ public struct FCMError: Sendable, Equatable, Error {
         }
         if let errorInfoReason {
             details.append(#"{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"\#(errorInfoReason)","domain":"googleapis.com","metadata":{"service":"fcm.googleapis.com","permission":"cloudmessaging.messages.create"}}"#)
+        }
+        if let quotaViolation {
+            details.append(#"{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"\#(Self.escaped(quotaViolation.subject))","description":"\#(Self.escaped(quotaViolation.description))"}]}"#)
         }
         let detailsField = details.isEmpty ? "" : #","details":[\#(details.joined(separator: ","))]"#
         return #"{"error":{"code":\#(code),"message":"\#(Self.escaped(message))","status":"\#(status)"\#(detailsField)}}"#
@@ -110,9 +122,17 @@ extension FCMError {
                                            errorCode: "SENDER_ID_MISMATCH")
     static let thirdPartyAuthError = FCMError(code: 401, message: "Auth error from APNS or Web Push Service", status: "UNAUTHENTICATED",
                                               errorCode: "THIRD_PARTY_AUTH_ERROR")
+    /// The project's rate (600,000 messages a minute by default). Google documents that a 429 carries a
+    /// google.rpc.QuotaFailure naming the quota, not its exact words: these are the emulator's.
     static let quotaExceeded = FCMError(
         code: 429, message: "Quota exceeded for quota metric 'Send requests' and limit 'Send requests per minute' of service "
-            + "'fcm.googleapis.com'.", status: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED")
+            + "'fcm.googleapis.com'.", status: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED",
+        quotaViolation: ("project", "Send requests per minute per project"))
+
+    /// One device's rate (240 messages a minute, 5,000 an hour on Android).
+    static let deviceQuotaExceeded = FCMError(
+        code: 429, message: "Quota exceeded for the device's message rate.", status: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED",
+        quotaViolation: ("device", "Messages per minute per device"))
     static let unavailable = FCMError(code: 503, message: "The service is currently unavailable.", status: "UNAVAILABLE",
                                       errorCode: "UNAVAILABLE")
     static let internalError = FCMError(code: 500, message: "Internal error encountered.", status: "INTERNAL", errorCode: "INTERNAL")
@@ -125,6 +145,7 @@ extension FCMError {
         case "SENDER_ID_MISMATCH": return senderIDMismatch
         case "THIRD_PARTY_AUTH_ERROR": return thirdPartyAuthError
         case "QUOTA_EXCEEDED": return quotaExceeded
+        case "QUOTA_EXCEEDED_DEVICE": return deviceQuotaExceeded
         case "UNAVAILABLE": return unavailable
         case "INTERNAL": return internalError
         case "UNAUTHENTICATED": return invalidCredentials

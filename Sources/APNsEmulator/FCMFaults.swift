@@ -17,6 +17,9 @@ public struct FCMFaults: Sendable, Equatable {
     public var jitterMillis = 0
     /// GOAWAY after this many `messages:send` requests on a connection (as `goawayAfterStreams` for APNs).
     public var goawayAfterStreams: Int?
+    /// Messages one token may receive per minute (FCM's per-device rate, 240 on Android); more are answered 429
+    /// `QUOTA_EXCEEDED` with a QuotaFailure naming the device. Nil: not modelled.
+    public var deviceRatePerMinute: Int?
 
     public init() {}
 }

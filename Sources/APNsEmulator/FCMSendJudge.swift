@@ -30,6 +30,7 @@ struct FCMSendJudge: Sendable {
     /// Service account email -> the projects it may send to.
     let projects: [String: Set<String>]
     let tokenAnswers: [EmulatorConfiguration.FCMTokenAnswer]
+    let deviceRate = FCMDeviceRate()
 
     init(configuration: EmulatorConfiguration, registry: AccessTokenRegistry, faults: FCMFaultInjector) {
         self.registry = registry
@@ -75,6 +76,10 @@ struct FCMSendJudge: Sendable {
         }
         if let injected = faults.draw(random: random) {
             return fail(injected, token: accepted.token, authenticated: true)
+        }
+        if !accepted.validateOnly, let perMinute = faults.faults.deviceRatePerMinute,
+           !deviceRate.admit(token: accepted.token, now: now, perMinute: perMinute) {
+            return fail(.deviceQuotaExceeded, token: accepted.token, authenticated: true)
         }
         let name = accepted.validateOnly ? "projects/\(project)/messages/fake_message_id"
             : "projects/\(project)/messages/0:\(Int64(now * 1000))%\(String(UInt64.random(in: .min ... .max), radix: 16))"

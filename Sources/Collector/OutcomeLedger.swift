@@ -45,7 +45,7 @@ public struct ClaimRegistration: Sendable {
 /// Per-message bookkeeping: collects every token's outcome and, when the last one is in, turns the
 /// message into a `CompletedMessage` with its records. Pure logic; the Acknowledger does the I/O.
 public struct OutcomeLedger: Sendable {
-    private struct Failure: Hashable { var reason: String; var status: Int? }
+    private struct Failure: Hashable { var reason: String; var status: Int?; var detail: String? }
 
     /// Up to `max_in_flight` of these live in a dictionary at once: its fields are ordered and sized to keep
     /// the entry at 80 bytes (112 with word-sized counts and the pipeline seq, which is its key, kept twice).
@@ -150,9 +150,9 @@ public struct OutcomeLedger: Sendable {
             entry.records.append(.feedback(OutcomeRecords.feedback(
                 token: resolution.token, topic: entry.appTopic, reason: reason, timestampMillis: timestamp,
                 messageID: entry.messageID, provider: entry.provider)))
-        case .failed(let reason, let status, let attempts):
+        case .failed(let reason, let status, let attempts, let detail):
             counts.deadLettered += 1
-            entry.failures[Failure(reason: reason, status: status), default: []].append(resolution.token)
+            entry.failures[Failure(reason: reason, status: status, detail: detail), default: []].append(resolution.token)
             entry.attempts = max(entry.attempts, Int32(clamping: attempts))
         case .claimLost:
             break  // only for a lost entry (above); the transport drops nothing it was not told to
@@ -198,7 +198,7 @@ public struct OutcomeLedger: Sendable {
             outcomes.add(provider: entry.provider, app: entry.appTopic, outcome: "delivered", reason: "")
         case .feedback(let reason, _):
             outcomes.add(provider: entry.provider, app: entry.appTopic, outcome: "feedback", reason: reason)
-        case .failed(let reason, _, _):
+        case .failed(let reason, _, _, _):
             outcomes.add(provider: entry.provider, app: entry.appTopic, outcome: "dead_letter", reason: reason)
         case .claimLost:
             break
@@ -230,9 +230,9 @@ public struct OutcomeLedger: Sendable {
         let now = WallClock.nowMillis()
         // One dead letter per distinct failure, carrying the tokens that failed that way; made from the
         // element when the message is acknowledged.
-        let drafts = entry.failures.sorted(by: { $0.key.reason < $1.key.reason }).map { failure, tokens in
+        let drafts = entry.failures.sorted(by: { ($0.key.reason, $0.key.detail ?? "") < ($1.key.reason, $1.key.detail ?? "") }).map { failure, tokens in
             DeadLetterDraft(failedTokens: tokens, reason: failure.reason, status: failure.status,
-                            attempts: Int(entry.attempts), failedAtMillis: now, worker: workerID)
+                            attempts: Int(entry.attempts), failedAtMillis: now, worker: workerID, detail: failure.detail)
         }
         return CompletedMessage(seq: entry.seq, counted: entry.counted, records: entry.records, deadLetters: drafts,
                                 notifications: Int(entry.notifications), bytes: Int(entry.bytes), pipelineSeq: pipelineSeq)

@@ -13,9 +13,12 @@ public struct DeadLetterEntry: Sendable, Equatable {
     public var worker: String
     /// How many holders died with the message (poison messages only).
     public var deliveries: Int?
+    /// The service's own words about the failure (FCM's error message), where `reason` is its bare code.
+    public var detail: String?
 
     public init(failedTokens: [String]?, reason: String, status: Int?, attempts: Int, failedAtMillis: Int64,
-                worker: String, deliveries: Int? = nil) {
+                worker: String, deliveries: Int? = nil, detail: String? = nil) {
+        self.detail = detail
         self.failedTokens = failedTokens
         self.reason = reason
         self.status = status
@@ -86,6 +89,7 @@ public struct DeadLetterEntry: Sendable, Equatable {
             JSONMember(key: "worker", value: .string(worker)),
         ]
         if let deliveries { members.append(JSONMember(key: "deliveries", value: .number(String(deliveries)))) }
+        if let detail { members.append(JSONMember(key: "detail", value: .string(detail))) }
         return members
     }
 }

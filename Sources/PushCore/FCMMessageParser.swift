@@ -22,7 +22,7 @@ extension MessageParser {
         var priority: Int?
         if let value = fields.priority { priority = try self.priority(value, pushType: "alert") }
         var expiration: Int64?
-        if let value = fields.expiration { expiration = try self.expiration(value, now: now) }
+        if let value = fields.expiration { expiration = try self.expiration(value, now: now) ?? 0 }
         let collapseID = try collapseID(fields.collapseID)
         let enqueuedAt = try enqueuedAt(fields.enqueuedAt)
 
@@ -50,7 +50,7 @@ extension MessageParser {
 
         let (tokens, rejected) = try fcmTokens(fields)
         let headers = PushHeaders(topic: topic, appTopic: topic, pushType: "", priority: priority ?? 10,
-                                  expiration: expiration ?? 0, collapseID: collapseID, provider: .fcm)
+                                  expiration: expiration, collapseID: collapseID, provider: .fcm)
         if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
         let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
                                   payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)

@@ -16,7 +16,7 @@ public struct FCMRequestBody: Sendable {
     /// FCM's longest time to live (4 weeks); a later expiration is sent as this.
     public static let maxTTLSeconds: Int64 = 2_419_200
 
-    public init(payload: [UInt8], expiration: Int64, nowSeconds: Int64) {
+    public init(payload: [UInt8], expiration: Int64?, nowSeconds: Int64) {
         // The payload's members without the braces (an object that is not `{…}` counts as empty).
         var members: ArraySlice<UInt8> = []
         if payload.count >= 2, payload.first == UInt8(ascii: "{"), payload.last == UInt8(ascii: "}") {
@@ -25,7 +25,7 @@ public struct FCMRequestBody: Sendable {
         var prefix: [UInt8] = []
         prefix.reserveCapacity(Self.messageOpen.count + members.count + Self.androidOpen.count + 32 + Self.tokenKey.count)
         prefix += Self.messageOpen
-        if expiration != 0 {
+        if let expiration, expiration != 0 {
             // `android` sorts first among FCM's fields, so in a canonical payload it is first or absent: the
             // ttl goes in right after its opening brace (key order means nothing to JSON), found without a scan.
             prefix += Self.androidOpen

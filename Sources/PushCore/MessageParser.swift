@@ -314,8 +314,8 @@ public struct MessageParser: Sendable {
     }
 
     @inline(__always)
-    func expiration(_ value: JSONValue?, now: Int64) throws(Problem) -> Int64 {
-        guard let value else { return 0 }
+    func expiration(_ value: JSONValue?, now: Int64) throws(Problem) -> Int64? {
+        guard let value else { return nil }
         let absolute: Int64
         if let text = value.stringValue {
             guard text.hasPrefix("+"), let offset = Int64(text.dropFirst()), offset >= 0 else {

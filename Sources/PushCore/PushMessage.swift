@@ -15,14 +15,16 @@ public struct PushHeaders: Sendable, Hashable {
     /// `apns-priority`. For FCM the producer's `priority` (default 10), already mapped into the payload's
     /// `android.priority` by the parser.
     public var priority: Int
-    /// Absolute UNIX seconds; 0 means "try once, do not store". For FCM a nonzero time becomes `android.ttl`
-    /// when the request body is built (`FCMRequestBody`); a 0 the producer wrote is already `"0s"` in the payload.
-    public var expiration: Int64
+    /// Absolute UNIX seconds; 0 means "try once, do not store"; nil (the producer gave none) sends no
+    /// `apns-expiration` at all, so the provider keeps the push for an offline device by its own policy. For FCM
+    /// a nonzero time becomes `android.ttl` when the request body is built (`FCMRequestBody`); a 0 the producer
+    /// wrote is already `"0s"` in the payload, and nil leaves FCM's own ttl.
+    public var expiration: Int64?
     /// `apns-collapse-id`; for FCM already mapped into the payload's `android.collapse_key`.
     public var collapseID: String?
     public var provider: PushProvider
 
-    public init(topic: String, appTopic: String, pushType: String, priority: Int, expiration: Int64, collapseID: String?,
+    public init(topic: String, appTopic: String, pushType: String, priority: Int, expiration: Int64?, collapseID: String?,
                 provider: PushProvider = .apns) {
         self.topic = topic
         self.appTopic = appTopic
@@ -34,7 +36,13 @@ public struct PushHeaders: Sendable, Hashable {
     }
 
     /// True once the expiration time has passed: such a notification is never sent (again).
-    public func isExpired(nowSeconds: Int64) -> Bool { expiration != 0 && expiration < nowSeconds }
+    public func isExpired(nowSeconds: Int64) -> Bool {
+        guard let expiration, expiration != 0 else { return false }
+        return expiration < nowSeconds
+    }
+
+    /// Whether the request's content depends on the time it is sent (a nonzero expiration: FCM's ttl counts down).
+    public var expiresAtATime: Bool { (expiration ?? 0) != 0 }
 
     /// `==`, with both sides borrowed: `==` on a value read from a class's property copied it first, a retain and
     /// a release of the topic strings that every message of an app shares (their counts, written from every

@@ -49,6 +49,7 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("fcm-quota-rate"), help: "Share 0...1 of good FCM requests answered 429 QUOTA_EXCEEDED.") var fcmQuotaRate = 0.0
     @Option(name: .customLong("fcm-unavailable-rate"), help: "Share 0...1 of good FCM requests answered 503 UNAVAILABLE.") var fcmUnavailableRate = 0.0
     @Option(name: .customLong("fcm-retry-after"), help: "Retry-After seconds on FCM's 429 and 503 answers (default: none).") var fcmRetryAfter: Int?
+    @Option(name: .customLong("fcm-device-rate"), help: "Messages per minute one FCM token may receive; more are answered 429 QUOTA_EXCEEDED naming the device (default: not modelled).") var fcmDeviceRate: Int?
     @Flag(name: .customLong("fcm-retry-after-date"), help: "Send --fcm-retry-after as an HTTP date instead of seconds.") var fcmRetryAfterDate = false
     @Option(name: .customLong("fcm-latency-ms"), help: "Added to every FCM messages:send answer.") var fcmLatency = 0
     @Option(name: .customLong("fcm-jitter-ms"), help: "Random extra FCM latency, 0...N ms.") var fcmJitter = 0
@@ -122,6 +123,7 @@ struct EmulatorCLI: AsyncParsableCommand {
         configuration.fcmFaults.quotaExceededRate = fcmQuotaRate
         configuration.fcmFaults.unavailableRate = fcmUnavailableRate
         configuration.fcmFaults.retryAfterSeconds = fcmRetryAfter
+        configuration.fcmFaults.deviceRatePerMinute = fcmDeviceRate
         configuration.fcmFaults.retryAfterAsHTTPDate = fcmRetryAfterDate
         configuration.fcmFaults.latencyMillis = fcmLatency
         configuration.fcmFaults.jitterMillis = fcmJitter

@@ -33,8 +33,9 @@ struct PipelineService: Service, CustomStringConvertible {
         self.workerID = workerID
         self.logger = logger
         self.filter = try LiveFilter(settings: configuration.filter)
-        if configuration.apns.apps.isEmpty {
-            throw StartupError(description: "apns.apps is empty: configure at least one app (topic with key_file or cert_file)")
+        // APNs alone, FCM alone, or both: a worker with no app at all has nothing to send to.
+        if configuration.apns.apps.isEmpty && configuration.fcm.apps.isEmpty {
+            throw StartupError(description: "apns.apps and fcm.apps are both empty: configure at least one app (an APNs topic with key_file or cert_file, or an FCM topic with service_account_file)")
         }
     }
 

@@ -87,7 +87,7 @@ final class FCMMessageParserTests: XCTestCase {
         XCTAssertEqual(message.enqueuedAtMillis, 1_800_000_000_123)
         XCTAssertEqual(message.tokens, tokens, "registration tokens are sent as written")
         XCTAssertEqual(message.headers, PushHeaders(topic: "chat-android", appTopic: "chat-android", pushType: "", priority: 10,
-                                                    expiration: 0, collapseID: nil, provider: .fcm))
+                                                    expiration: nil, collapseID: nil, provider: .fcm))
         XCTAssertEqual(payload(message), #"{"data":{"chat":"42","from_user":"ann"},"notification":{"body":"hi","title":"Ann"}}"#)
     }
 
@@ -234,7 +234,7 @@ final class FCMMessageParserTests: XCTestCase {
         XCTAssertEqual(reason(element(payload: #"{"android":{"ttl":"60s"}}"#, extra: #","expiration":0"#)),
                        "Malformed: expiration conflicts with payload.android.ttl")
         let (none, _) = try XCTUnwrap(valid(element()))
-        XCTAssertEqual(none.headers.expiration, 0)
+        XCTAssertNil(none.headers.expiration, "no expiration given: none is sent")
         XCTAssertFalse(payload(none).contains("ttl"), "without expiration FCM's default ttl applies")
     }
 

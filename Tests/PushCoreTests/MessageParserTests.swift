@@ -29,7 +29,7 @@ final class MessageParserTests: XCTestCase {
         XCTAssertEqual(message.kind, .private)
         XCTAssertEqual(message.headers.pushType, "alert")
         XCTAssertEqual(message.headers.priority, 10)
-        XCTAssertEqual(message.headers.expiration, 0)
+        XCTAssertNil(message.headers.expiration, "no expiration given: no apns-expiration header, so Apple stores the push")
         XCTAssertEqual(message.headers.topic, "com.example.chat")
         XCTAssertEqual(message.tokens, [token("a1", 1)], "hex is sent in lower case")
         XCTAssertEqual(String(decoding: message.payload, as: UTF8.self), #"{"aps":{"alert":"hello"}}"#)

@@ -79,7 +79,7 @@ final class CredentialTests: XCTestCase {
         XCTAssertEqual(bySeqAndToken.count, 6, "one outcome per token")
         for result in results {
             if result.seq == 2 {
-                guard case .failed(let reason, _, _) = result.outcome else { return XCTFail("expected a dead letter") }
+                guard case .failed(let reason, _, _, _) = result.outcome else { return XCTFail("expected a dead letter") }
                 XCTAssertTrue(reason.hasPrefix("TopicNotConfigured"), reason)
             } else {
                 XCTAssertEqual(result.outcome, .delivered, "seq \(result.seq)")

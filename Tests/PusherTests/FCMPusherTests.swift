@@ -87,7 +87,7 @@ private extension TokenOutcome {
     var reasonWord: String? {
         switch self {
         case .feedback(let reason, _): return reason
-        case .failed(let reason, _, _): return reason
+        case .failed(let reason, _, _, _): return reason
         default: return nil
         }
     }

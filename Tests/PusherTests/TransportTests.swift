@@ -180,7 +180,7 @@ class TransportTests: XCTestCase {
         transport.submit([job([token("a1", 1)])])
         let results = try await box.wait(for: 1)
         await transport.finish()
-        guard case .failed(let reason, let status, let attempts) = results[0].outcome else { return XCTFail("\(results)") }
+        guard case .failed(let reason, let status, let attempts, _) = results[0].outcome else { return XCTFail("\(results)") }
         XCTAssertTrue(reason.hasPrefix("ConnectionError"), reason)
         XCTAssertNil(status)
         XCTAssertEqual(attempts, 3)

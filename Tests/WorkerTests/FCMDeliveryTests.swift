@@ -170,9 +170,11 @@ final class FCMDeliveryTests: XCTestCase {
         await fcm.stop()
     }
 
-    /// A 429 holds the whole project back until its Retry-After, and then everything goes; a credential FCM
-    /// refuses (THIRD_PARTY_AUTH_ERROR) pauses the app rather than dead-lettering its backlog.
-    func testQuotaHoldsTheProjectAndARefusedCredentialPausesTheApp() async throws {
+    /// A 429 for the project holds the whole project back until its Retry-After, and then everything goes;
+    /// THIRD_PARTY_AUTH_ERROR (the Firebase project's APNs or web credential) fails only those tokens, after
+    /// their attempts, and pauses nothing; PERMISSION_DENIED (our service account) pauses the app rather than
+    /// dead-lettering its backlog.
+    func testQuotaHoldsTheProjectThirdPartyAuthFailsTokensAndPermissionDeniedPausesTheApp() async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
         let fcm = try await FCMStandIn { $0.fcmFaults.retryAfterSeconds = 2 }
@@ -182,7 +184,8 @@ final class FCMDeliveryTests: XCTestCase {
         fcm.fcm.failNext(1, with: "QUOTA_EXCEEDED")
         try await client.lpush(keys.queue, (0..<300).map { fcmMessageJSON(id: "q\($0)", tokens: [fcmToken("d", $0)]) })
         let port = freePort()
-        let worker = try start(fcm, redis: redis, id: "fcm-quota", ["METRICS_LISTEN": "127.0.0.1:\(port)"])
+        let worker = try start(fcm, redis: redis, id: "fcm-quota", ["METRICS_LISTEN": "127.0.0.1:\(port)", "RETRY_MAX_ATTEMPTS": "3",
+                                                                  "RETRY_BASE_DELAY_MS": "20", "RETRY_MAX_DELAY_MS": "50"])
         defer { worker.signal(SIGKILL) }
         try await eventually(timeout: .seconds(60)) { fcm.fcm.stats.count(status: 429) == 1 }
         let held = ContinuousClock.now
@@ -191,17 +194,87 @@ final class FCMDeliveryTests: XCTestCase {
         let delivered = fcm.fcm.stats.deliveredByToken
         XCTAssertEqual((0..<300).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0)
 
-        // THIRD_PARTY_AUTH_ERROR: the app pauses, readiness says so, nothing is dead-lettered.
-        try await client.lpush(keys.queue, (0..<50).map { fcmMessageJSON(id: "p\($0)", tokens: [fcmToken("thirdparty", $0)]) })
+        // THIRD_PARTY_AUTH_ERROR: those tokens spend their attempts and become dead letters with FCM's code as
+        // reason and Google's words as detail; the app's Android tokens beside them are delivered, no pause.
+        var mixed: [String] = []
+        for n in 0..<20 {
+            mixed.append(fcmMessageJSON(id: "p\(n)", tokens: [fcmToken("thirdparty", n)]))
+            mixed.append(fcmMessageJSON(id: "e\(n)", tokens: [fcmToken("e", n)]))
+        }
+        try await client.lpush(keys.queue, mixed)
+        try await eventually(timeout: .seconds(60)) { try await self.drained(client, worker: "fcm-quota") }
+        let afterMixed = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<20).filter { afterMixed[fcmToken("e", $0)] != 1 }.count, 0, "Android tokens beside them go on")
+        let deadLetters = try await client.strings(keys.deadLetters).map { jsonObject(Array($0.utf8)) }
+        XCTAssertEqual(deadLetters.count, 20, "\(deadLetters)")
+        XCTAssertTrue(deadLetters.allSatisfy { $0["reason"] as? String == "THIRD_PARTY_AUTH_ERROR" && $0["attempts"] as? Int == 3 }, "\(deadLetters)")
+        XCTAssertTrue(deadLetters.allSatisfy { $0["detail"] as? String == "Auth error from APNS or Web Push Service" }, "\(deadLetters)")
+        var metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]) ?? 0, 0, "no pause for another platform's credential")
+
+        // PERMISSION_DENIED: the app pauses, readiness says so, nothing is dead-lettered.
+        try await client.lpush(keys.queue, (0..<50).map { fcmMessageJSON(id: "x\($0)", tokens: [fcmToken("denied", $0)]) })
         try await eventually(timeout: .seconds(30)) {
             guard let ready = await httpGet("http://127.0.0.1:\(port)/readyz") else { return false }
-            return ready.status == 503 && ready.body.contains("FCM rejected the credentials of \(FCMStandIn.topic): THIRD_PARTY_AUTH_ERROR")
+            return ready.status == 503 && ready.body.contains("FCM rejected the credentials of \(FCMStandIn.topic): PERMISSION_DENIED")
         }
-        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
         XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]), 1)
-        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        try await assertEqual(try await client.length(keys.deadLetters), 20)
         worker.signal(SIGTERM)
         _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// One device over FCM's per-device rate (the emulator models it) backs off that token only: the project is
+    /// never held, so every other Android token of the app goes at once.
+    func testOneDeviceOverItsRateHoldsNothingElse() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.deviceRatePerMinute = 5 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        var elements: [String] = []
+        for n in 0..<2_000 {
+            elements.append(fcmMessageJSON(id: "o\(n)", tokens: [fcmToken("o", n)]))
+            if n % 100 == 0 { elements.append(fcmMessageJSON(id: "busy\(n)", tokens: [fcmToken("busy", 1)])) }
+        }
+        try await client.lpush(keys.queue, elements)
+        let worker = try start(fcm, redis: redis, id: "fcm-device", ["RETRY_MAX_ATTEMPTS": "2", "RETRY_BASE_DELAY_MS": "20",
+                                                                    "RETRY_MAX_DELAY_MS": "50", "LOG_LEVEL": "info"])
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(120)) { try await self.drained(client, worker: "fcm-device") }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<2_000).filter { delivered[fcmToken("o", $0)] != 1 }.count, 0, "every other token delivered once")
+        XCTAssertEqual(delivered[fcmToken("busy", 1)], 5, "the busy device got its rate's worth")
+        let deadLetters = try await client.strings(keys.deadLetters).map { jsonObject(Array($0.utf8)) }
+        XCTAssertEqual(deadLetters.count, 15, "the rest spent their attempts on the device's quota: \(deadLetters)")
+        XCTAssertTrue(deadLetters.allSatisfy { $0["reason"] as? String == "QUOTA_EXCEEDED" }, "\(deadLetters)")
+        XCTAssertFalse(worker.log.contains("asks this project to slow down"), "a device's rate never holds the project")
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// A worker with FCM apps only (no apns.apps) starts and delivers.
+    func testAWorkerWithFCMAppsOnlyStartsAndDelivers() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        var environment = fcm.workerEnvironment(redis: redis, ["WORKER_ID": "fcm-only"])
+        for key in environment.keys where key.hasPrefix("APNS_APPS_") { environment.removeValue(forKey: key) }
+        try await client.lpush(RedisKeys().queue, (0..<50).map { fcmMessageJSON(id: "f\($0)", tokens: [fcmToken("d", $0)]) })
+        let worker = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("fcm-only") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await self.drained(client, worker: "fcm-only") }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<50).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0, worker.log)
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 30)
+        XCTAssertEqual(status, 0, worker.log)
         await fcm.stop()
     }
 

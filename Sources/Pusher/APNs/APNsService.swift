@@ -34,9 +34,10 @@ final class APNsService: PushService {
             ("apns-topic", headers.topic),
             ("apns-push-type", headers.pushType),
             ("apns-priority", String(headers.priority)),
-            ("apns-expiration", String(headers.expiration)),
             ("content-type", "application/json"),
         ]
+        // No expiration given: no header, so Apple stores the push for an offline device (its default).
+        if let expiration = headers.expiration { fields.append(("apns-expiration", String(expiration))) }
         if let collapse = headers.collapseID { fields.append(("apns-collapse-id", collapse)) }
         if let bearer { fields.append(("authorization", "bearer \(bearer)")) }
         return fields

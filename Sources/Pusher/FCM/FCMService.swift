@@ -34,9 +34,9 @@ final class FCMService: PushService {
         let body: FCMRequestBody
         if let cached = job.serviceCache as? CachedBody {
             body = cached.body
-        } else if job.job.headers.expiration == 0 {
+        } else if !job.job.headers.expiresAtATime {
             // No ttl to count down: the body up to the token is the same for every token and every retry.
-            let made = FCMRequestBody(payload: job.job.payload, expiration: 0, nowSeconds: 0)
+            let made = FCMRequestBody(payload: job.job.payload, expiration: nil, nowSeconds: 0)
             job.serviceCache = CachedBody(made)
             body = made
         } else {

@@ -43,6 +43,9 @@ final class NGHTTP2Driver: TransportDriver {
         endpoint.pingIntervalMillis = settings.pingIntervalMillis
         endpoint.pingTimeoutMillis = settings.requestTimeoutMillis
         endpoint.connectTimeoutMillis = settings.requestTimeoutMillis
+        // A connection is usable only once the server's SETTINGS came, so without a first-success rule its
+        // stream limit is the server's from the first request.
+        endpoint.firstStreamLimit = settings.streamsBeforeFirstSuccess ?? endpoint.maxStreamsPerConnection
         self.settings = settings
         self.service = service
         self.metrics = service.metrics

@@ -44,11 +44,12 @@ enum ServiceDecision: Equatable {
     case delivered
     /// Tell the backend to stop using the token; not retried.
     case feedback(reason: String, timestampMillis: Int64)
-    /// Permanent for this notification.
-    case deadLetter(reason: String)
+    /// Permanent for this notification. `reason` is the service's code; `detail` its words, if any.
+    case deadLetter(reason: String, detail: String? = nil)
     /// Transient: again after the retry backoff, never before `notBeforeMillis` from now; `holdService`: the
-    /// whole service (project) waits that long too (FCM's 429).
-    case retry(reason: String, notBeforeMillis: Int64? = nil, holdService: Bool = false)
+    /// whole service (project) waits that long too (FCM's 429 for the project). `detail`: the service's words,
+    /// kept for the dead letter if the attempts run out.
+    case retry(reason: String, notBeforeMillis: Int64? = nil, holdService: Bool = false, detail: String? = nil)
     /// The credential is too old: renew it and retry, spending an attempt (APNs's ExpiredProviderToken).
     case renewAndRetry(reason: String)
     /// The credential was rejected before the message was looked at: renew it and send again at once,
@@ -62,7 +63,7 @@ extension ServiceDecision {
     var reason: String {
         switch self {
         case .delivered: return ""
-        case .feedback(let reason, _), .deadLetter(let reason), .retry(let reason, _, _), .renewAndRetry(let reason),
+        case .feedback(let reason, _), .deadLetter(let reason, _), .retry(let reason, _, _, _), .renewAndRetry(let reason),
              .renewAndResend(let reason), .credentialRefused(let reason):
             return reason
         }

@@ -100,6 +100,8 @@ public final class Scheduler: @unchecked Sendable {
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     private var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
+    /// The longest one answer may hold a whole service (an FCM project's 429), whatever it asks.
+    static let longestHoldMillis: Int64 = 3_600_000
     /// Times in a row a request the server never processed (a refused stream, a stream above a GOAWAY, a
     /// request not sent) goes again at once without spending an attempt. The next such one spends an attempt
     /// and waits its retry backoff: a server that refuses everything ends in the retry budget, not in a loop.
@@ -381,7 +383,7 @@ public final class Scheduler: @unchecked Sendable {
             return false
         }
         // The wall clock only for the few requests that carry an expiration.
-        if request.job.job.headers.expiration != 0,
+        if request.job.job.headers.expiresAtATime,
            request.job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
             resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
             return false
@@ -562,18 +564,22 @@ public final class Scheduler: @unchecked Sendable {
             resolve(request, .delivered)
         case .feedback(let reason, let timestamp):
             resolve(request, .feedback(reason: reason, timestampMillis: timestamp))
-        case .deadLetter(let reason):
-            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
-        case .retry(let reason, let notBefore, let holdService):
+        case .deadLetter(let reason, let detail):
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt, detail: detail))
+        case .retry(let reason, let notBefore, let holdService, let detail):
             if holdService, let notBefore {
-                let until = DispatchTime.now().uptimeNanoseconds &+ UInt64(max(0, notBefore)) &* 1_000_000
-                if credential.hold(until: until) {
-                    logger?.warning("\(service.name) asks this project to slow down: every request of the app waits \(notBefore / 1000) s", metadata: [
-                        "app": "\(settings.app)", "reason": "\(reason)",
+                // Capped at an hour: a server's `Retry-After` of a day is no reason to hold a project that long.
+                let holdMillis = min(max(0, notBefore), Self.longestHoldMillis)
+                let now = DispatchTime.now().uptimeNanoseconds
+                let alreadyHeld = credential.holdUntil(now: now) != nil
+                if credential.hold(until: now &+ UInt64(holdMillis) &* 1_000_000), !alreadyHeld {
+                    // Once per hold, not once per answer of the requests that were in flight when it began.
+                    logger?.warning("\(service.name) asks this project to slow down: every request of the app waits \(holdMillis / 1000) s", metadata: [
+                        "app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
                     ])
                 }
             }
-            retry(request, reason: reason, status: status, label: label, notBeforeMillis: notBefore)
+            retry(request, reason: reason, status: status, label: label, notBeforeMillis: notBefore, detail: detail)
         case .renewAndRetry(let reason), .renewAndResend(let reason):
             // The service's renewal rules apply (APNs: 20 minutes); if none is allowed, a plain retry.
             service.renew(generation: generation)
@@ -583,9 +589,10 @@ public final class Scheduler: @unchecked Sendable {
         }
     }
 
-    private func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?, notBeforeMillis: Int64? = nil) {
+    private func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?, notBeforeMillis: Int64? = nil,
+                       detail: String? = nil) {
         guard request.attempt < settings.retry.maxAttempts else {
-            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt))
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt, detail: detail))
             return
         }
         retryCounts[label ?? reason, default: 0] += 1

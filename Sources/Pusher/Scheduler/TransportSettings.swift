@@ -31,6 +31,9 @@ public struct TransportSettings: Sendable {
     /// PING a connection that has received nothing for this long; no answer within the request timeout:
     /// the connection is replaced (nghttp2).
     public var pingIntervalMillis: Int = 30_000
+    /// Streams a connection may carry until a request on it succeeded (nghttp2). Apple allows one until a
+    /// token-authenticated request succeeded; nil: the servers' SETTINGS from the first request (FCM).
+    public var streamsBeforeFirstSuccess: Int? = 1
     /// libcurl only: drive it with curl_multi_socket_action and epoll instead of perform and poll.
     public var socketAction = false
     public var retry = RetrySettings()

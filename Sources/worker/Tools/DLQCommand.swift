@@ -32,7 +32,7 @@ struct DeadLetter {
         // A dead letter nests the message one level deeper than a queue element may go.
         let record = try? JSONParser.parse(bytes, maxDepth: JSONParser.defaultMaxDepth + 2)
         self.record = record
-        reason = record?["reason"]?.stringValue ?? "(unreadable)"
+        reason = Self.code(of: record?["reason"]?.stringValue ?? "(unreadable)", provider: record?["provider"]?.stringValue)
         status = record?["status"]?.exactInteger
         failedAt = record?["failed_at"]?.exactInteger
         topic = record?["message"]?["topic"]?.stringValue
@@ -40,6 +40,15 @@ struct DeadLetter {
     }
 
     var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    /// The reason as a bare code. Dead letters of FCM messages written before reasons became codes read
+    /// `"CODE: Google's message"`: selections, stats and replay see the code alone, as in newer ones.
+    static func code(of reason: String, provider: String?) -> String {
+        guard provider == "fcm", let colon = reason.range(of: ": ") else { return reason }
+        let head = reason[..<colon.lowerBound]
+        guard !head.isEmpty, head.allSatisfy({ $0 == "_" || ("A"..."Z").contains($0) }) else { return reason }
+        return String(head)
+    }
 
     /// Hands a shard's dead letters to `body`, newest first, one page of 1,000 at a time, so memory stays
     /// bounded whatever the list holds; `body` returns false to stop.

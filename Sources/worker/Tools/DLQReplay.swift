@@ -31,6 +31,8 @@ struct DLQReplay: AsyncParsableCommand {
         "BadDeviceToken", "DeviceTokenNotForTopic", "PayloadTooLarge", "BadTopic", "TopicDisallowed", "BadCollapseId",
         "BadExpirationDate", "BadPriority", "MissingTopic", "BadMessageId", "InvalidPushType", "BadPath", "MissingDeviceToken",
         "PoisonMessage", "Expired",
+        // FCM's: the message or the token itself is wrong.
+        "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH",
     ]
 
     static func isPermanent(_ reason: String) -> Bool {
