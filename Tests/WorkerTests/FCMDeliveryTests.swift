@@ -257,6 +257,26 @@ final class FCMDeliveryTests: XCTestCase {
         await fcm.stop()
     }
 
+    /// Apple's one-stream-until-success rule is APNs's: an FCM connection uses the servers' SETTINGS from its
+    /// first request, also when every answer so far was a 404 (a cleanup of dead tokens).
+    func testFCMConnectionsUseTheServersStreamsFromTheFirstRequest() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.latencyMillis = 200 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        try await client.lpush(RedisKeys().queue, (0..<400).map { fcmMessageJSON(id: "u\($0)", tokens: [fcmToken("unregistered", $0)]) })
+        let worker = try start(fcm, redis: redis, id: "fcm-streams", ["FCM_CONNECTIONS": "2", "FCM_MAX_CONNECTIONS": "2"])
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await self.drained(client, worker: "fcm-streams") }
+        XCTAssertEqual(fcm.fcm.stats.count(status: 404), 400, "every answer a 404")
+        XCTAssertGreaterThan(fcm.fcm.stats.peakConcurrentStreams, 2, "more than one stream per connection before any 2xx")
+        XCTAssertLessThanOrEqual(fcm.fcm.stats.peakConcurrentStreams, 200, "never more than the servers allow")
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
     /// A worker with FCM apps only (no apns.apps) starts and delivers.
     func testAWorkerWithFCMAppsOnlyStartsAndDelivers() async throws {
         let redis = try RedisServer()

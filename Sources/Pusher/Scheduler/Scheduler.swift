@@ -646,7 +646,8 @@ public final class Scheduler: @unchecked Sendable {
         if started { credential.lanePaused(app: settings.app, metrics: metrics) }
         if credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
             logger?.error("\(service.name) rejects this app's credentials: replace the key, certificate or service account (or fix the clock); sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
-                          metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")"])
+                          metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
+                                     "endpoint": "\(settings.baseURL)"])
         }
         retryCounts[reason, default: 0] += 1
         if let logger, logger.logLevel <= .debug {
