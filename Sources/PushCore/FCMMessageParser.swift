@@ -74,18 +74,79 @@ extension MessageParser {
             }
             switch key {
             case "data":
-                try checkStringMap(inner, path: "payload.data")
+                try checkDataMap(inner, path: "payload.data")
+            case "notification":
+                try checkTypes(inner, path: "payload.notification", FCMFieldTypes.notification)
             case "android":
-                for field in inner where field.key == "data" || field.key == "notification" {
-                    guard let object = field.value.objectMembers else {
-                        throw Problem("payload.android.\(field.key) is \(field.value.typeName), not an object")
-                    }
-                    if field.key == "data" { try checkStringMap(object, path: "payload.android.data") }
+                try checkAndroid(inner)
+            default:
+                break
+            }
+        }
+    }
+
+    /// `android`: the types FCM's AndroidConfig has, `priority` one of its two names, `ttl` a duration of at
+    /// most four weeks, `data` a map of strings without reserved keys, `notification` with its fields' types.
+    private static func checkAndroid(_ members: [JSONMember]) throws(Problem) {
+        try checkTypes(members, path: "payload.android", FCMFieldTypes.android)
+        for field in members {
+            switch field.key {
+            case "data":
+                if let object = field.value.objectMembers { try checkDataMap(object, path: "payload.android.data") }
+            case "notification":
+                if let object = field.value.objectMembers {
+                    try checkTypes(object, path: "payload.android.notification", FCMFieldTypes.androidNotification)
+                }
+            case "priority":
+                // FCM reads the enum's name in either case.
+                guard let text = field.value.stringValue, ["normal", "high"].contains(text.lowercased()) else {
+                    throw Problem("payload.android.priority must be \"normal\" or \"high\"")
+                }
+            case "ttl":
+                guard let text = field.value.stringValue, let seconds = wholeSecondsOrFraction(ofDuration: text) else {
+                    throw Problem("payload.android.ttl must be a duration in seconds such as \"3600s\"")
+                }
+                guard seconds <= FCMRequestBody.maxTTLSeconds else {
+                    throw Problem("payload.android.ttl is over FCM's 28 days (\(FCMRequestBody.maxTTLSeconds)s)")
                 }
             default:
                 break
             }
         }
+    }
+
+    /// Each field of `members` that `types` names has that JSON type; fields it does not name are left to FCM.
+    private static func checkTypes(_ members: [JSONMember], path: String, _ types: [String: FCMFieldTypes.Kind]) throws(Problem) {
+        for member in members {
+            guard let kind = types[member.key] else { continue }
+            guard kind.accepts(member.value) else {
+                throw Problem("\(path).\(member.key) is \(member.value.typeName), not \(kind.description)")
+            }
+        }
+    }
+
+    /// A data map: string values, and none of FCM's reserved keys (`from`, `gcm`, any starting with `google`).
+    private static func checkDataMap(_ members: [JSONMember], path: String) throws(Problem) {
+        try checkStringMap(members, path: path)
+        for member in members {
+            let key = member.key.lowercased()
+            if key == "from" || key == "gcm" || key.hasPrefix("google") {
+                throw Problem("\(path).\(Printable.clipped(member.key, to: 64)) is a key FCM reserves (from, gcm, google...)")
+            }
+        }
+    }
+
+    /// The whole seconds of a duration as FCM reads `ttl` (`"3.5s"` counts as 3); nil for any other text.
+    static func wholeSecondsOrFraction(ofDuration text: String) -> Int64? {
+        let utf8 = Array(text.utf8)
+        guard utf8.count >= 2, utf8.count <= 32, utf8.last == UInt8(ascii: "s") else { return nil }
+        let parts = utf8.dropLast().split(separator: UInt8(ascii: "."), maxSplits: 1, omittingEmptySubsequences: false)
+        let isDigit = { (byte: UInt8) in byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+        guard let whole = parts.first, !whole.isEmpty, whole.count <= 18, whole.allSatisfy(isDigit) else { return nil }
+        if parts.count == 2 {
+            guard !parts[1].isEmpty, parts[1].count <= 9, parts[1].allSatisfy(isDigit) else { return nil }
+        }
+        return Int64(String(decoding: whole, as: UTF8.self))
     }
 
     private static func checkStringMap(_ members: [JSONMember], path: String) throws(Problem) {

@@ -318,7 +318,10 @@ public struct MessageParser: Sendable {
         guard let value else { return nil }
         let absolute: Int64
         if let text = value.stringValue {
-            guard text.hasPrefix("+"), let offset = Int64(text.dropFirst()), offset >= 0 else {
+            // Digits only after the "+": Int64("+5") would also take "++5".
+            let digits = text.dropFirst()
+            guard text.hasPrefix("+"), !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let offset = Int64(digits) else {
                 throw Problem("expiration string must be \"+N\" (seconds from now)")
             }
             let (sum, overflow) = now.addingReportingOverflow(offset)

@@ -161,6 +161,33 @@ final class FCMMessageParserTests: XCTestCase {
         for (payload, expected) in cases { XCTAssertEqual(reason(element(payload: payload)), expected, payload) }
     }
 
+    /// What FCM refuses for every token is refused before a request is made, naming the field.
+    func testWhatFCMRefusesForEveryTokenIsMalformedUpFront() {
+        let cases: [(String, String)] = [
+            (#"{"data":{"from":"x"}}"#, "Malformed: payload.data.from is a key FCM reserves (from, gcm, google...)"),
+            (#"{"data":{"gcm":"x"}}"#, "Malformed: payload.data.gcm is a key FCM reserves (from, gcm, google...)"),
+            (#"{"data":{"google.c.a.e":"1"}}"#, "Malformed: payload.data.google.c.a.e is a key FCM reserves (from, gcm, google...)"),
+            (#"{"android":{"data":{"from":"x"}}}"#, "Malformed: payload.android.data.from is a key FCM reserves (from, gcm, google...)"),
+            (#"{"notification":{"title":5}}"#, "Malformed: payload.notification.title is a number, not a string"),
+            (#"{"android":{"priority":"urgent"}}"#, #"Malformed: payload.android.priority must be "normal" or "high""#),
+            (#"{"android":{"priority":10}}"#, "Malformed: payload.android.priority is a number, not a string"),
+            (#"{"android":{"ttl":"1h"}}"#, #"Malformed: payload.android.ttl must be a duration in seconds such as "3600s""#),
+            (#"{"android":{"ttl":3600}}"#, "Malformed: payload.android.ttl is a number, not a string"),
+            (#"{"android":{"ttl":"2419201s"}}"#, "Malformed: payload.android.ttl is over FCM's 28 days (2419200s)"),
+            (#"{"android":{"collapse_key":1}}"#, "Malformed: payload.android.collapse_key is a number, not a string"),
+            (#"{"android":{"direct_boot_ok":"yes"}}"#, "Malformed: payload.android.direct_boot_ok is a string, not true or false"),
+            (#"{"android":{"notification":{"body_loc_args":["a",1]}}}"#, "Malformed: payload.android.notification.body_loc_args is an array, not an array of strings"),
+            (#"{"android":{"notification":{"notification_count":"3"}}}"#, "Malformed: payload.android.notification.notification_count is a string, not an integer"),
+            (#"{"android":{"notification":{"sticky":1}}}"#, "Malformed: payload.android.notification.sticky is a number, not true or false"),
+        ]
+        for (payload, expected) in cases { XCTAssertEqual(reason(element(payload: payload)), expected, payload) }
+        // What FCM takes passes: both priority names in either case, durations with a fraction, 28 days exactly.
+        for payload in [#"{"android":{"priority":"HIGH","ttl":"3.5s"}}"#, #"{"android":{"priority":"normal","ttl":"2419200s"}}"#,
+                        #"{"data":{"fromage":"brie","googly":"x"},"android":{"notification":{"title_loc_args":["a"],"sticky":true,"notification_count":2}}}"#] {
+            XCTAssertNotNil(valid(element(payload: payload)), payload)
+        }
+    }
+
     func testAFieldOfTheWrongTypeIsMalformed() {
         let cases: [(String, String)] = [
             (#"{"notification":"hi"}"#, "Malformed: payload.notification is a string, not an object"),
@@ -210,7 +237,7 @@ final class FCMMessageParserTests: XCTestCase {
             XCTAssertEqual(payload(message), #"{"android":{"priority":\#(android)}}"#, "the payload's own value stays")
         }
         XCTAssertNotNil(valid(element(payload: #"{"android":{"priority":"normal"}}"#, extra: #","priority":1"#)))
-        for (android, priority) in [(#""normal""#, 10), (#""high""#, 5), ("10", 10)] {
+        for (android, priority) in [(#""normal""#, 10), (#""high""#, 5)] {
             XCTAssertEqual(reason(element(payload: #"{"android":{"priority":\#(android)}}"#, extra: #","priority":\#(priority)"#)),
                            "Malformed: priority conflicts with payload.android.priority", "\(android) against \(priority)")
         }
@@ -260,9 +287,14 @@ final class FCMMessageParserTests: XCTestCase {
             XCTAssertEqual(try androidTTL(FCMRequestBody(payload: message.payload, expiration: message.headers.expiration,
                                                          nowSeconds: now + 1).body(token: "t")), "3599s")
         }
-        for ttl in [#""3599s""#, #""3600.5s""#, #""3600""#, #""1h""#, "3600", #""-3600s""#] {
+        for ttl in [#""3599s""#, #""3600.5s""#] {
             XCTAssertEqual(reason(element(payload: #"{"android":{"ttl":\#(ttl)}}"#, extra: #","expiration":"+3600""#)),
                            "Malformed: expiration conflicts with payload.android.ttl", ttl)
+        }
+        // A ttl that is no duration at all is refused as such, expiration or not.
+        for ttl in [#""3600""#, #""1h""#, #""-3600s""#] {
+            XCTAssertEqual(reason(element(payload: #"{"android":{"ttl":\#(ttl)}}"#, extra: #","expiration":"+3600""#)),
+                           #"Malformed: payload.android.ttl must be a duration in seconds such as "3600s""#, ttl)
         }
         let (onlyPayload, _) = try XCTUnwrap(valid(element(payload: #"{"android":{"ttl":"3.5s"}}"#)))
         XCTAssertEqual(payload(onlyPayload), #"{"android":{"ttl":"3.5s"}}"#, "a ttl without expiration is the producer's")

@@ -124,6 +124,10 @@ final class MessageParserTests: XCTestCase {
         XCTAssertEqual(reason(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": now - 5])), "Expired")
         XCTAssertEqual(reason(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": "soon"])),
                        "Malformed: expiration string must be \"+N\" (seconds from now)")
+        for text in ["++5", "+-5", "+", "+5s"] {
+            XCTAssertEqual(reason(messageJSON(id: "e", tokens: [token("a", 1)], extra: ["expiration": text])),
+                           "Malformed: expiration string must be \"+N\" (seconds from now)", text)
+        }
     }
 
     func testBadInputNamesTheFieldAndTheProblem() {
