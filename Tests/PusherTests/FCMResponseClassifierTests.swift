@@ -1,7 +1,7 @@
 @testable import Pusher
 import XCTest
 
-/// SPEC section 4b's outcome table, answer by answer, in FCM's own error bodies.
+/// docs/fcm.md's outcome table, answer by answer, in FCM's own error bodies.
 final class FCMResponseClassifierTests: XCTestCase {
     let now: Int64 = 1_800_000_000_000
 

@@ -1,7 +1,7 @@
 import Foundation
 import PushCore
 
-/// What one FCM answer means (SPEC section 4b's table): the error code is FCM's `error.details[].errorCode`
+/// What one FCM answer means (docs/fcm.md's table): the error code is FCM's `error.details[].errorCode`
 /// where an FcmError detail names one, else `error.status`.
 enum FCMResponseClassifier {
     /// 429's wait when it names no time: "for project quota wait at least a minute" (Google's advice).
