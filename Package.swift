@@ -56,7 +56,7 @@ let package = Package(
             // Failovers (a slot's new primary, the primary Sentinel names) are logged where they are seen.
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // The queue protocol of SPEC section 3 (keys, scripts, claim, acknowledge, recover, quarantine):
+        // The queue protocol of docs/queue-protocol.md (keys, scripts, claim, acknowledge, recover, quarantine):
         // shared by the worker and the operator tools.
         .target(name: "QueueProtocol", dependencies: ["PushCore", "RedisClient", "COpenSSL"]),
         .target(name: "Collector", dependencies: [
@@ -66,7 +66,7 @@ let package = Package(
         ]),
         .target(name: "Merger", dependencies: ["PushCore"]),
         .target(name: "Filter", dependencies: ["PushCore", "CICU"]),
-        // Our own HTTP/2 sessions (SPEC section 4): one thread's event loop (epoll, OpenSSL, nghttp2), many
+        // Our own HTTP/2 sessions (docs/transport.md): one thread's event loop (epoll, OpenSSL, nghttp2), many
         // small POSTs at low CPU per request, streams exact to the servers' SETTINGS, refused and lost told apart.
         // PushCore for the one Backoff every retry loop uses (PushCore has no I/O and no system library).
         .target(name: "HTTP2Client", dependencies: [
@@ -78,7 +78,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (SPEC section 5).
+        // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
             .product(name: "CoreMetrics", package: "swift-metrics"),

@@ -39,7 +39,7 @@ VALIDATOR = "kubernetes-validate==1.37.0"
 VENV = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "push-pipeline" / "check-deploy-venv"
 # What the worker needs after shutdown.timeout_s to return its claims, and some slack (DeploymentFilesTests).
 EXIT_SLACK_SECONDS = 10
-DEFAULT_METRICS_LISTEN = "127.0.0.1:9464"  # SPEC section 5
+DEFAULT_METRICS_LISTEN = "127.0.0.1:9464"  # docs/configuration.md, metrics.listen
 DEFAULT_SHUTDOWN_TIMEOUT = 25
 
 

@@ -62,7 +62,7 @@ enum MessageProperties {
         }
     }
 
-    /// A valid FCM message (SPEC section 2): registration tokens as written, a payload of FCM's fields whose
+    /// A valid FCM message (docs/message-format.md): registration tokens as written, a payload of FCM's fields whose
     /// members other than `android` are the canonical form of the producer's, and a request body that is JSON
     /// holding exactly the payload and the token.
     static func checkFCM(_ message: PushMessage, _ bytes: [UInt8]) {

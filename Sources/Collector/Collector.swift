@@ -225,7 +225,7 @@ public final class Collector: Sendable {
         return (max(room, chatReserve.count - lanes.chat), max(byteRoom, chatReserve.bytes - chatBytes))
     }
 
-    /// What the bulk list may give in the next claim (SPEC section 3): never the chat reserve; while chat
+    /// What the bulk list may give in the next claim (docs/operations.md): never the chat reserve; while chat
     /// has work (in the list, or in flight here), at most `collector.bulk_share` of the room in all; and, as
     /// for chat, a good batch's worth or nothing while the pipeline is busy.
     func bulkAllowance(room: Int, byteRoom: Int, lanes: (chat: Int, bulk: Int, bulkBytes: Int), pipelineEmpty: Bool) -> BulkAllowance {

@@ -2,7 +2,7 @@ import PushCore
 
 /// The human-readable texts of a payload that the filter scans, what a user sees: for APNs `aps.alert` (a
 /// string, or its title, subtitle and body) and any configured custom keys, given as dot paths
-/// (`data.preview`); for FCM (SPEC section 4b) `notification.title` and `.body`, `android.notification.title`
+/// (`data.preview`); for FCM (docs/fcm.md) `notification.title` and `.body`, `android.notification.title`
 /// and `.body`, and the configured keys looked up in `data` (`preview` is `data.preview`). The payload is read
 /// with the worker's strict JSON reader (it was validated when the message was claimed).
 public enum AlertText {

@@ -1,4 +1,4 @@
-/// The worker's configuration (SPEC section 5). Key names are public API; every field has the
+/// The worker's configuration (docs/configuration.md). Key names are public API; every field has the
 /// documented default, so an empty file (or none) is a working local setup.
 public struct WorkerConfiguration: Sendable, Equatable {
     /// `worker.id`; empty means hostname-pid.
@@ -38,7 +38,7 @@ public struct RedisSettings: Sendable, Equatable {
     /// are not used.
     public var sentinel = SentinelSettings()
     public var prefix = "push"
-    /// Several key sets (SPEC section 7), each a prefix with a Redis Cluster hash tag (`push:{0}`); empty:
+    /// Several key sets (docs/queue-protocol.md), each a prefix with a Redis Cluster hash tag (`push:{0}`); empty:
     /// the one set under `prefix`. The worker consumes from all of them.
     public var shards: [String] = []
     /// The prefixes this worker consumes: `shards`, or `prefix` alone.
@@ -71,7 +71,7 @@ public struct RedisSettings: Sendable, Equatable {
     }
 }
 
-/// `redis.sentinel.master` and `redis.sentinel.nodes` (SPEC section 5).
+/// `redis.sentinel.master` and `redis.sentinel.nodes` (docs/configuration.md).
 public struct SentinelSettings: Sendable, Equatable {
     /// The name the sentinels monitor; empty: no Sentinel.
     public var master = ""
@@ -127,7 +127,7 @@ public struct CollectorSettings: Sendable, Equatable {
     /// A queue element larger than this is dead-lettered without being parsed.
     public var maxElementBytes = 1_048_576
     /// Of `maxInFlight` (and `maxInFlightBytes`), the most `push:queue:bulk` work may hold while
-    /// `push:queue` has work; with none, bulk may use all of it (SPEC section 3).
+    /// `push:queue` has work; with none, bulk may use all of it (docs/operations.md).
     public var bulkShare = 0.5
     public init() {}
 }

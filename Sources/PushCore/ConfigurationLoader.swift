@@ -1,7 +1,7 @@
 import Foundation
 import Yams
 
-/// Reads the YAML file of SPEC section 5 and lets environment variables override each scalar.
+/// Reads the YAML file of docs/configuration.md and lets environment variables override each scalar.
 /// A key's variable is its path upper-cased with dots and dashes as underscores (`redis.url` -> `REDIS_URL`,
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
@@ -255,7 +255,7 @@ public struct ConfigurationLoader: Sendable {
         }
     }
 
-    /// The `fcm` block (SPEC section 5).
+    /// The `fcm` block (docs/configuration.md).
     private func fcm(_ values: [String: String], _ reader: inout Reader) throws -> FCMSettings {
         var fcm = FCMSettings()
         fcm.endpoint = try Self.httpsURL(reader.string("fcm.endpoint", fcm.endpoint), key: "fcm.endpoint")

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A dead letter of SPEC section 3, and the one place its JSON is built: by the collector for a malformed
+/// A dead letter of docs/redis-keys.md, and the one place its JSON is built: by the collector for a malformed
 /// element, by the acknowledger for a message that failed (`DeadLetterDraft`), and, through `framingAroundRaw`,
 /// by the recovery script for a poison message. Field names are public API.
 public struct DeadLetterEntry: Sendable, Equatable {
@@ -31,7 +31,7 @@ public struct DeadLetterEntry: Sendable, Equatable {
     /// The record for `raw`, the element exactly as claimed. If it parses (within `maxDepth`), `message` is that
     /// object with `tokens` replaced by `failedTokens`; otherwise `message` is null and `raw` holds the element as
     /// text, plus `raw_base64` when it is not valid UTF-8, so not one byte of it is lost. A message with
-    /// `"provider": "fcm"` gives the record `"provider": "fcm"` too (SPEC section 3), whoever writes it and
+    /// `"provider": "fcm"` gives the record `"provider": "fcm"` too (docs/redis-keys.md), whoever writes it and
     /// whatever the reason, malformed messages included.
     public func record(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> [UInt8] {
         recordAndProvider(element: raw, maxDepth: maxDepth).record

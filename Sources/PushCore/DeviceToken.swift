@@ -1,4 +1,4 @@
-/// Device token normalisation (SPEC section 2): hex of either case, 16..200 even-length digits, or
+/// Device token normalisation (docs/message-format.md): hex of either case, 16..200 even-length digits, or
 /// Base64 of 32 bytes (seed 003). Everything is sent as lowercase hex.
 public enum DeviceToken {
     public static func normalize(_ token: String) -> String? {

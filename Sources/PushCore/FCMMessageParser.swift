@@ -1,4 +1,4 @@
-/// The rules of SPEC section 2 for a message with `"provider": "fcm"` (Android devices through FCM HTTP v1):
+/// The rules of docs/message-format.md for a message with `"provider": "fcm"` (Android devices through FCM HTTP v1):
 /// registration tokens instead of hex, FCM's `message` object (without its target) as the payload, and the
 /// message's `priority`, `expiration` and `collapse_id` mapped into the payload's `android` object. What FCM
 /// would refuse for every token is found here and dead-lettered as `Malformed: ...` naming the problem.

@@ -1,4 +1,4 @@
-/// The body of one FCM send request (SPEC section 4b): `{"message":{<payload members>,"token":"<token>"}}`.
+/// The body of one FCM send request (docs/fcm.md): `{"message":{<payload members>,"token":"<token>"}}`.
 /// Made once per job: everything before the token (`prefix`) and after it (`suffix`) is the same for every
 /// token, so a request costs a copy of the prefix, the token and three bytes, and no JSON is read or written
 /// per token (the APNs path likewise sends a job's payload bytes as they are).

@@ -1,4 +1,4 @@
-/// The `fcm` block of SPEC section 5: Android devices through Firebase Cloud Messaging HTTP v1 (section 4b).
+/// The `fcm` block of docs/configuration.md: Android devices through Firebase Cloud Messaging HTTP v1 (docs/fcm.md).
 /// No apps: FCM is off, and a message with `"provider": "fcm"` is a dead letter (`TopicNotConfigured`).
 public struct FCMSettings: Sendable, Equatable {
     public static let defaultEndpoint = "https://fcm.googleapis.com"

@@ -1,4 +1,4 @@
-/// FCM registration tokens (SPEC section 2): 1..4,096 bytes of `A-Z a-z 0-9 _ - : .`, sent exactly as the
+/// FCM registration tokens (docs/message-format.md): 1..4,096 bytes of `A-Z a-z 0-9 _ - : .`, sent exactly as the
 /// producer wrote them (no case folding, no decoding). Such a token needs no escaping inside a JSON string,
 /// which lets `FCMRequestBody` copy it into the body as it is.
 public enum FCMToken {

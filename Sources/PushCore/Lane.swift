@@ -1,4 +1,4 @@
-/// Which input list a message came from (SPEC section 3): `push:queue` for pushes a person is waiting for,
+/// Which input list a message came from (docs/redis-keys.md): `push:queue` for pushes a person is waiting for,
 /// `push:queue:bulk` for broadcasts and campaigns, which never go ahead of them.
 ///
 /// The lane travels inside the numbers the pipeline already carries: a bulk claim's sequence is the claim

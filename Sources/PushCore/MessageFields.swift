@@ -1,4 +1,4 @@
-/// The members of a queue element that SPEC section 2 defines, each the JSON value the producer wrote. Other
+/// The members of a queue element that docs/message-format.md defines, each the JSON value the producer wrote. Other
 /// members are ignored (after being checked as JSON); duplicate keys never get this far (the JSON parser
 /// rejects them), so each field here is the only member of its name.
 struct MessageFields {

@@ -9,7 +9,7 @@ public enum ParsedElement: Sendable {
     case invalid(reason: String, messageID: String?)
 }
 
-/// Limits on one queue element (SPEC section 2, plus what keeps a worker safe from hostile input).
+/// Limits on one queue element (docs/message-format.md, plus what keeps a worker safe from hostile input).
 public struct MessageLimits: Sendable, Equatable {
     /// A larger element is dead-lettered without being parsed (`collector.max_element_bytes`).
     public var maxElementBytes = 1_048_576
@@ -29,7 +29,7 @@ public struct MessageLimits: Sendable, Equatable {
     public static let maxEnqueuedAtMillis: Int64 = 9_007_199_254_740_992
 }
 
-/// Validates queue elements against SPEC section 2. Every conversion is checked: no element, however
+/// Validates queue elements against docs/message-format.md. Every conversion is checked: no element, however
 /// crafted, can trap, hang or exhaust the worker; each rejection names the field and the problem.
 public struct MessageParser: Sendable {
     public static let pushTypes: Set<String> = [
@@ -159,7 +159,7 @@ public struct MessageParser: Sendable {
         }
     }
 
-    /// The APNs message of SPEC section 2 (also with `"provider": "apns"`).
+    /// The APNs message of docs/message-format.md (also with `"provider": "apns"`).
     private func parse(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let canonicalPayload = fields.canonicalPayload
         let (id, kind, uuid, topic) = try commonFields(fields)

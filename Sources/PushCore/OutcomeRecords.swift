@@ -1,6 +1,6 @@
 import Foundation
 
-/// The JSON documents of SPEC section 3 (dead letter, feedback, filtered). Field names are public API.
+/// The JSON documents of docs/redis-keys.md (dead letter, feedback, filtered). Field names are public API.
 public enum OutcomeRecords {
     /// A dead letter's record: `DeadLetterEntry.record(element:)`, which builds every dead letter.
     public static func deadLetter(raw: [UInt8], failedTokens: [String]?, reason: String, status: Int?,
@@ -10,7 +10,7 @@ public enum OutcomeRecords {
                         failedAtMillis: failedAtMillis, worker: worker).record(element: raw, maxDepth: maxDepth)
     }
 
-    /// An FCM token's entry has `"provider": "fcm"` (SPEC section 3); an APNs token's has no `provider`, as before.
+    /// An FCM token's entry has `"provider": "fcm"` (docs/redis-keys.md); an APNs token's has no `provider`, as before.
     public static func feedback(token: String, topic: String, reason: String, timestampMillis: Int64,
                                 messageID: String, provider: PushProvider = .apns) -> [UInt8] {
         var members = [

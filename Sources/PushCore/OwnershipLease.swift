@@ -1,7 +1,7 @@
 import Dispatch
 import Synchronization
 
-/// Ownership fencing (SPEC section 3): whether this worker may still send what it claimed.
+/// Ownership fencing (docs/queue-protocol.md): whether this worker may still send what it claimed.
 ///
 /// Each shard's heartbeat renews the lease after Redis confirms a beat, until the time the beat was sent plus
 /// most of the TTL (`OwnershipLease.validFraction`), on the monotonic clock. A worker that was paused (SIGSTOP,

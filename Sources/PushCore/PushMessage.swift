@@ -1,4 +1,4 @@
-/// `kind` of SPEC section 2: group and system messages are candidates for merging.
+/// `kind` of docs/message-format.md: group and system messages are candidates for merging.
 public enum MessageKind: String, Sendable, CaseIterable {
     case `private`, group, system
 }

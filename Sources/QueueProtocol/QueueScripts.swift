@@ -42,7 +42,7 @@ enum QueueScripts {
     """
 
     /// Lua helper for the recovery script: the `raw` member of a dead letter of an element that was not
-    /// parsed, built as `DeadLetterEntry.record(element:)` builds it (SPEC section 3, docs/security.md), so the tools
+    /// parsed, built as `DeadLetterEntry.record(element:)` builds it (docs/redis-keys.md, docs/security.md), so the tools
     /// read it like any other: `"raw"` is the element as text, each ill-formed UTF-8 sequence replaced with
     /// U+FFFD (one per maximal subpart, as Swift's `String(decoding:as:)` does), and `"raw_base64"` follows
     /// with every byte when the text could not hold them. Unicode's table 3-7 decides what is well-formed.
@@ -143,7 +143,7 @@ enum QueueScripts {
     /// may be given (one above the highest it already holds: if Redis came back from an older snapshot and
     /// the sequence rolled back, the sequence jumps ahead, so no claim identity is ever handed out twice),
     /// then the most elements and bytes the bulk list may give while the chat list has work (it had some
-    /// to give now, or still holds some), and the most when it has none (SPEC section 3: bulk work holds at
+    /// to give now, or still holds some), and the most when it has none (docs/operations.md: bulk work holds at
     /// most `collector.bulk_share` of the room while `push:queue` has work).
     /// Death counts belong to claimed entries, not to bytes (`deliveries` holds both kinds, see `deathTally`):
     /// a producer's retried LPUSH makes byte-identical copies, and a copy is a suspect only if its own holders

@@ -1,6 +1,6 @@
 import PushCore
 
-/// The Redis key names of SPEC section 3. They are public API: producers and tools depend on them.
+/// The Redis key names of docs/redis-keys.md. They are public API: producers and tools depend on them.
 /// With `redis.shards`, each shard is a prefix with a Redis Cluster hash tag (`push:{0}`), so every key of
 /// one shard lives in one slot and every script stays single-slot.
 public struct RedisKeys: Sendable, Equatable {
@@ -10,7 +10,7 @@ public struct RedisKeys: Sendable, Equatable {
 
     /// Input list: producers LPUSH, workers claim from the other end.
     public var queue: String { "\(prefix):queue" }
-    /// Input list of work that may wait (broadcasts, campaigns): never ahead of `queue` (SPEC section 3).
+    /// Input list of work that may wait (broadcasts, campaigns): never ahead of `queue` (docs/redis-keys.md).
     public var bulkQueue: String { "\(prefix):queue:bulk" }
     /// The input list of a lane.
     public func queue(_ lane: Lane) -> String { lane == .bulk ? bulkQueue : queue }

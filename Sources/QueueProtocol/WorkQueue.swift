@@ -30,7 +30,7 @@ public struct ClaimedElement: Sendable, Equatable {
     }
 }
 
-/// How much the bulk list may give in one claim (SPEC section 3): a count of elements and bytes while the chat
+/// How much the bulk list may give in one claim (docs/operations.md): a count of elements and bytes while the chat
 /// list has work, and when it has none (the claim script tells which, atomically).
 public struct BulkAllowance: Sendable, Equatable {
     public var whileChatBusy: (count: Int, bytes: Int)
@@ -99,7 +99,7 @@ public struct Recovery: Sendable, Equatable {
     public var poisonedIDs: [String] = []
 }
 
-/// The queue protocol of SPEC section 3 on one Redis connection: claim, acknowledge, liveness, recovery.
+/// The queue protocol of docs/queue-protocol.md on one Redis connection: claim, acknowledge, liveness, recovery.
 /// Every operation is one round trip (recovery: one per chunk), and costs Redis O(1) per message.
 public struct WorkQueue: Sendable {
     public let connection: any RedisCommands

@@ -6,7 +6,7 @@ import Pusher
 import RedisClient
 
 /// `worker check-config`: loads the configuration and everything it points at, as `worker run` would,
-/// and says exactly what is wrong. Exit 0 when all is well, 1 when anything is not (SPEC section 6).
+/// and says exactly what is wrong. Exit 0 when all is well, 1 when anything is not (docs/tools.md).
 struct CheckConfig: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check-config",
@@ -91,7 +91,7 @@ struct CheckConfig: AsyncParsableCommand {
 
     private struct Failure: Error, CustomStringConvertible { let description: String }
 
-    /// Prints the result as asked; exit 1 when any check failed (SPEC section 6).
+    /// Prints the result as asked; exit 1 when any check failed (docs/tools.md).
     private func finish(_ checks: ConfigChecks, summary: [String]) throws {
         print(json ? checks.json : checks.text(summary: summary))
         if !checks.ok { throw ExitCode(1) }

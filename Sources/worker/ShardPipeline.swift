@@ -4,7 +4,7 @@ import PushCore
 import QueueProtocol
 import RedisClient
 
-/// The claiming and acknowledging side of one shard (one key set, SPEC section 7): its Redis connections,
+/// The claiming and acknowledging side of one shard (one key set, docs/queue-protocol.md): its Redis connections,
 /// Collector, Acknowledger and Heartbeat. Merger, Filter and Pusher are shared by all shards; results find
 /// their shard by the low bits of their pipeline seq.
 struct ShardPipeline: Sendable {

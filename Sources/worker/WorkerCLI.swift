@@ -27,7 +27,7 @@ struct WorkerCLI: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            // SPEC section 6: bad usage exits 2 (ArgumentParser's own code for it is 64, EX_USAGE).
+            // docs/tools.md: bad usage exits 2 (ArgumentParser's own code for it is 64, EX_USAGE).
             guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
             FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
             Foundation.exit(2)

@@ -148,7 +148,7 @@ final class CollectorTests: RedisTestCase {
         await stop(harness)
     }
 
-    /// Ownership fencing (SPEC section 3). A claim ran in Redis, then the worker paused before it read the reply;
+    /// Ownership fencing (docs/queue-protocol.md). A claim ran in Redis, then the worker paused before it read the reply;
     /// meanwhile its lease lapsed, a peer's recovery returned the claim to the queue and the peer claimed it, and
     /// the confirmation that renewed the lease was made before this claim was registered, so it did not see it.
     /// The collector must check such a claim against the processing hash and drop what the peer took, never

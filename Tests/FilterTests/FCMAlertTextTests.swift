@@ -3,7 +3,7 @@ import Foundation
 import PushCore
 import XCTest
 
-/// SPEC section 4b: the filter reads what an Android user sees.
+/// docs/fcm.md: the filter reads what an Android user sees.
 final class FCMAlertTextTests: XCTestCase {
     func testReadsNotificationAndroidNotificationAndDataFields() {
         let payload = Array(#"{"android":{"notification":{"body":"android body","title":"android title"}},"data":{"other":"not read","preview":"data preview"},"notification":{"body":"the body","image":"https://x/y.png","title":"the title"}}"#.utf8)

@@ -2,7 +2,7 @@ import Merger
 import PushCore
 import XCTest
 
-/// Merging works for FCM as for APNs; the provider is part of what must be identical (SPEC section 2).
+/// Merging works for FCM as for APNs; the provider is part of what must be identical (docs/message-format.md).
 final class FCMMergerTests: XCTestCase {
     private func message(_ seq: UInt64, _ tokens: [String], provider: PushProvider, payload: String = #"{"data":{"k":"v"}}"#) -> PushMessage {
         let headers = PushHeaders(topic: "app", appTopic: "app", pushType: "", priority: 10, expiration: 0, collapseID: nil,

@@ -45,7 +45,7 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
-    /// SPEC section 5: a short outage dead-letters nothing; the default budget spans several minutes.
+    /// docs/configuration.md: a short outage dead-letters nothing; the default budget spans several minutes.
     func testTheDefaultRetryBudgetSpansMinutes() {
         let retry = RetrySettings()
         for _ in 0..<20 {
@@ -74,7 +74,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.apns.apps[1].credential, .certificate(file: "legacy.p12", password: ""))
     }
 
-    /// SPEC section 5's `fcm` block: from the example file, each key overridable, FCM apps from the environment.
+    /// docs/configuration.md's `fcm` block: from the example file, each key overridable, FCM apps from the environment.
     func testTheFCMBlockLoadsAndTheEnvironmentWins() throws {
         let yaml = try String(contentsOfFile: repositoryRoot() + "/config/worker.example.yaml", encoding: .utf8)
         let config = try ConfigurationLoader(environment: [
@@ -130,7 +130,7 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try ConfigurationLoader(environment: ["REDIS_URL": "http://x"]).load(yaml: ""))
     }
 
-    /// SPEC sections 5 and 7: several addresses of one cluster in redis.url, and Sentinel.
+    /// docs/configuration.md and docs/queue-protocol.md: several addresses of one cluster in redis.url, and Sentinel.
     func testClusterAddressesAndSentinelKeys() throws {
         let yaml = """
             redis:

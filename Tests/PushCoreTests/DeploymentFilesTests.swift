@@ -142,7 +142,7 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertEqual(status, 0, "scripts/check-deploy-systemd.sh failed:\n\(output)")
     }
 
-    /// SPEC section 5's metric table, copied by hand: every row must be queried by some panel.
+    /// docs/metrics.md's metric table, copied by hand: every row must be queried by some panel.
     static let specMetrics = [
         "push_messages_claimed_total", "push_messages_acknowledged_total", "push_messages_merged_total",
         "push_notifications_total", "push_apns_responses_total", "push_apns_retries_total",

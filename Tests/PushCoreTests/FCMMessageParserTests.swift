@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import XCTest
 
-/// SPEC section 2's rules for `"provider": "fcm"`: the provider field, registration tokens, FCM's message
+/// docs/message-format.md's rules for `"provider": "fcm"`: the provider field, registration tokens, FCM's message
 /// object as the payload, and priority, expiration and collapse_id mapped into `android`.
 final class FCMMessageParserTests: XCTestCase {
     let parser = MessageParser()

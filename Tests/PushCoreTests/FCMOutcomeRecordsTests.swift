@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import XCTest
 
-/// SPEC section 3: feedback entries and dead letters of FCM messages say `"provider": "fcm"`; APNs ones
+/// docs/redis-keys.md: feedback entries and dead letters of FCM messages say `"provider": "fcm"`; APNs ones
 /// stay as they were.
 final class FCMOutcomeRecordsTests: XCTestCase {
     private func object(_ bytes: [UInt8]) throws -> [String: Any] {

@@ -2,7 +2,7 @@ import Foundation
 import PushCore
 import XCTest
 
-/// SPEC section 4b's request body, `{"message":{<payload>,"token":"<token>"}}`, made once per job and the
+/// docs/fcm.md's request body, `{"message":{<payload>,"token":"<token>"}}`, made once per job and the
 /// token spliced in per request.
 final class FCMRequestBodyTests: XCTestCase {
     let now: Int64 = 1_800_000_000

@@ -5,7 +5,7 @@ import PushCore
 import TestSupport
 import XCTest
 
-/// FCM access tokens for a service account (SPEC 4b) against the emulator's real token endpoint (HTTP/2, TLS):
+/// FCM access tokens for a service account (docs/fcm.md) against the emulator's real token endpoint (HTTP/2, TLS):
 /// the key file, the RS256 assertion, the grant, and the cache's renewal rules.
 final class FCMAccessTokenTests: XCTestCase {
     /// Events the cache reports, in order, with when they came.

@@ -222,7 +222,7 @@ class TransportTests: XCTestCase {
     }
 
     /// Apple drops a connection's stream limit to 1 after a rejection: requests then wait for a stream.
-    /// Waiting must not count against their deadline (SPEC section 5): slower, never a timeout or a duplicate.
+    /// Waiting must not count against their deadline (docs/transport.md): slower, never a timeout or a duplicate.
     func testAStreamStarvedServerMakesItSlowerNeverTimesOutOrDuplicates() async throws {
         let starved = try await EmulatorStandIn {
             $0.initialMaxConcurrentStreams = 1

@@ -6,7 +6,7 @@ import TestSupport
 import XCTest
 
 /// Issue 32: a poison dead letter is written by the recovery script, yet it must read like every other dead
-/// letter (SPEC section 3, docs/security.md): `raw` as text, plus `raw_base64` when the element is not valid
+/// letter (docs/redis-keys.md, docs/security.md): `raw` as text, plus `raw_base64` when the element is not valid
 /// UTF-8, so the tools parse it and a replay or a person gets every byte back.
 final class PoisonDeadLetterTests: RedisTestCase {
     private var opened: [RedisConnection] = []

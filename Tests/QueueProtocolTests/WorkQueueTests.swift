@@ -5,7 +5,7 @@ import RedisClient
 import TestSupport
 import XCTest
 
-/// The queue protocol (SPEC section 3) against a real redis-server.
+/// The queue protocol (docs/queue-protocol.md) against a real redis-server.
 final class WorkQueueTests: RedisTestCase {
     /// The connections `queue(_:)` opened: each runs a thread of its own until it is closed, in tearDown.
     private var opened: [RedisConnection] = []
@@ -44,7 +44,7 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertTrue(nothing.isEmpty)
     }
 
-    /// SPEC section 3: a reused sequence number never lets one message's outcome acknowledge another. Redis
+    /// docs/queue-protocol.md: a reused sequence number never lets one message's outcome acknowledge another. Redis
     /// restarted from an older snapshot forgets the last claims and rolls `push:sequence` back; the worker
     /// still holds those claims under their sequences, so new claims must not be given them again.
     func testClaimIdentitiesStayUniqueWhenRedisComesBackFromAnOlderSnapshot() async throws {
@@ -76,7 +76,7 @@ final class WorkQueueTests: RedisTestCase {
         XCTAssertEqual(held, [1, 2, 3, 7, 8])
     }
 
-    /// SPEC section 3: chat work is claimed first; bulk work takes at most its allowance while the chat
+    /// docs/operations.md: chat work is claimed first; bulk work takes at most its allowance while the chat
     /// list has work, and all it is allowed once the chat list is empty. Bulk claims are marked in their
     /// sequence (from 2^52), so acknowledging them is the same HDEL and recovery knows their list.
     func testChatIsClaimedFirstAndBulkKeepsToItsShareWhileChatHasWork() async throws {

@@ -5,7 +5,7 @@ import RedisClient
 import TestSupport
 import XCTest
 
-/// SPEC section 5: APNs unreachable for a while dead-letters nothing; the worker stops claiming instead of
+/// docs/transport.md: APNs unreachable for a while dead-letters nothing; the worker stops claiming instead of
 /// turning the backlog into dead letters, and delivers everything once APNs is back.
 final class APNsOutageTests: XCTestCase {
     func testAnOutageShorterThanTheRetryBudgetDeadLettersNothingAndPausesClaiming() async throws {

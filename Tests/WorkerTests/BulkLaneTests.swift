@@ -5,7 +5,7 @@ import RedisClient
 import TestSupport
 import XCTest
 
-/// Issue 18, SPEC section 3: a broadcast on `push:queue:bulk` never delays a chat push on `push:queue`. The
+/// Issue 18, docs/operations.md: a broadcast on `push:queue:bulk` never delays a chat push on `push:queue`. The
 /// chat push is answered while most of the broadcast still waits (pushed onto the same list, it would wait
 /// behind all of it), and the broadcast is delivered in full, nothing twice, nothing dead-lettered.
 final class BulkLaneTests: XCTestCase {

@@ -39,7 +39,7 @@ final class CheckConfigTests: XCTestCase {
         XCTAssertFalse(result.output.contains("warn"), "a 0600 key is not a warning")
     }
 
-    /// SPEC section 6: check-config loads every FCM service account, signs an assertion and gets an access token,
+    /// docs/tools.md: check-config loads every FCM service account, signs an assertion and gets an access token,
     /// and says exactly what is wrong when it cannot (a missing file, a key the token endpoint refuses).
     func testFCMServiceAccountsAreLoadedSignedAndExchanged() async throws {
         let redis = try RedisServer()
@@ -146,7 +146,7 @@ final class CheckConfigTests: XCTestCase {
         XCTAssertEqual((jsonObject(unloadable.output)["checks"] as? [[String: Any]])?.first?["name"] as? String, "configuration", unloadable.output)
     }
 
-    /// SPEC section 6: bad usage exits 2 (an unknown flag, a value that is not a number, a shard not configured).
+    /// docs/tools.md: bad usage exits 2 (an unknown flag, a value that is not a number, a shard not configured).
     func testBadUsageExitsTwo() async throws {
         let redis = try RedisServer()
         defer { redis.kill() }

@@ -7,7 +7,7 @@ import TestSupport
 import XCTest
 
 /// Issue 33: FCM HTTP v1 as a second provider, end to end: a real worker process, a real redis-server and the
-/// emulator's FCM side over HTTP/2 and TLS (SPEC sections 2, 4b, 5).
+/// emulator's FCM side over HTTP/2 and TLS (docs/message-format.md, docs/fcm.md, docs/configuration.md).
 final class FCMDeliveryTests: XCTestCase {
     private func start(_ fcm: FCMStandIn, redis: RedisServer, id: String, _ extra: [String: String] = [:]) throws -> WorkerProcess {
         try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, ["WORKER_ID": id].merging(extra) { $1 }),
@@ -21,7 +21,7 @@ final class FCMDeliveryTests: XCTestCase {
         return queued == 0 && claimed == 0
     }
 
-    /// Every row of SPEC section 4b's table that ends a token, in one run mixed with APNs messages and merged
+    /// Every row of docs/fcm.md's table that ends a token, in one run mixed with APNs messages and merged
     /// FCM group messages: each delivered token exactly once, each dead token in feedback with
     /// `"provider": "fcm"`, each permanent failure a dead letter naming FCM's reason, nothing else.
     func testAMixedRunDeliversEachTokenOnceAndEndsEveryFCMAnswerAsTheSpecSays() async throws {
@@ -37,7 +37,7 @@ final class FCMDeliveryTests: XCTestCase {
             elements.append(fcmMessageJSON(id: "f\(n)", tokens: [fcmToken("d", n)]))
             elements.append(messageJSON(id: "a\(n)", tokens: [token("a1", n)]))
         }
-        // Group messages with the same payload: merged into jobs of many tokens (SPEC section 2).
+        // Group messages with the same payload: merged into jobs of many tokens (docs/message-format.md).
         let groupTokens = (0..<200).map { fcmToken("g", $0) }
         for n in 0..<20 {
             elements.append(fcmMessageJSON(id: "g\(n)", tokens: Array(groupTokens[(n * 10)..<(n * 10 + 10)]), kind: "group", body: "group hello"))
@@ -330,7 +330,7 @@ final class FCMDeliveryTests: XCTestCase {
         await fcm.stop()
     }
 
-    /// SPEC section 6 for FCM messages: a dead letter of an FCM message is replayed exactly (its `provider`
+    /// docs/tools.md for FCM messages: a dead letter of an FCM message is replayed exactly (its `provider`
     /// kept), delivered once; and `status` counts it like any other.
     func testAnFCMDeadLetterIsReplayedAndDelivered() async throws {
         let redis = try RedisServer()

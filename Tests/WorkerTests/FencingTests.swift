@@ -5,7 +5,7 @@ import RedisClient
 import TestSupport
 import XCTest
 
-/// Ownership fencing (SPEC section 3): a worker paused or cut off from Redis for longer than its heartbeat TTL
+/// Ownership fencing (docs/queue-protocol.md): a worker paused or cut off from Redis for longer than its heartbeat TTL
 /// has had its claims returned to the queue and sent by a peer. When it comes back it must send none of them:
 /// it holds what it claimed once its lease lapses, and drops what recovery took without sending it.
 ///

@@ -166,7 +166,7 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(status, 0)
     }
 
-    /// `worker health [--ready]` (SPEC section 6), what a container HEALTHCHECK runs: exit 0 when the running
+    /// `worker health [--ready]` (docs/tools.md), what a container HEALTHCHECK runs: exit 0 when the running
     /// worker's endpoint answers 200, 1 otherwise (not ready, or nothing listening).
     func testHealthCommandAsksTheRunningWorker() async throws {
         func health(_ arguments: [String], listen: String) throws -> (status: Int32, output: String) {

@@ -5,7 +5,7 @@ import RedisClient
 import TestSupport
 import XCTest
 
-/// `--shard` on every tool that reads or writes the shards' keys (SPEC sections 6 and 7): with `redis.shards`,
+/// `--shard` on every tool that reads or writes the shards' keys (docs/tools.md and docs/queue-protocol.md): with `redis.shards`,
 /// each tool works on the shard named or across all of them. Two hash-tagged key sets on one redis-server.
 final class ToolShardTests: ToolTestCase {
     let shards = [RedisKeys(prefix: "push:{0}"), RedisKeys(prefix: "push:{1}")]

@@ -7,7 +7,7 @@ import XCTest
 
 /// `worker enqueue`, `worker status` and the read-only `worker dlq` views, run as an operator would.
 final class ToolsTests: ToolTestCase {
-    /// SPEC section 6: `enqueue --provider fcm` makes an FCM message (the alert as notification.body), validated
+    /// docs/tools.md: `enqueue --provider fcm` makes an FCM message (the alert as notification.body), validated
     /// by FCM's rules (a push type is APNs-only), and a provider that is neither is bad usage.
     func testEnqueueMakesFCMMessages() async throws {
         let good = try await tool(["enqueue", "--provider", "fcm", "--topic", "com.example.chat", "--token", fcmToken("d", 1),
@@ -122,7 +122,7 @@ final class ToolsTests: ToolTestCase {
         try await assertEqual(try await client.length(keys.deadLetters), 3, "the views change nothing")
     }
 
-    /// `dlq list` and `dlq stats` take SPEC section 6's whole SELECTION, the same one replay, purge and export take.
+    /// `dlq list` and `dlq stats` take docs/tools.md's whole SELECTION, the same one replay, purge and export take.
     func testDeadLetterListAndStatsTakeTheWholeSelection() async throws {
         func letter(_ id: String, _ reason: String, _ status: Int?, topic: String, ageMillis: Int64) -> String {
             let raw = Array(messageJSON(id: id, tokens: [token("a1", 1)], topic: topic).utf8)

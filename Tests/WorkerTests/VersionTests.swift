@@ -3,7 +3,7 @@ import PushCore
 import TestSupport
 import XCTest
 
-/// `worker --version` (SPEC section 6) prints the version `push_build_info` reports.
+/// `worker --version` (docs/tools.md) prints the version `push_build_info` reports.
 final class VersionTests: XCTestCase {
     func testVersionPrintsTheBuildVersion() throws {
         let result = try runCommand(WorkerProcess.binaryPath, ["--version"])

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Why the worker is not ready to take work, as `/readyz` reports it (SPEC section 5): the stages set and
+/// Why the worker is not ready to take work, as `/readyz` reports it (docs/metrics.md): the stages set and
 /// clear their own conditions; the worker is ready when none is set.
 public final class Readiness: Sendable {
     public enum Condition: Hashable, Sendable {

@@ -1,6 +1,6 @@
 import CoreMetrics
 
-/// The worker's metrics, recorded through swift-metrics (SPEC section 5; the names are public API).
+/// The worker's metrics, recorded through swift-metrics (docs/metrics.md; the names are public API).
 ///
 /// Handles are made once, on first use of `shared`, from whatever factory `MetricsSystem` holds then:
 /// `worker run` bootstraps Prometheus before anything records, the tools never do (their recordings go

@@ -1,6 +1,6 @@
 import CoreMetrics
 
-/// One push service's series (SPEC section 5): `push_apns_*` for APNs, `push_fcm_*` for FCM, with the same
+/// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_fcm_*` for FCM, with the same
 /// meaning and labels, so the scheduler records through one interface and knows no service by name.
 /// APNs's series are `PushMetrics`'s own (their names predate FCM); FCM's are made here.
 public final class ServiceMetrics: Sendable {

@@ -1,6 +1,6 @@
 import PushCore
 
-/// APNs as the scheduler sees it (SPEC section 4): `POST /3/device/<token>` with the job's payload as is,
+/// APNs as the scheduler sees it (docs/transport.md): `POST /3/device/<token>` with the job's payload as is,
 /// the `apns-*` headers, a provider token (JWT) or a client certificate, and Apple's answers classified by
 /// `ResponseClassifier`.
 final class APNsService: PushService {

@@ -1,6 +1,6 @@
 import PushCore
 
-/// What to do with one APNs answer (SPEC section 4).
+/// What to do with one APNs answer (docs/transport.md).
 public enum ResponseDecision: Equatable, Sendable {
     case delivered
     /// Tell the backend to stop using the token; not retried.

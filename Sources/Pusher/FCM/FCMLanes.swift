@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PushCore
 
-/// Makes the scheduler lanes of every FCM app (SPEC section 4b): one access token per service account
+/// Makes the scheduler lanes of every FCM app (docs/fcm.md): one access token per service account
 /// (`AccessTokenCache`, shared by all its apps, lanes and requests), and lanes per project, each a thread with
 /// its own HTTP/2 client (our nghttp2 sessions: streams exact to FCM's SETTINGS, 100 per connection).
 enum FCMLanes {

@@ -1,6 +1,6 @@
 import PushCore
 
-/// FCM HTTP v1 as the scheduler sees it (SPEC section 4b): `POST /v1/projects/<project>/messages:send` with
+/// FCM HTTP v1 as the scheduler sees it (docs/fcm.md): `POST /v1/projects/<project>/messages:send` with
 /// `{"message":{<payload>,"token":"<token>"}}`, a Bearer access token shared by every request of the service
 /// account (`AccessTokenCache`), and FCM's answers classified by `FCMResponseClassifier`.
 final class FCMService: PushService {

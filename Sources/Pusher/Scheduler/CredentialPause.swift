@@ -1,5 +1,5 @@
 /// An app whose credential APNs refuses (`InvalidProviderToken`, `BadCertificate`, a revoked key) is paused
-/// rather than dead-lettered (SPEC section 5): no retry of a notification can fix the credential, and every
+/// rather than dead-lettered (docs/operations.md): no retry of a notification can fix the credential, and every
 /// request of the app would fail alike. Its requests wait in the transport without spending attempts; once a
 /// pause has passed, a single request goes out as a probe; a refused probe doubles the pause (up to
 /// `longestNanos`), any HTTP answer that is not a credential refusal ends it. Meanwhile the pipeline's

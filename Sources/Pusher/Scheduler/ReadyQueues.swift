@@ -1,6 +1,6 @@
 import PushCore
 
-/// The transport's requests ready to start, one FIFO per lane (SPEC section 3): a chat request never waits
+/// The transport's requests ready to start, one FIFO per lane (docs/operations.md): a chat request never waits
 /// behind bulk ones, yet bulk is never starved: while it has fewer than its floor of requests active, its
 /// next one goes first.
 struct ReadyQueues<Element> {

@@ -5,7 +5,7 @@ import PushCore
 import Synchronization
 
 /// One lane of an app's credential: a thread of its own that sends every request and applies the retry
-/// rules of SPEC sections 4 and 4b to every answer, over an HTTP/2 driver (our own nghttp2 sessions, or
+/// rules of docs/transport.md and docs/fcm.md to every answer, over an HTTP/2 driver (our own nghttp2 sessions, or
 /// libcurl multi for APNs). It knows no push service: a `PushService` (APNs, FCM) says how a request looks
 /// and what an answer means; the scheduler keeps the policy: ready and delayed queues, retries and backoff,
 /// expiry, the ownership fence, the concurrency limiter, the credential pause and waits, readiness,

@@ -4,7 +4,7 @@ import PushCore
 import QueueProtocol
 import RedisClient
 
-/// `worker dlq ...`: the read-only views of the dead-letter list (SPEC section 6). They change nothing.
+/// `worker dlq ...`: the read-only views of the dead-letter list (docs/tools.md). They change nothing.
 struct DLQCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dlq",

@@ -4,7 +4,7 @@ import PushCore
 import QueueProtocol
 import RedisClient
 
-/// `worker dlq replay`: moves selected dead letters' messages back to the queue (SPEC section 6).
+/// `worker dlq replay`: moves selected dead letters' messages back to the queue (docs/tools.md).
 ///
 /// Each entry moves in one server-side script: it leaves `push:dlq` exactly when its message enters
 /// `push:queue` (a page of the oldest entries at a time: `DeadLetterQueue.process(page:)`), so a replay

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// Which dead letters a command selects: SPEC section 6's SELECTION, the same for `dlq stats`, `list`, `replay`,
+/// Which dead letters a command selects: docs/tools.md's SELECTION, the same for `dlq stats`, `list`, `replay`,
 /// `purge` and `export`. `--max` caps the selected entries in the order the command walks them (`list` and
 /// `stats`: newest first; `replay`, `purge`, `export`: oldest first).
 struct DeadLetterSelection: ParsableArguments {

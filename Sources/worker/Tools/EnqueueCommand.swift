@@ -4,7 +4,7 @@ import PushCore
 import QueueProtocol
 import RedisClient
 
-/// `worker enqueue`: builds a message of SPEC section 2, validates it exactly as the worker will, and
+/// `worker enqueue`: builds a message of docs/message-format.md, validates it exactly as the worker will, and
 /// LPUSHes it (`--count` times, for load tests).
 struct EnqueueCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import PushCore
 
-/// `worker health [--ready]` (SPEC section 6): asks the running worker's `/healthz` (or `/readyz`) on
+/// `worker health [--ready]` (docs/tools.md): asks the running worker's `/healthz` (or `/readyz`) on
 /// `metrics.listen` and exits 0 when it answers 200, 1 otherwise, printing its one-line answer. What a
 /// container's HEALTHCHECK or a probe runs, with no curl in the image. Synchronous on the main thread: one
 /// blocking HTTP/1.1 request, never on Swift's cooperative pool.

@@ -4,7 +4,7 @@ import PushCore
 import QueueProtocol
 import RedisClient
 
-/// `worker status`: the queue, the workers, and where messages ended, per shard (SPEC section 6).
+/// `worker status`: the queue, the workers, and where messages ended, per shard (docs/tools.md).
 struct StatusCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",

@@ -4,7 +4,7 @@ import PushCore
 import QueueProtocol
 import RedisClient
 
-/// What every operator tool takes (SPEC section 6): the worker's configuration, a shard, and `--json`.
+/// What every operator tool takes (docs/tools.md): the worker's configuration, a shard, and `--json`.
 struct ToolOptions: ParsableArguments {
     @Option(name: .long, help: "YAML configuration file (the worker's; environment variables apply too).")
     var config: String?
