@@ -8,6 +8,9 @@ packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp
 # kubernetes-client is kubectl 1.20; any kubectl already on PATH will do), python3-venv holds kubernetes-validate.
 packages+=(python3-venv)
 command -v kubectl >/dev/null || packages+=(kubernetes-client)
+# examples/producers (scripts/test-producers.sh): the Python, Go, Node.js and PHP Redis clients, from Debian.
+packages+=(python3-redis golang-go golang-github-gomodule-redigo-dev node-redis php-cli php-redis)
+command -v node >/dev/null || packages+=(nodejs)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
 fi
