@@ -10,6 +10,9 @@ packages+=(python3-venv)
 # scripts/check-schema.py: validates schema/examples against schema/message.schema.json.
 packages+=(python3-jsonschema)
 command -v kubectl >/dev/null || packages+=(kubernetes-client)
+# examples/producers (scripts/test-producers.sh): the Python, Go, Node.js and PHP Redis clients, from Debian.
+packages+=(python3-redis golang-go golang-github-gomodule-redigo-dev node-redis php-cli php-redis)
+command -v node >/dev/null || packages+=(nodejs)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
 fi

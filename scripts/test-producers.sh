@@ -1,0 +1,358 @@
+#!/usr/bin/env bash
+# Runs the example producers of examples/producers (Python, Go, Node.js, PHP) against a real pipeline and
+# checks what they promise: usage: scripts/test-producers.sh WORKER_BIN EMULATOR_BIN
+#
+# It starts its own redis-server (AOF, appendfsync always) with one replica, the emulator (APNs and FCM,
+# HTTP/2 + TLS) and two workers, all on free loopback ports: one worker on the prefix `push`, one on the
+# shards push:{0} and push:{1}. The producers connect as the ACL user of docs/producers.md (the lines are
+# read from that file). For each language it checks:
+#   - both messages (private and group), APNs and FCM, reached the emulator: its record files hold each good
+#     token with each message's body;
+#   - WAIT 1 after each LPUSH was answered by the replica (no warning);
+#   - the worker wrote the feedback of the token the emulator answers Unregistered, and `producer feedback`
+#     handled it and left push:feedback and its processing list empty; an entry left in its processing
+#     list by a "crashed" run is handled too;
+#   - with shards, each message went to the shard that CRC-32 of its receiver picks, and was delivered, and
+#     the feedback of every shard was popped.
+# Then: nothing left in the queues, the processing hashes or the dead letters; the ACL refused nothing the
+# producers did, and refuses what a producer must not do. Ends with `producers: N passed, M failed`.
+set -uo pipefail
+if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
+  echo "usage: $0 WORKER_BIN EMULATOR_BIN" >&2
+  exit 2
+fi
+worker="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
+emulator="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+ex="$root/examples/producers"
+start=$SECONDS
+
+# The Debian packages the producers use (scripts/install-deps.sh lists them too), installed if missing.
+packages=(redis-server redis-tools openssl curl python3 python3-redis golang-go golang-github-gomodule-redigo-dev
+  node-redis php-cli php-redis)
+command -v node >/dev/null || packages+=(nodejs)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi
+py=/usr/bin/python3   # Debian's python3: the one python3-redis is installed for
+
+run="$(mktemp -d /tmp/push-producers-XXXXXX)"
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null; done
+  if [ "${failed_total:-1}" = "0" ]; then rm -rf "$run"; else echo "files of this run: $run"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+passed=0; failed=0
+ok() { passed=$((passed + 1)); echo "ok   $*"; }
+bad() { failed=$((failed + 1)); echo "FAIL $*"; }
+check() { local name="$1"; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+die() {  # a service did not start: nothing else can be checked
+  bad "$1"; cat "$2"
+  echo "producers: $passed passed, $failed failed"
+  exit 1
+}
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds, at most SECONDS.
+wait_for() {
+  local deadline=$((SECONDS + $1)); shift
+  until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
+}
+free_port() { $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+redis_port=$(free_port); replica_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port)
+metrics_a=$(free_port); metrics_b=$(free_port)
+q() { redis-cli -p "$redis_port" "$@"; }
+
+# --- Redis: a primary that fsyncs every write, and one replica for WAIT
+mkdir -p "$run/primary" "$run/replica"
+redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$run/primary" --save "" --appendonly yes \
+  --appendfsync always >"$run/redis.log" 2>&1 &
+pids+=($!)
+wait_for 10 q PING >/dev/null 2>&1 || die "redis-server starts" "$run/redis.log"
+redis-server --port "$replica_port" --bind 127.0.0.1 --dir "$run/replica" --save "" --appendonly no \
+  --replicaof 127.0.0.1 "$redis_port" >"$run/replica.log" 2>&1 &
+pids+=($!)
+
+# --- The emulator, as scripts/demo.sh starts it: a P-256 key for APNs JWTs, a service account for FCM
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$run/AuthKey_PROD000001.p8" 2>/dev/null
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$run/fcm-key.pem" 2>/dev/null
+$py - "$run" "$apns_port" <<'PY'
+import json, sys
+run, port = sys.argv[1], sys.argv[2]
+json.dump({"type": "service_account", "project_id": "producers-test", "private_key_id": "prod0000000000000000000000000000000001",
+           "private_key": open(run + "/fcm-key.pem").read(), "client_email": "push-test@producers-test.iam.gserviceaccount.com",
+           "client_id": "1", "token_uri": "https://127.0.0.1:%s/token" % port}, open(run + "/fcm-service-account.json", "w"))
+PY
+chmod 600 "$run/AuthKey_PROD000001.p8" "$run/fcm-key.pem" "$run/fcm-service-account.json"
+"$emulator" --port "$apns_port" --write-ca "$run/ca.pem" --provider-key "PROD000001:PROD000001:$run/AuthKey_PROD000001.p8" \
+  --answer "410a=410:Unregistered@1700000000000" --record "$run/apns-delivered.jsonl" \
+  --fcm-service-account "$run/fcm-service-account.json" --fcm-port "$fcm_port" --fcm-record "$run/fcm-delivered.jsonl" \
+  >"$run/emulator.log" 2>&1 &
+pids+=($!)
+wait_for 20 grep -q "fcm listening" "$run/emulator.log" || die "the emulator starts" "$run/emulator.log"
+
+# --- Two workers: one on the prefix push, one on two shards
+write_config() {  # FILE METRICS_PORT REDIS_LINES
+  cat >"$1" <<YAML
+redis:
+  url: redis://127.0.0.1:$redis_port/0
+$3
+apns:
+  endpoint: https://127.0.0.1:$apns_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      team_id: PROD000001
+      key_id: PROD000001
+      key_file: $run/AuthKey_PROD000001.p8
+fcm:
+  endpoint: https://127.0.0.1:$fcm_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      service_account_file: $run/fcm-service-account.json
+retry:
+  max_attempts: 3
+  base_delay_ms: 50
+metrics:
+  listen: 127.0.0.1:$2
+YAML
+}
+write_config "$run/worker-a.yaml" "$metrics_a" "  prefix: push"
+write_config "$run/worker-b.yaml" "$metrics_b" '  shards: ["push:{0}", "push:{1}"]'
+"$worker" run --config "$run/worker-a.yaml" >"$run/worker-a.log" 2>&1 &
+pids+=($!); worker_a=$!
+"$worker" run --config "$run/worker-b.yaml" >"$run/worker-b.log" 2>&1 &
+pids+=($!); worker_b=$!
+ready() { curl -sf "http://127.0.0.1:$1/readyz" >/dev/null; }
+check "worker on prefix push is ready" wait_for 60 ready "$metrics_a"
+check "worker on shards push:{0},push:{1} is ready" wait_for 60 ready "$metrics_b"
+replica_up() { redis-cli -p "$replica_port" INFO replication | grep -q 'master_link_status:up'; }
+check "the replica is in sync" wait_for 60 replica_up
+
+# --- The producers' ACL user, exactly as docs/producers.md gives it
+password="pw-$RANDOM$RANDOM"
+acl_line() {  # the line of docs/producers.md starting with $1, its password replaced
+  grep -F -m1 "$1" "$root/docs/producers.md" | sed "s/>PASSWORD/>$password/"
+}
+acl_plain="$(acl_line 'ACL SETUSER producer reset on >PASSWORD ~push:feedback ')"
+acl_shards="$(acl_line 'ACL SETUSER producer reset on >PASSWORD ~push:{*}:feedback ')"
+set_acl() { [ -n "$1" ] && [ "$(printf '%s\n' "$1" | q)" = "OK" ]; }
+check "docs/producers.md's ACL line (prefix push) is accepted by redis-server" set_acl "$acl_plain"
+q ACL LOG RESET >/dev/null
+export REDIS_URL="redis://producer:$password@127.0.0.1:$redis_port/0" TOPIC=com.example.chat
+
+# --- Build the Go producer against Debian's redigo (GOPATH mode, nothing downloaded)
+if (cd "$ex/go" && GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode go build -o "$run/go-producer" .) >"$run/go-build.log" 2>&1; then
+  ok "go: the producer builds against Debian's redigo"
+else
+  bad "go: the producer builds against Debian's redigo"; cat "$run/go-build.log"
+fi
+
+producer() {  # LANG ARGS...: runs that language's producer
+  local lang="$1"; shift
+  case "$lang" in
+    python) "$py" "$ex/python/producer.py" "$@" ;;
+    go) "$run/go-producer" "$@" ;;
+    node) NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" node "$ex/node/producer.js" "$@" ;;
+    php) php "$ex/php/producer.php" "$@" ;;
+  esac
+}
+tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the emulator answers 410a... Unregistered
+ftok() { printf '%s%dZq7:APA91b%s' "$1" "$2" "$(printf 'Xk_9-%.0s' $(seq 24))"; }   # FCM; unregistered...: UNREGISTERED
+cat >"$run/delivered.py" <<'PY'
+# delivered.py PROVIDER RECORD_FILE TOKEN BODY: exit 0 if the emulator recorded a notification with that body
+import json, sys
+provider, path, token, body = sys.argv[1:5]
+try:
+    lines = open(path, encoding="utf-8").read().splitlines()
+except FileNotFoundError:
+    sys.exit(1)
+for line in lines:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        continue  # a line still being written
+    if record.get("token") != token:
+        continue
+    if provider == "apns":
+        got = record["payload"]["aps"]["alert"]["body"]
+    else:
+        got = record["request"]["message"]["notification"]["body"]
+    if got == body:
+        sys.exit(0)
+sys.exit(1)
+PY
+delivered() {  # PROVIDER TOKEN: both messages (private and group) reached the emulator for TOKEN
+  local record="$run/apns-delivered.jsonl"
+  [ "$1" = fcm ] && record="$run/fcm-delivered.jsonl"
+  "$py" "$run/delivered.py" "$1" "$record" "$2" "Are you coming?" && "$py" "$run/delivered.py" "$1" "$record" "$2" "Lunch at noon"
+}
+count_in() {  # PATTERN KEYS...: how many entries of these lists contain PATTERN
+  local key n=0
+  for key in "${@:2}"; do n=$((n + $(q LRANGE "$key" 0 -1 | grep -cF -- "$1"))); done
+  echo "$n"
+}
+all_empty() { local key; for key in "$@"; do [ "$(q LLEN "$key")" = 0 ] || return 1; done; }
+at_least() { [ "$(count_in "$2" "${@:3}")" -ge "$1" ]; }
+enqueued_ok() {  # OUT_FILE ERR_FILE EXIT_CODE EXPECTED_KEYS...: exit 0, two messages queued on those keys, no warning
+  local out="$1" err="$2" rc="$3"; shift 3
+  [ "$rc" = 0 ] || return 1
+  ! grep -q 'warning' "$err" || return 1
+  [ "$(grep -c '^queued ' "$out")" = 2 ] || return 1
+  [ "$(sed -n 's/^queued .* on //p' "$out" | tr '\n' ' ')" = "$* " ]
+}
+feedback_ok() {  # OUT EXIT_CODE LEFTOVER_TOKEN TOKENS...: the leftover and each token's two entries were handled
+  local out="$1" rc="$2" leftover="$3" t; shift 3
+  [ "$rc" = 0 ] && grep -qF "token=$leftover reason=Unregistered message_id=crashed-run" "$out" || return 1
+  for t in "$@"; do [ "$(grep -cF "token=$t reason=Unregistered" "$out")" -ge 2 ] || return 1; done
+}
+seed_leftover() {  # KEY TOKEN: an entry a crashed consumer had moved to its processing list and not handled
+  q LPUSH "$1" "{\"token\":\"$2\",\"topic\":\"com.example.chat\",\"reason\":\"Unregistered\",\"timestamp\":1700000000000,\"message_id\":\"crashed-run\"}" >/dev/null
+}
+
+langs=(python go node php)
+# --- Phase 1: the prefix push; APNs and FCM; WAIT 1 after each LPUSH (the replica answers)
+i=0
+for lang in "${langs[@]}"; do
+  i=$((i + 1))
+  good=$(tok a1 $((100 + i))); dead=$(tok 410a $((100 + i)))
+  fgood=$(ftok d $((100 + i))); fdead=$(ftok unregistered $((100 + i)))
+  WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=apns TOKENS="$good,$dead" producer "$lang" >"$run/$lang-apns.out" 2>"$run/$lang-apns.err"
+  rc=$?
+  check "$lang: APNs messages queued on push:queue, WAIT 1 answered by the replica" \
+    enqueued_ok "$run/$lang-apns.out" "$run/$lang-apns.err" "$rc" push:queue push:queue
+  WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=fcm TOKENS="$fgood,$fdead" producer "$lang" >"$run/$lang-fcm.out" 2>"$run/$lang-fcm.err"
+  rc=$?
+  check "$lang: FCM messages queued on push:queue, WAIT 1 answered by the replica" \
+    enqueued_ok "$run/$lang-fcm.out" "$run/$lang-fcm.err" "$rc" push:queue push:queue
+  check "$lang: APNs: the private and the group message reached the emulator" wait_for 60 delivered apns "$good"
+  check "$lang: FCM: the private and the group message reached the emulator" wait_for 60 delivered fcm "$fgood"
+  check "$lang: the worker wrote feedback for the Unregistered tokens (APNs and FCM, 2 each)" \
+    wait_for 60 eval 'at_least 2 "$dead" push:feedback && at_least 2 "$fdead" push:feedback'
+  seed_leftover "push:feedback:processing:$lang-consumer" "leftover-$lang"
+  FEEDBACK_CONSUMER="$lang-consumer" producer "$lang" feedback >"$run/$lang-feedback.out" 2>&1
+  rc=$?
+  check "$lang: feedback popped: the crashed run's leftover and every Unregistered entry handled" \
+    feedback_ok "$run/$lang-feedback.out" "$rc" "leftover-$lang" "$dead" "$fdead"
+  check "$lang: push:feedback and the consumer's processing list are empty" \
+    all_empty push:feedback "push:feedback:processing:$lang-consumer"
+done
+
+# A bulk message, pushed by the producer user as a broadcast would be: the ACL lets it, the worker sends it.
+bulk_token=$(tok a1 999)
+bulk_reply=$(redis-cli --no-auth-warning -u "$REDIS_URL" LPUSH push:queue:bulk \
+  "{\"id\":\"bulk-1\",\"topic\":\"com.example.chat\",\"tokens\":[\"$bulk_token\"],\"payload\":{\"aps\":{\"alert\":{\"body\":\"Lunch at noon\"}}}}")
+bulk_delivered() { "$py" "$run/delivered.py" apns "$run/apns-delivered.jsonl" "$bulk_token" "Lunch at noon"; }
+check "bulk: the producer user may LPUSH push:queue:bulk, and it is delivered" \
+  eval '[[ "$bulk_reply" =~ ^[0-9]+$ ]] && wait_for 60 bulk_delivered'
+
+# --- Phase 2: shards push:{0} and push:{1}; each receiver's shard is CRC-32 of its name modulo 2; WAIT 1 again
+check "docs/producers.md's ACL line (shards push:{N}) is accepted by redis-server" set_acl "$acl_shards"
+shard_names() {  # LANG: a receiver whose shard is 0 and a group whose shard is 1
+  "$py" - "$1" <<'PY'
+import sys, zlib
+def first(name, shard):
+    return next(n for n in ("%s-%d" % (name, k) for k in range(1000)) if zlib.crc32(n.encode()) % 2 == shard)
+lang = sys.argv[1]
+print(first(lang + "-user", 0), first(lang + "-group", 1))
+PY
+}
+shard_keys=("push:{0}:feedback" "push:{1}:feedback")
+i=0
+for lang in "${langs[@]}"; do
+  i=$((i + 1))
+  good=$(tok a1 $((200 + i))); dead=$(tok 410a $((200 + i)))
+  read -r receiver group < <(shard_names "$lang")
+  PUSH_SHARDS='push:{0},push:{1}' RECEIVER="$receiver" GROUP="$group" WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 \
+    PROVIDER=apns TOKENS="$good,$dead" producer "$lang" >"$run/$lang-shards.out" 2>"$run/$lang-shards.err"
+  rc=$?
+  check "$lang: shards: $receiver's message on push:{0}:queue, $group's on push:{1}:queue, WAIT 1 answered" \
+    enqueued_ok "$run/$lang-shards.out" "$run/$lang-shards.err" "$rc" 'push:{0}:queue' 'push:{1}:queue'
+  check "$lang: shards: both messages reached the emulator" wait_for 60 delivered apns "$good"
+  check "$lang: shards: feedback in both shards' lists" \
+    wait_for 60 eval 'at_least 1 "$dead" "push:{0}:feedback" && at_least 1 "$dead" "push:{1}:feedback"'
+  seed_leftover "push:{1}:feedback:processing:$lang-consumer" "leftover-$lang"
+  PUSH_SHARDS='push:{0},push:{1}' FEEDBACK_CONSUMER="$lang-consumer" producer "$lang" feedback >"$run/$lang-shards-feedback.out" 2>&1
+  rc=$?
+  check "$lang: shards: feedback of both shards popped, the leftover handled, the lists empty" \
+    eval 'feedback_ok "$run/$lang-shards-feedback.out" "$rc" "leftover-$lang" "$dead" && all_empty "${shard_keys[@]}" \
+      "push:{0}:feedback:processing:$lang-consumer" "push:{1}:feedback:processing:$lang-consumer"'
+done
+
+# --- Every message ended: queues and processing hashes empty, no dead letter
+drained() {
+  local key
+  for key in push:queue push:queue:bulk 'push:{0}:queue' 'push:{0}:queue:bulk' 'push:{1}:queue' 'push:{1}:queue:bulk'; do
+    [ "$(q LLEN "$key")" = 0 ] || return 1
+  done
+  [ -z "$(q --scan --pattern 'push:processing:*')$(q --scan --pattern 'push:{*}:processing:*')" ]
+}
+check "every queue drained and every claim acknowledged" wait_for 60 drained
+check "no dead letters" eval '[ "$(q LLEN push:dlq)$(q LLEN "push:{0}:dlq")$(q LLEN "push:{1}:dlq")" = 000 ]'
+
+# --- The ACL: nothing the producers did was refused; what a producer must not do is
+acl_log="$(q ACL LOG)"
+check "the ACL refused nothing the producers did (ACL LOG empty)" test -z "$acl_log"
+[ -n "$acl_log" ] && echo "$acl_log"
+refused() { redis-cli --no-auth-warning -u "$REDIS_URL" "$@" 2>&1 | grep -q '^NOPERM'; }
+refused_all() {
+  refused "$@" && return 0
+  echo "    not refused: $*"; return 1
+}
+acl_denies() {
+  local ok=0
+  refused_all LRANGE 'push:{0}:queue' 0 -1 || ok=1              # read the queue
+  refused_all RPOP 'push:{0}:queue' || ok=1                     # take from it
+  refused_all LMOVE 'push:{0}:queue' 'push:{0}:feedback:processing:x' RIGHT LEFT || ok=1
+  refused_all LPUSH 'push:{0}:feedback' x || ok=1               # forge feedback
+  refused_all LPUSH 'push:{0}:dlq' x || ok=1
+  refused_all HGETALL 'push:{0}:processing:w' || ok=1
+  refused_all DEL 'push:{0}:queue' || ok=1
+  refused_all LPUSH other:queue x || ok=1
+  refused_all GET 'push:{0}:sequence' || ok=1
+  refused_all EVAL 'return 1' 0 || ok=1
+  refused_all FLUSHALL || ok=1
+  refused_all CONFIG GET maxmemory || ok=1
+  refused_all KEYS '*' || ok=1
+  refused_all PING || ok=1
+  return $ok
+}
+check "the ACL (shards) refuses reading, taking or deleting queue elements, forging records, other keys and commands" acl_denies
+set_acl "$acl_plain"
+acl_denies_plain() {
+  local ok=0
+  refused_all LRANGE push:queue 0 -1 || ok=1
+  refused_all RPOP push:queue || ok=1
+  refused_all LMOVE push:queue push:feedback:processing:x RIGHT LEFT || ok=1
+  refused_all LPUSH push:feedback x || ok=1
+  refused_all LPUSH push:dlq x || ok=1
+  refused_all HGETALL push:processing:w || ok=1
+  refused_all DEL push:queue || ok=1
+  refused_all LPUSH 'push:{0}:queue' x || ok=1
+  refused_all GET push:sequence || ok=1
+  return $ok
+}
+check "the ACL (prefix push) refuses reading, taking or deleting queue elements, forging records, other keys" acl_denies_plain
+
+kill -TERM "$worker_a" "$worker_b" 2>/dev/null
+wait_for 40 eval '! kill -0 "$worker_a" 2>/dev/null && ! kill -0 "$worker_b" 2>/dev/null' ||
+  echo "(a worker did not stop within 40 s; it is killed)"
+if [ "$failed" -gt 0 ]; then
+  echo "-- worker on push:"; tail -20 "$run/worker-a.log"
+  echo "-- worker on shards:"; tail -20 "$run/worker-b.log"
+fi
+failed_total=$failed
+echo "($((SECONDS - start)) s)"
+echo "producers: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
