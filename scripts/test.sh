@@ -5,7 +5,7 @@
 # The tests start their own redis-server and the APNs emulator (HTTP/2 + TLS) on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 swift build --build-tests
 swift test --skip-build "$@"
 if [ $# -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != "0" ]; then
