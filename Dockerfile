@@ -1,5 +1,6 @@
 # The worker (and the APNs emulator, for trying it out) in a small runtime image.
 # Build:  docker build -t push-worker .
+#         (--build-arg SOURCE=<your repository's URL> fills the org.opencontainers.image.source label)
 # Stage 1 builds with Swift's Debian 12 (bookworm) image; stage 2 is debian:bookworm-slim with only the
 # shared libraries the binaries load (Swift's runtime and Foundation are linked in statically).
 ARG SWIFT_VERSION=6.3
@@ -29,12 +30,25 @@ RUN apt-get update \
  && useradd --system --uid 10001 --no-create-home push
 COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/
 COPY config/worker.example.yaml /etc/push/worker.example.yaml
+# The image's configuration: metrics and health on every address of the container (the worker's default,
+# 127.0.0.1, is reachable from inside only). A configuration mounted at /etc/push/worker.yaml replaces it, and
+# its metrics.listen decides: the image sets no METRICS_LISTEN, which as an environment variable would win over
+# any file. `docker run -e METRICS_LISTEN=...` still overrides both, for the worker and the HEALTHCHECK alike.
+COPY deploy/image-worker.yaml /etc/push/worker.yaml
 USER push
-# Metrics and health on every address of the container (the default, 127.0.0.1, is reachable from inside only);
-# METRICS_LISTEN or metrics.listen in a mounted configuration still win.
-ENV METRICS_LISTEN=0.0.0.0:9464
 EXPOSE 9464
-# `worker health` asks the worker's own /healthz on metrics.listen: no curl in the image.
-HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["/usr/local/bin/worker", "health"]
+# `worker health` asks the worker's own /healthz on metrics.listen, read from the same file the worker runs
+# with: no curl in the image.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["/usr/local/bin/worker", "health", "--config", "/etc/push/worker.yaml"]
+# OCI labels, last so that another VERSION rebuilds no layer. VERSION is what `worker --version` prints
+# (Sources/PushCore/Metrics/BuildInfo.swift; scripts/check-deploy.py checks that they agree); SOURCE, where the
+# source is, is yours to give.
+ARG VERSION=0.5.0
+ARG SOURCE=""
+LABEL org.opencontainers.image.title="push-worker" \
+      org.opencontainers.image.description="Redis lists to APNs and FCM over HTTP/2: the push pipeline's worker, and its APNs/FCM emulator" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="${SOURCE}"
 ENTRYPOINT ["/usr/local/bin/worker"]
-CMD ["run"]
+CMD ["run", "--config", "/etc/push/worker.yaml"]

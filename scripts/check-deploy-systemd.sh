@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks the systemd deployment as written: deploy/systemd/install.sh staged into a temporary DESTDIR
 # (no user created, nothing outside the directory touched) installs everything the unit refers to (the binary
-# ExecStart runs, the EnvironmentFile of instance 1, the configuration, the documents Documentation= names),
+# ExecStart runs, the configuration, the documents Documentation= names, and for every instance the unit's
+# header starts a required EnvironmentFile with its own WORKER_ID and metrics port),
 # creates the user the unit runs as, and `systemd-analyze verify` (Debian's systemd; it needs no running
 # systemd) finds nothing to say about the unit. Exit 0 when all holds, 1 with the reasons otherwise.
 #   scripts/check-deploy-systemd.sh [WORKER_BINARY]      (default: the debug build's worker)
@@ -23,7 +24,24 @@ user="$(sed -n 's/^User=//p' "$unit")"
 grep -Eq "useradd .*[[:space:]]$user\$" deploy/systemd/install.sh || fail "the unit runs as $user, whom install.sh does not create"
 grep -Eq "getent passwd $user" deploy/systemd/install.sh || fail "install.sh does not check for an existing $user"
 env_file="$(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$unit")"
-[ -f "$stage${env_file//%i/1}" ] || fail "EnvironmentFile $env_file of instance 1 is not installed"
+grep -q '^EnvironmentFile=-' "$unit" && fail "EnvironmentFile= is optional: an instance without its file would take worker.yaml's metrics port"
+# Every instance the unit's header starts (systemctl enable --now push-worker@1 push-worker@2) has an
+# environment file of its own, with its own WORKER_ID and METRICS_LISTEN: two instances on one port, the second
+# could not listen.
+instances="$(sed -n 's/^#.*enable --now //p' "$unit" | grep -o 'push-worker@[A-Za-z0-9_-]*' | sed 's/^push-worker@//' | sort -u)"
+[ "$(echo "$instances" | grep -c .)" -ge 2 ] || fail "the unit's header does not start two instances"
+seen_listen=""; seen_id=""
+for instance in $instances; do
+  file="$stage${env_file//%i/$instance}"
+  if [ ! -f "$file" ]; then fail "EnvironmentFile $env_file of instance $instance is not installed"; continue; fi
+  listen="$(sed -n 's/^METRICS_LISTEN=//p' "$file")"
+  id="$(sed -n 's/^WORKER_ID=//p' "$file")"
+  [ -n "$listen" ] || fail "instance $instance: no METRICS_LISTEN in ${env_file//%i/$instance}"
+  [ -n "$id" ] || fail "instance $instance: no WORKER_ID in ${env_file//%i/$instance}"
+  case " $seen_listen " in *" ${listen##*:} "*) fail "instance $instance: metrics port ${listen##*:} is another instance's" ;; esac
+  case " $seen_id " in *" $id "*) fail "instance $instance: WORKER_ID $id is another instance's" ;; esac
+  seen_listen+=" ${listen##*:}"; seen_id+=" $id"
+done
 config="$(sed -n 's/^ExecStart=.*--config \([^ ]*\).*/\1/p' "$unit")"
 [ -f "$stage$config" ] || fail "the configuration $config is not installed"
 [ -f "$stage/etc/push/worker.example.yaml" ] || fail "the configuration example is not installed"
@@ -56,4 +74,4 @@ if [ "$failures" -gt 0 ]; then
   echo "check-deploy-systemd: $failures failures"
   exit 1
 fi
-echo "check-deploy-systemd: install.sh stages the binary, user, configuration, environment file and documents the unit names; systemd-analyze verify is silent"
+echo "check-deploy-systemd: install.sh stages the binary, user, configuration, documents and the environment files (instances" $instances "on metrics ports"$seen_listen") the unit names; systemd-analyze verify is silent"

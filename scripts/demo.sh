@@ -7,6 +7,14 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 scripts/install-deps.sh
+# The demo's worker takes its configuration from the demo's file alone: a variable such as REDIS_URL or
+# METRICS_LISTEN in the caller's environment would win over the file and point it at another Redis or port
+# (one of this machine's own services, say).
+for variable in $(compgen -e); do
+  case "$variable" in
+    WORKER_*|REDIS_*|COLLECTOR_*|RECOVERY_*|APNS_*|FCM_*|FILTER_*|RETRY_*|METRICS_*|LOG_*|SHUTDOWN_*) unset "$variable" ;;
+  esac
+done
 echo "building the worker and the APNs emulator (release; the first build takes a few minutes)..."
 swift build -c release --product worker 2>&1 | tail -1
 swift build -c release --product apns-emulator 2>&1 | tail -1

@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the worker, its tests and its demo need, if they are missing.
+# Installs the Debian packages the worker, its tests and its demo need, if they are missing. It never stops,
+# disables or reconfigures a service already on the machine: the tests and the demo start their own
+# redis-server (and emulator) on free loopback ports, beside any packaged one.
+# --tests (scripts/test.sh) also makes scripts/check-deploy.py's virtualenv, with kubernetes-validate from PyPI:
+# the demo fetches nothing but Debian packages and the Swift dependencies.
 # --bench adds what scripts/bench.sh compares against: nginx (the cheap HTTP/2 endpoint, at once or after --latency-ms with its echo module), h2load,
 # Go with x/net/http2 (the Go peer sender) and python3-aioapns (the Python peer sender).
 set -euo pipefail
 packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp2-dev libjemalloc-dev python3-h2 libssl-dev libicu-dev openssl pkg-config python3 curl)
-# scripts/check-deploy.py (DeploymentFilesTests): kubectl renders the Kustomize overlays (Debian 12's
-# kubernetes-client is kubectl 1.20; any kubectl already on PATH will do), python3-venv holds kubernetes-validate.
+# scripts/check-deploy.py (DeploymentFilesTests): kubectl renders the Kustomize overlays and components, which
+# needs kubectl 1.21 or later on PATH (Debian 12's kubernetes-client, kubectl 1.20, is too old: the script says
+# so); python3-venv holds kubernetes-validate.
 packages+=(python3-venv)
-# scripts/check-schema.py: validates schema/examples against schema/message.schema.json.
-packages+=(python3-jsonschema)
-command -v kubectl >/dev/null || packages+=(kubernetes-client)
-# examples/producers (scripts/test-producers.sh): the Python, Go, Node.js and PHP Redis clients, from Debian.
-packages+=(python3-redis golang-go golang-github-gomodule-redigo-dev node-redis php-cli php-redis)
-command -v node >/dev/null || packages+=(nodejs)
-if [ "${1:-}" = "--bench" ]; then
+bench=0; tests=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    --tests) tests=1 ;;
+    *) echo "install-deps.sh: unknown argument $arg (--tests, --bench)" >&2; exit 2 ;;
+  esac
+done
+if [ "$tests" = 1 ]; then
+  # scripts/check-schema.py: validates schema/examples against schema/message.schema.json.
+  packages+=(python3-jsonschema)
+  # examples/producers (scripts/test-producers.sh): the Python, Go, Node.js and PHP Redis clients, from Debian.
+  packages+=(python3-redis golang-go golang-github-gomodule-redigo-dev node-redis php-cli php-redis)
+  command -v node >/dev/null || packages+=(nodejs)
+fi
+if [ "$bench" = 1 ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
 fi
 missing=()
@@ -26,10 +40,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian starts the packaged services; the tests and the demo start their own on loopback ports.
-  $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
-  $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
 fi
-# kubernetes-validate from PyPI into its virtualenv under ~/.cache, once, so that the tests need no download.
-"$(dirname "$0")/check-deploy.py" --prepare
+# Tests only: kubernetes-validate from PyPI into its virtualenv under ~/.cache, once, so that the tests need no
+# download.
+if [ "$tests" = 1 ]; then
+  "$(dirname "$0")/check-deploy.py" --prepare
+fi
 command -v swift >/dev/null || { echo "swift is not on PATH: install the Swift 6 toolchain first" >&2; exit 1; }

@@ -5,9 +5,15 @@
 # The tests start their own redis-server and the APNs emulator (HTTP/2 + TLS) on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 swift build --build-tests
 swift test --skip-build "$@"
+if [ $# -eq 0 ]; then
+  # What Swift's runner does not cover: the schema against its examples, the producer examples against a real
+  # worker and the emulator.
+  python3 scripts/check-schema.py
+  scripts/test-producers.sh .build/debug/worker .build/debug/apns-emulator
+fi
 if [ $# -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != "0" ]; then
   scripts/fuzz.sh "${FUZZ_SECONDS:-60}"
 fi

@@ -31,12 +31,18 @@ final class DeploymentFilesTests: XCTestCase {
     }
 
     /// The image's HEALTHCHECK and the compose probe run `worker health` (exercised against a running worker by
-    /// MetricsEndpointTests.testHealthCommandAsksTheRunningWorker), and the image listens where Docker can ask.
+    /// MetricsEndpointTests.testHealthCommandAsksTheRunningWorker) with the configuration the worker runs with, and
+    /// the image's own configuration listens where Docker can ask. No METRICS_LISTEN in the image: it would win
+    /// over metrics.listen in a mounted configuration.
     func testImageAndComposeProbeWithTheWorkersOwnHealthCommand() throws {
         let dockerfile = try text("Dockerfile")
         let healthcheck = try XCTUnwrap(dockerfile.split(separator: "\n").first { $0.hasPrefix("HEALTHCHECK") })
-        XCTAssertTrue(healthcheck.hasSuffix(#"CMD ["/usr/local/bin/worker", "health"]"#), String(healthcheck))
-        XCTAssertTrue(dockerfile.contains("ENV METRICS_LISTEN=0.0.0.0:9464"), "metrics and health reachable from outside the container")
+        XCTAssertTrue(healthcheck.hasSuffix(#"CMD ["/usr/local/bin/worker", "health", "--config", "/etc/push/worker.yaml"]"#), String(healthcheck))
+        XCTAssertTrue(dockerfile.contains(#"CMD ["run", "--config", "/etc/push/worker.yaml"]"#), "the worker runs with the file the HEALTHCHECK reads")
+        XCTAssertTrue(dockerfile.contains("COPY deploy/image-worker.yaml /etc/push/worker.yaml"), "the image ships that file")
+        XCTAssertFalse(dockerfile.contains("ENV METRICS_LISTEN"), "a mounted configuration's metrics.listen decides")
+        let imageConfiguration = try loader.load(yaml: try text("deploy/image-worker.yaml"), origin: "image-worker.yaml")
+        XCTAssertEqual(try ListenAddress.parse(imageConfiguration.metricsListen)?.host, "0.0.0.0", "metrics and health reachable from outside the container")
         let compose = try XCTUnwrap(try Yams.load(yaml: try text("deploy/docker-compose.yml")) as? [String: Any])
         let anchor = try XCTUnwrap(compose["x-worker"] as? [String: Any])
         let test = try XCTUnwrap((anchor["healthcheck"] as? [String: Any])?["test"] as? [String])
@@ -62,10 +68,12 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertTrue(try self.text("Dockerfile").contains(" openssl "), "the image has the openssl the setup step uses")
     }
 
-    /// scripts/check-deploy.py renders the base, each overlay and the ServiceMonitor with `kubectl kustomize`,
-    /// validates every object against the Kubernetes schemas and checks Secret access (fsGroup and mode), the
-    /// probes, the named metrics port and the Service; then each overlay's configuration, with the variables its
-    /// pod gets, must load with the worker's own loader and say where Redis is as the overlay means.
+    /// scripts/check-deploy.py renders the base, each overlay, each component on each Redis overlay and the
+    /// ServiceMonitor with `kubectl kustomize`, validates every object against the Kubernetes schemas and checks
+    /// Secret access (fsGroup and mode) and use, the providers, the probes, the named metrics port, the Service,
+    /// the NetworkPolicies, the systemd instances' ports and the image; then each overlay's configuration, with
+    /// the variables its pod gets, must load with the worker's own loader, say where Redis is as the overlay
+    /// means, and have apps for the overlay's providers only.
     func testKubernetesOverlaysRenderValidateAndLoad() throws {
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("check-deploy-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
@@ -73,7 +81,7 @@ final class DeploymentFilesTests: XCTestCase {
         XCTAssertEqual(status, 0, "scripts/check-deploy.py failed:\n\(output)")
         guard status == 0 else { return }
 
-        for overlay in ["redis", "sentinel", "cluster"] {
+        for overlay in ["redis", "sentinel", "cluster", "apns-only", "fcm-only"] {
             let rendered = try String(contentsOf: out.appendingPathComponent("\(overlay).yaml"), encoding: .utf8)
             let objects = try Yams.load_all(yaml: rendered).map { $0 as? [String: Any] ?? [:] }
             let configMaps = objects.filter { $0["kind"] as? String == "ConfigMap" }
@@ -97,6 +105,8 @@ final class DeploymentFilesTests: XCTestCase {
             XCTAssertEqual(configuration.log.format, .json, overlay)
             XCTAssertGreaterThanOrEqual(try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int),
                                         configuration.shutdown.timeoutSeconds + exitSlackSeconds, overlay)
+            XCTAssertEqual(configuration.apns.apps.isEmpty, overlay == "fcm-only", "\(overlay): APNs apps")
+            XCTAssertEqual(configuration.fcm.apps.isEmpty, overlay == "apns-only", "\(overlay): FCM apps")
             switch overlay {
             case "sentinel":
                 XCTAssertEqual(configuration.redis.sentinel.master, "mymaster")

@@ -3,11 +3,13 @@
 #   swift build -c release --product worker
 #   sudo deploy/systemd/install.sh                 # or: --binary PATH for a worker built elsewhere
 #   sudo editor /etc/push/worker.yaml              # Redis, apps, key files (docs/deploy.md)
-#   sudo systemctl enable --now push-worker@1
+#   sudo systemctl enable --now push-worker@1 push-worker@2
 # What it does: creates the system user and group `push` (no home, no shell), installs the binary as
-# /usr/local/bin/worker, the unit, /etc/push/worker.example.yaml, /etc/push/worker.yaml and
-# /etc/push/worker-1.env if they are missing (never overwritten), /etc/push/keys for the APNs keys and FCM
-# service accounts, and the documents the unit's Documentation= names under /usr/share/doc/push-worker.
+# /usr/local/bin/worker, the unit, /etc/push/worker.example.yaml, /etc/push/worker.yaml and one
+# /etc/push/worker-N.env per instance (--instances COUNT, default 2: WORKER_ID=<host>-N and a metrics port of its
+# own, 9463+N, or the next one no other environment file uses) if they are missing (never overwritten),
+# /etc/push/keys for the APNs keys and FCM service accounts, and the documents the unit's Documentation= names
+# under /usr/share/doc/push-worker.
 # Run it again to upgrade: the binary, the unit, the example and the documents are replaced, your files kept.
 #
 # DESTDIR=DIR stages everything under DIR instead (packaging, scripts/check-deploy-systemd.sh): no user is
@@ -15,13 +17,18 @@
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 binary=""
+instances=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="$2"; shift 2 ;;
+    --instances) instances="$2"; shift 2 ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
+case "$instances" in
+  ''|*[!0-9]*|0) echo "install.sh: --instances takes a count of 1 or more" >&2; exit 2 ;;
+esac
 if [ -z "$binary" ]; then
   binary="$(cd "$repo" && swift build -c release --show-bin-path 2>/dev/null)/worker" || true
 fi
@@ -60,11 +67,21 @@ if [ ! -e "$root/etc/push/worker.yaml" ]; then
   install -m 0640 "${owner[@]}" "$repo/config/worker.example.yaml" "$root/etc/push/worker.yaml"
   echo "installed /etc/push/worker.yaml from the example: edit it (Redis, apps, key files under /etc/push/keys)"
 fi
-if ! ls "$root"/etc/push/worker-*.env >/dev/null 2>&1; then
-  printf 'WORKER_ID=%s-1\nMETRICS_LISTEN=127.0.0.1:9464\n' "$(hostname -s 2>/dev/null || hostname)" > "$root/etc/push/worker-1.env"
-  chmod 0640 "$root/etc/push/worker-1.env"
-  [ "$staged" = 0 ] && chown root:push "$root/etc/push/worker-1.env"
-fi
+# One environment file per instance, each with its own worker id and metrics port: two instances binding the
+# same port, the second would exit. A port another environment file already names is skipped.
+host="$(hostname -s 2>/dev/null || hostname)"
+used_ports=" $(cat "$root"/etc/push/worker-*.env 2>/dev/null | sed -n 's/^METRICS_LISTEN=.*:\([0-9]*\)$/\1/p' | tr '\n' ' ' || true)"
+port=9464
+for n in $(seq 1 "$instances"); do
+  env_file="$root/etc/push/worker-$n.env"
+  [ -e "$env_file" ] && continue
+  while [ "$port" -lt $((9463 + n)) ] || [[ "$used_ports" == *" $port "* ]]; do port=$((port + 1)); done
+  printf 'WORKER_ID=%s-%s\nMETRICS_LISTEN=127.0.0.1:%s\n' "$host" "$n" "$port" > "$env_file"
+  used_ports+="$port "
+  chmod 0640 "$env_file"
+  if [ "$staged" = 0 ]; then chown root:push "$env_file"; fi
+  echo "installed /etc/push/worker-$n.env (WORKER_ID=$host-$n, METRICS_LISTEN=127.0.0.1:$port)"
+done
 install -d -m 0755 "$root/usr/share/doc/push-worker"
 for doc in docs/deploy.md docs/operations.md config/worker.example.yaml; do
   install -m 0644 "$repo/$doc" "$root/usr/share/doc/push-worker/$(basename "$doc")"
@@ -75,4 +92,4 @@ if [ "$staged" = 0 ] && [ -d /run/systemd/system ]; then
 fi
 echo "installed $("$root/usr/local/bin/worker" --version 2>/dev/null || echo worker) under ${root:-/}; next: edit /etc/push/worker.yaml," \
   "put keys in /etc/push/keys (install -o push -g push -m 0600 AuthKey_X.p8 /etc/push/keys/), then" \
-  "systemctl enable --now push-worker@1"
+  "systemctl enable --now push-worker@1 push-worker@2"
