@@ -5,6 +5,10 @@ import PushCore
 /// It also counts what the bulk lane holds, which `collector.bulk_share` bounds while chat work waits, and
 /// what each shard holds: a poison suspect is claimed alone in its shard, so it waits for its own shard's work
 /// only, never for the other shards' (which, under steady load, are never all done at once).
+///
+/// Isolation: work held by an app that cannot send (`AppWaitBoard`) takes no room from claims, so another
+/// app's messages are still claimed; it may hold at most another `limit` in all (`hardLimit`), and what a
+/// waiting app's messages claimed after that would add is parked in Redis by the collector, not held here.
 public actor CapacityGate {
     public let limit: Int
     public let byteLimit: Int
@@ -19,14 +23,22 @@ public actor CapacityGate {
     private var shardLoads = [(notifications: Int, bytes: Int)](repeating: (0, 0), count: PipelineSeq.maxShards)
     private var shardEmptyWaiters: [Int: [CheckedContinuation<Void, Never>]] = [:]
     private var opened = false
+    /// Apps that wait, and the work their lanes hold (nil: nothing is discounted).
+    private let board: AppWaitBoard?
+    /// What the pipeline holds at most, waiting work included: memory stays bounded whatever waits.
+    public var hardLimit: Int { limit.multipliedReportingOverflow(by: 2).overflow ? Int.max : limit * 2 }
 
-    public init(limit: Int, byteLimit: Int = 64 << 20) {
+    public init(limit: Int, byteLimit: Int = 64 << 20, board: AppWaitBoard? = nil) {
         self.limit = limit
         self.byteLimit = byteLimit
+        self.board = board
     }
 
-    /// Notifications that may still be claimed.
-    public var room: Int { max(0, limit - inFlight) }
+    /// Work that waits on an app that cannot send, as far as this gate holds it.
+    private var waiting: Int { min(max(0, board?.waitingNotifications ?? 0), inFlight) }
+
+    /// Notifications that may still be claimed: waiting work takes no room, up to the hard limit.
+    public var room: Int { max(0, min(limit - (inFlight - waiting), hardLimit - inFlight)) }
     public var byteRoom: Int { max(0, byteLimit - bytesInFlight) }
     public var isEmpty: Bool { inFlight == 0 && bytesInFlight == 0 }
 
@@ -55,7 +67,12 @@ public actor CapacityGate {
     }
 
     private func hasRoom(_ notifications: Int) -> Bool {
-        limit - inFlight >= min(notifications, limit) && bytesInFlight < byteLimit
+        room >= min(notifications, limit) && bytesInFlight < byteLimit
+    }
+
+    /// The work that waits changed (`AppWaitBoard.changes`): claims waiting for room may go now.
+    public func waitingChanged() {
+        if hasRoom(1) { wake(&waiters) }
     }
 
     /// Returns once nothing is in flight (or the gate was opened).
@@ -94,7 +111,7 @@ public actor CapacityGate {
             bulkInFlight -= notifications
             bulkBytesInFlight -= bytes
         }
-        if inFlight < limit && bytesInFlight < byteLimit { wake(&waiters) }
+        if hasRoom(1) { wake(&waiters) }
         if isEmpty { wake(&emptyWaiters) }
         if isEmpty(shard: index), var waiting = shardEmptyWaiters.removeValue(forKey: index) { wake(&waiting) }
     }

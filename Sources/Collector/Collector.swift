@@ -34,6 +34,8 @@ public final class Collector: Sendable {
     /// For tests: runs after a claim's reply arrived, before anything is done with it; where a pause of the
     /// process is what `ownedAfterLapse` guards against.
     private let afterClaimReply: (@Sendable () async -> Void)?
+    /// Apps that cannot send now: their newly claimed messages are parked in Redis, not held (isolation).
+    private let waitBoard: AppWaitBoard?
     private let stopping = Atomic(false)
     private let events: AsyncStream<Event>
     private let eventInput: AsyncStream<Event>.Continuation
@@ -44,8 +46,10 @@ public final class Collector: Sendable {
 
     public init(settings: CollectorSettings, queue: WorkQueue, gate: CapacityGate,
                 acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger, shard: Int = 0,
-                lease: OwnershipLease? = nil, afterClaimReply: (@Sendable () async -> Void)? = nil) {
+                lease: OwnershipLease? = nil, afterClaimReply: (@Sendable () async -> Void)? = nil,
+                waitBoard: AppWaitBoard? = nil) {
         self.settings = settings
+        self.waitBoard = waitBoard
         self.lease = lease
         self.afterClaimReply = afterClaimReply
         self.shard = max(0, min(shard, Self.maxShards - 1))
@@ -293,6 +297,20 @@ public final class Collector: Sendable {
                         message.headers.appTopic = StringInterner.sameBytes(message.headers.appTopic, topic)
                             ? topic : topics.intern(message.headers.appTopic)
                         message.headers.topic = topic
+                        let app = AppWaitBoard.App(provider: message.headers.provider, topic: message.headers.appTopic)
+                        if let waitBoard, waitBoard.isWaiting(app) {
+                            // Its app cannot send now: the element moves, as written, to the app's parked list
+                            // when this registration is acknowledged, and comes back to the queue when the app can
+                            // send (the Unparker). Nothing of it is sent or recorded here, not even feedback for
+                            // malformed tokens, which its later claim records once.
+                            registrations.append(ClaimRegistration(
+                                element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
+                                provider: message.headers.provider, pendingTokens: 0, notifications: 1,
+                                records: [.parked(list: queue.keys.parked(provider: app.provider, topic: app.topic,
+                                                                          lane: Lane.of(pipelineSeq: seq)))]))
+                            PushMetrics.shared.messagesParked(provider: app.provider, app: app.topic, count: 1)
+                            continue
+                        }
                         if !rejected.isEmpty {
                             PushMetrics.shared.notifications(provider: message.headers.provider, app: message.headers.appTopic,
                                                              outcome: "feedback", reason: "BadDeviceToken", count: rejected.count)

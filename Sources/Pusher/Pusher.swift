@@ -20,8 +20,9 @@ public final class Pusher: Sendable {
 
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
     /// `lease`: whether the worker still owns its claims (ownership fencing); requests wait while it has lapsed.
+    /// `waitBoard`: where each lane says whether it waits (isolation); the apps' lanes are registered there.
     public init(settings: APNsSettings, fcm: FCMSettings = FCMSettings(), retry: RetrySettings, logger: Logger,
-                readiness: Readiness? = nil, lease: OwnershipLease = .unfenced(),
+                readiness: Readiness? = nil, lease: OwnershipLease = .unfenced(), waitBoard: AppWaitBoard? = nil,
                 sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         // Each credential gets lanes, each a thread with its own HTTP/2 client and its share of the connections.
         // By default, with our own sessions, one per two cores: the transport takes about 60% of a worker's
@@ -54,6 +55,7 @@ public final class Pusher: Sendable {
             transport.socketAction = settings.eventLoop == "epoll"
             transport.driver = TransportKind(rawValue: settings.transport) ?? .nghttp2
             transport.pingIntervalMillis = settings.pingIntervalMillis
+            transport.waitBoard = waitBoard
             var provider: ProviderToken?
             switch app.credential {
             case .token(let teamID, let keyID, let keyFile):
@@ -69,6 +71,7 @@ public final class Pusher: Sendable {
             let credentialState = CredentialState()
             for lane in 0..<lanes {
                 transport.lane = lane
+                transport.boardLane = transports.count
                 transports.append(try Scheduler(settings: transport, provider: provider, readiness: readiness, logger: logger,
                                                     credential: credentialState, lease: lease, sink: sink))
             }
@@ -79,13 +82,18 @@ public final class Pusher: Sendable {
         var fcmRoutes: [String: [Int]] = [:]
         var accessTokens: [AccessTokenCache] = []
         do {
-            try FCMLanes.make(fcm, retry: retry, cores: cores, logger: logger, readiness: readiness, lease: lease, sink: sink,
+            try FCMLanes.make(fcm, retry: retry, cores: cores, logger: logger, readiness: readiness, lease: lease,
+                              waitBoard: waitBoard, sink: sink,
                               transports: &transports, routes: &fcmRoutes, appLanes: &appLanes, caches: &accessTokens)
         } catch {
             // Nothing started may outlive a failed start: the lanes and token threads made so far end here.
             transports.forEach { $0.abort() }
             accessTokens.forEach { $0.stop() }
             throw error
+        }
+        if let waitBoard {
+            for (topic, lanes) in routes { waitBoard.register(AppWaitBoard.App(provider: .apns, topic: topic), lanes: lanes) }
+            for (topic, lanes) in fcmRoutes { waitBoard.register(AppWaitBoard.App(provider: .fcm, topic: topic), lanes: lanes) }
         }
         self.transports = transports
         self.appLanes = appLanes

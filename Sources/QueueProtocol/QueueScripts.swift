@@ -295,12 +295,27 @@ enum QueueScripts {
     /// recovered by another worker writes nothing twice. (Plain deliveries, the common case, need none of
     /// this: `WorkQueue.acknowledge` deletes their fields with HDEL.) KEYS: processing, dlq, feedback,
     /// filtered, deliveries. ARGV[1]: filtered cap; then per message: sequence, '1' if it has a death count,
-    /// record count, records (each prefixed 'D' dead letter, 'F' feedback or 'A' filtered audit). Returns
-    /// how many were acknowledged.
+    /// record count, records (each prefixed 'D' dead letter, 'F' feedback or 'A' filtered audit, or 'P' and
+    /// a key index: the element itself moves to that parked list, KEYS[6...]). Returns how many were
+    /// acknowledged.
     /// A hash whose last field is deleted is deleted with it, and on a cluster node that is migrating the
     /// slot, touching a deleted key again fails the script half-way ("non local key"). So the script counts
     /// what the processing and deliveries hashes hold and never touches one once it is empty, and deletes
     /// death counts in one step at the end.
+    /// Moves up to ARGV[1] of the newest messages of a parked list back to its input list's consumer end, the
+    /// oldest of them nearest that end, so they are claimed next; one step, so a message is in exactly one of
+    /// the two lists whenever the script is interrupted. Newest first: each later call puts older messages
+    /// nearer the consumer end, so a parked list returned in several calls comes back oldest first as a whole.
+    /// KEYS: the parked list, the input list. Returns how many moved.
+    static let unpark = Script(name: "unpark", source: """
+    local n = tonumber(ARGV[1])
+    local items = redis.call('LRANGE', KEYS[1], 0, n - 1)
+    if #items == 0 then return 0 end
+    redis.call('RPUSH', KEYS[2], unpack(items))
+    redis.call('LTRIM', KEYS[1], #items, -1)
+    return #items
+    """)
+
     static let acknowledge = Script(name: "acknowledge", source: """
     local cap = tonumber(ARGV[1])
     local held = redis.call('HLEN', KEYS[1])
@@ -315,6 +330,11 @@ enum QueueScripts {
       local n = tonumber(ARGV[i + 2])
       i = i + 3
       if held > 0 then
+        -- A parked message's element moves to its parked list as it was written: read before it is deleted.
+        local element = nil
+        for r = i, i + n - 1 do
+          if string.sub(ARGV[r], 1, 1) == 'P' then element = redis.call('HGET', KEYS[1], seq) end
+        end
         if redis.call('HDEL', KEYS[1], seq) == 1 then
           -- Its own death count only: other copies of the same bytes keep theirs.
           if counted then countFields[#countFields + 1] = KEYS[1] .. '#' .. seq end
@@ -322,8 +342,13 @@ enum QueueScripts {
           acked = acked + 1
           for r = i, i + n - 1 do
             local record = ARGV[r]
-            local list = lists[string.sub(record, 1, 1)]
-            if list then list[#list + 1] = string.sub(record, 2) end
+            local tag = string.sub(record, 1, 1)
+            if tag == 'P' then
+              if element then redis.call('LPUSH', KEYS[tonumber(string.sub(record, 2))], element) end
+            else
+              local list = lists[tag]
+              if list then list[#list + 1] = string.sub(record, 2) end
+            end
           end
         end
       end

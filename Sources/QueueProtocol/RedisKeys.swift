@@ -28,6 +28,12 @@ public struct RedisKeys: Sendable, Equatable {
     /// copies returned to the lists, per SHA-1 of the element (`QueueScripts.deathTally`).
     public var deliveries: String { "\(prefix):deliveries" }
     public var processingPattern: String { "\(prefix):processing:*" }
+    /// Messages of an app that could not send when they were claimed (isolation, docs/architecture.md): a list
+    /// per provider, app and input list, put back on that input list when the app can send again.
+    public func parked(provider: PushProvider, topic: String, lane: Lane) -> String {
+        "\(prefix):parked:\(provider.rawValue):\(topic)" + (lane == .bulk ? ":bulk" : "")
+    }
+    public var parkedPattern: String { "\(prefix):parked:*" }
     /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.
     public func pushProgress(runID: String) -> String { "\(prefix):push-progress:\(runID)" }
 

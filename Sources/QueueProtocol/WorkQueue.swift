@@ -6,12 +6,17 @@ public enum OutcomeRecord: Sendable, Equatable {
     case deadLetter([UInt8])
     case feedback([UInt8])
     case filtered([UInt8])
+    /// The element itself moves, as written, to this parked list (its app cannot send now: isolation); it is
+    /// not an outcome of the message, which goes back to the queue when the app can send again.
+    case parked(list: String)
 
-    var tagged: [UInt8] {
+    /// The record as the acknowledge script reads it; a parked one names its list by its index among the keys.
+    func tagged(parkedKeyIndex: (String) -> Int) -> [UInt8] {
         switch self {
         case .deadLetter(let body): return [UInt8(ascii: "D")] + body
         case .feedback(let body): return [UInt8(ascii: "F")] + body
         case .filtered(let body): return [UInt8(ascii: "A")] + body
+        case .parked(let list): return Array("P\(parkedKeyIndex(list))".utf8)
         }
     }
 }
@@ -218,15 +223,20 @@ public struct WorkQueue: Sendable {
         guard !others.isEmpty else { return acknowledged }
         var arguments: [[UInt8]] = [Array(String(filteredCap).utf8)]
         arguments.reserveCapacity(1 + others.count * 4)
+        var scriptKeys = [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries]
+        // Parked lists are keys of the script too (one slot with the shard's other keys), after the fixed five.
+        let parkedIndex = { (list: String) -> Int in
+            if let index = scriptKeys.firstIndex(of: list) { return index + 1 }
+            scriptKeys.append(list)
+            return scriptKeys.count
+        }
         for message in others {
             arguments.append(Array(String(message.seq).utf8))
             arguments.append(message.counted ? [UInt8(ascii: "1")] : [UInt8(ascii: "0")])
             arguments.append(Array(String(message.records.count).utf8))
-            for record in message.records { arguments.append(record.tagged) }
+            for record in message.records { arguments.append(record.tagged(parkedKeyIndex: parkedIndex)) }
         }
-        let reply = try await scripts.run(QueueScripts.acknowledge,
-                                          keys: [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries],
-                                          arguments: arguments)
+        let reply = try await scripts.run(QueueScripts.acknowledge, keys: scriptKeys, arguments: arguments)
         return acknowledged + Int(reply.integer ?? 0)
     }
 
@@ -343,6 +353,30 @@ public struct WorkQueue: Sendable {
                 if remaining == 0 { return total }
             } while start < fields.count
         }
+    }
+
+    // MARK: parked messages (isolation)
+
+    /// Puts up to `maxCount` of an app's parked messages back at the consumer end of their input list (oldest
+    /// first, claimed next); returns how many moved.
+    public func unpark(provider: PushProvider, topic: String, lane: Lane, maxCount: Int = 1000) async throws -> Int {
+        let reply = try await scripts.run(QueueScripts.unpark,
+                                          keys: [keys.parked(provider: provider, topic: topic, lane: lane), keys.queue(lane)],
+                                          arguments: [Array(String(max(1, min(maxCount, 5000))).utf8)])
+        return Int(reply.integer ?? 0)
+    }
+
+    /// How many messages of an app are parked, per input list.
+    public func parkedCount(provider: PushProvider, topic: String) async throws -> Int {
+        let replies = try await connection.pipeline(Lane.allCases.map { lane in
+            ["LLEN", keys.parked(provider: provider, topic: topic, lane: lane)].map { Array($0.utf8) }
+        })
+        var total = 0
+        for reply in replies {
+            if case .error(let text) = reply { throw RedisError.server(text) }
+            total += Int(reply.integer ?? 0)
+        }
+        return total
     }
 
     // MARK: liveness and the registry

@@ -40,7 +40,10 @@ struct PipelineService: Service, CustomStringConvertible {
     }
 
     func run() async throws {
-        let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes)
+        // Isolation: which apps cannot send now, and the work their lanes hold (docs/architecture.md).
+        let waitBoard = AppWaitBoard()
+        let gate = CapacityGate(limit: configuration.collector.maxInFlight, byteLimit: configuration.collector.maxInFlightBytes,
+                                board: waitBoard)
         // Ownership fencing: nothing claimed is sent unless a heartbeat of its shard was confirmed recently.
         let lease = OwnershipLease(shards: configuration.redis.prefixes.count)
         // One cluster topology for every connection of every shard: what one connection learns (a MOVED, a
@@ -48,7 +51,7 @@ struct PipelineService: Service, CustomStringConvertible {
         let clusterMap = RedisConnector.clusterMap(configuration.redis, name: "topology")
         let shards = configuration.redis.prefixes.enumerated().map { index, prefix in
             ShardPipeline(index: index, prefix: prefix, configuration: configuration, workerID: workerID, gate: gate, logger: logger,
-                          readiness: readiness, lease: lease, clusterMap: clusterMap)
+                          readiness: readiness, lease: lease, clusterMap: clusterMap, waitBoard: waitBoard)
         }
         for shard in shards {
             guard try await prepare(shard.recoveryQueue, shard.heartbeat) else {
@@ -60,7 +63,7 @@ struct PipelineService: Service, CustomStringConvertible {
         let pusher: Pusher
         do {
             pusher = try Pusher(settings: configuration.apns, fcm: configuration.fcm, retry: configuration.retry, logger: logger, readiness: readiness,
-                                lease: lease) { resolutions in
+                                lease: lease, waitBoard: waitBoard) { resolutions in
                 router.route(.resolved(resolutions))
             }
         } catch {
@@ -80,6 +83,11 @@ struct PipelineService: Service, CustomStringConvertible {
         // shutdown deadline) are children of this task: none outlives the service, all end when it does.
         await withTaskGroup(of: Void.self) { background in
             for shard in shards { background.addTask { await shard.heartbeat.run() } }
+            for shard in shards { background.addTask { await shard.unparker.run() } }
+            background.addTask {
+                // Work that starts or stops waiting changes the room claims have.
+                for await _ in waitBoard.changes { await gate.waitingChanged() }
+            }
             background.addTask { await sampler.run() }
             background.addTask { await reloader.run() }
             background.addTask {

@@ -18,10 +18,12 @@ struct ShardPipeline: Sendable {
     let heartbeat: Heartbeat
     let acknowledger: Acknowledger
     let collector: Collector
+    /// Puts parked messages (isolation) back on the queue when their app can send again.
+    let unparker: Unparker
     let counts = SharedCounts()
 
     init(index: Int, prefix: String, configuration: WorkerConfiguration, workerID: String, gate: CapacityGate, logger: Logger,
-         readiness: Readiness, lease: OwnershipLease, clusterMap: ClusterMap?) {
+         readiness: Readiness, lease: OwnershipLease, clusterMap: ClusterMap?, waitBoard: AppWaitBoard) {
         self.index = index
         let keys = RedisKeys(prefix: prefix)
         self.keys = keys
@@ -37,6 +39,7 @@ struct ShardPipeline: Sendable {
         ackQueue = queue("ack")
         recoveryQueue = queue("recovery")
         metricsQueue = queue("metrics")
+        unparker = Unparker(queue: queue("unpark"), board: waitBoard, logger: logger)
         let acknowledger = Acknowledger(queue: ackQueue, gate: gate, filteredCap: configuration.filter.auditCap,
                                         counts: counts, logger: logger, lease: lease,
                                         replication: (configuration.redis.waitReplicas, configuration.redis.waitTimeoutMillis),
@@ -46,7 +49,7 @@ struct ShardPipeline: Sendable {
                               ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,
                               lease: lease, shard: index, confirmOwnership: { await acknowledger.confirmOwnership() })
         collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
-                              acknowledger: acknowledger.input, logger: logger, shard: index, lease: lease)
+                              acknowledger: acknowledger.input, logger: logger, shard: index, lease: lease, waitBoard: waitBoard)
     }
 
     /// Ends the Redis calls in progress of the claiming and acknowledging side at once (the shutdown deadline
@@ -61,10 +64,11 @@ struct ShardPipeline: Sendable {
         heartbeat.queue.connection.interrupt()
         recoveryQueue.connection.interrupt()
         metricsQueue.connection.interrupt()
+        unparker.queue.connection.interrupt()
     }
 
     func close() async {
-        for queue in [claimQueue, ackQueue, recoveryQueue, metricsQueue, heartbeat.queue] { await queue.connection.close() }
+        for queue in [claimQueue, ackQueue, recoveryQueue, metricsQueue, heartbeat.queue, unparker.queue] { await queue.connection.close() }
     }
 }
 

@@ -164,6 +164,32 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await connection.claimedStrings(keys.processing(worker: "w1")), ["m3"])
     }
 
+    /// Isolation: a parked message's element moves, as written, from the processing hash to its app's parked
+    /// list in the acknowledgement's one step; a retry or a message recovered meanwhile moves nothing twice; the
+    /// unpark script puts the parked elements back at the queue's consumer end in their order.
+    func testParkingMovesTheElementOnceAndUnparkingPutsItBackNextInOrder() async throws {
+        try await connection.lpush(keys.queue, ["p1", "p2", "p3", "x"])
+        let worker = queue("w1")
+        let claimed = try await worker.claim(maxCount: 3, maxBytes: 1000, allowIsolated: false).elements
+        let list = keys.parked(provider: .fcm, topic: "com.example.chat", lane: .chat)
+        let done = claimed.map { CompletedMessage(seq: $0.seq, records: [.parked(list: list)], notifications: 1) }
+        // p3 was recovered by a peer meanwhile: its field is gone, so nothing of it is parked here.
+        _ = try await connection.execute(["HDEL", keys.processing(worker: "w1"), String(claimed[2].seq)])
+        try await assertEqual(try await worker.acknowledge(done, filteredCap: 10), 2)
+        try await assertEqual(try await worker.acknowledge(done, filteredCap: 10), 0, "a retry parks nothing twice")
+        try await assertEqual(try await connection.strings(list), ["p2", "p1"])
+        try await assertEqual(try await connection.claimedStrings(keys.processing(worker: "w1")), [])
+        try await assertEqual(try await worker.parkedCount(provider: .fcm, topic: "com.example.chat"), 2)
+
+        // Two calls of one: the parked list comes back oldest first as a whole.
+        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", lane: .chat, maxCount: 1), 1)
+        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", lane: .chat, maxCount: 1), 1)
+        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", lane: .chat), 0)
+        try await assertEqual(try await connection.execute(["EXISTS", list]).integer, 0)
+        let next = try await claim(worker, 10)
+        XCTAssertEqual(next, ["p1", "p2", "x"], "parked work comes back first, oldest first, ahead of what waited in the queue")
+    }
+
     /// The pipeline keeps no element in memory: a dead letter is drafted, and the acknowledgement makes its
     /// record from the element the processing hash holds. An element gone meanwhile (recovered elsewhere) gets
     /// no record from this worker, and a retry writes nothing twice.

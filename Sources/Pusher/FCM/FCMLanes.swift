@@ -9,7 +9,7 @@ enum FCMLanes {
     /// Loads each app's service account (a missing or malformed file is a startup error), starts its access
     /// token's renewal, and appends the lanes to `transports`, their indices to `routes` (by topic).
     static func make(_ fcm: FCMSettings, retry: RetrySettings, cores: Int, logger: Logger, readiness: Readiness?,
-                     lease: OwnershipLease, sink: @escaping @Sendable ([Resolution]) -> Void,
+                     lease: OwnershipLease, waitBoard: AppWaitBoard?, sink: @escaping @Sendable ([Resolution]) -> Void,
                      transports: inout [Scheduler], routes: inout [String: [Int]],
                      appLanes: inout [(app: String, provider: PushProvider, lanes: [Int])],
                      caches: inout [AccessTokenCache]) throws {
@@ -45,10 +45,12 @@ enum FCMLanes {
             settings.pingIntervalMillis = fcm.pingIntervalMillis
             settings.retry = retry
             settings.app = app.topic
+            settings.waitBoard = waitBoard
             let credential = CredentialState()
             let indices = Array(transports.count..<transports.count + lanes)
             for lane in 0..<lanes {
                 settings.lane = lane
+                settings.boardLane = transports.count
                 let service = FCMService(projectID: project, tokens: entry.cache)
                 transports.append(try Scheduler(settings: settings, service: service, readiness: readiness, logger: logger,
                                                 credential: credential, lease: lease, sink: sink))

@@ -555,6 +555,24 @@ public final class Scheduler: @unchecked Sendable {
             lastStreamsLimit = streams
             credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: streams ?? 0, metrics: metrics)
         }
+        reportWaiting(now: now)
+    }
+
+    /// Tells the wait board (isolation) whether this lane can send and, while it cannot, how many requests it
+    /// holds: that work then takes no room from claims, and the app's newly claimed messages are parked.
+    private func reportWaiting(now: UInt64) {
+        guard let board = settings.waitBoard else { return }
+        let reason: String?
+        if pause.paused {
+            reason = "paused: the service refuses the credential"
+        } else if let waitingForCredential {
+            reason = "no credential: \(waitingForCredential)"
+        } else if credential.holdUntil(now: now) != nil {
+            reason = "held: the service asked to slow down"
+        } else {
+            reason = nil
+        }
+        board.report(lane: settings.boardLane, waiting: reason != nil, queued: ready.count + delayed.count, reason: reason ?? "")
     }
 
     private func apply(_ decision: ServiceDecision, to request: PendingRequest, status: Int?, generation: Int,

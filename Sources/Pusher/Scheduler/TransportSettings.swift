@@ -48,6 +48,10 @@ public struct TransportSettings: Sendable {
     public var app = ""
     /// This lane's number among its credential's lanes (the stream-limit gauge sums them).
     public var lane = 0
+    /// Where the lane says whether it waits and what it holds meanwhile (isolation), and its number there
+    /// (among all of the worker's lanes).
+    public var waitBoard: AppWaitBoard?
+    public var boardLane = 0
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }

@@ -1,0 +1,141 @@
+import Foundation
+import PushCore
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// One app's or one provider's trouble never stalls the others (docs/architecture.md, "Isolation"): work an app
+/// cannot send takes no room from claims, and what it claims meanwhile is parked in Redis and comes back when it
+/// can send. Each test puts the troubled app's backlog first, so that without isolation it would fill
+/// `collector.max_in_flight` and stop every claim; each prints how long the healthy app's messages took.
+final class IsolationTests: XCTestCase {
+    private func drained(_ client: RedisConnection, worker id: String) async throws -> Bool {
+        let keys = RedisKeys()
+        let queued = try await client.length(keys.queue)
+        let claimed = try await client.claimedCount(keys.processing(worker: id))
+        return queued == 0 && claimed == 0
+    }
+
+    private func parked(_ client: RedisConnection, _ provider: PushProvider, _ topic: String) async throws -> Int {
+        try await client.length(RedisKeys().parked(provider: provider, topic: topic, lane: .chat))
+    }
+
+    /// FCM's token endpoint down with 30,000 FCM tokens claimed first: APNs messages enqueued behind them are
+    /// delivered while it is still down; once it is back every FCM token is delivered once, none dead-lettered.
+    func testATokenEndpointDownHoldsNoAPNsMessage() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn()
+        fcm.fcm.setTokenEndpointDown(true)
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        let fcmMessages = (0..<300).map { m in fcmMessageJSON(id: "f\(m)", tokens: (0..<100).map { fcmToken("d", m * 100 + $0) }) }
+        try await client.lpush(keys.queue, fcmMessages)
+        let port = freePort()
+        let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
+            "WORKER_ID": "iso-fcm", "METRICS_LISTEN": "127.0.0.1:\(port)", "COLLECTOR_MAX_IN_FLIGHT": "20000",
+        ]), logFile: makeTemporaryDirectory("iso-fcm") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        // The pipeline fills with FCM work that cannot go, then its further messages are parked.
+        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
+        let enqueued = ContinuousClock.now
+        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answered().filter { $0.status == 200 }.count == 1000 }
+        print("isolation: 1,000 APNs messages behind 30,000 waiting FCM tokens delivered \(ContinuousClock.now - enqueued) after their enqueue")
+        XCTAssertEqual(fcm.fcm.stats.requests, 0, "still no access token")
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertGreaterThan(prometheusSample(metrics, "push_messages_parked_total", ["provider": "fcm", "app": FCMStandIn.topic]) ?? 0, 0)
+
+        fcm.fcm.setTokenEndpointDown(false)
+        try await eventually(timeout: .seconds(120)) {
+            let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
+            return try await self.drained(client, worker: "iso-fcm") && parkedNow == 0
+                && fcm.fcm.stats.deliveredByToken.count == 30_000
+        }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
+        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// One APNs app whose key Apple refuses, with 30,000 of its tokens first: another app's messages behind them
+    /// are delivered; the refused app's messages stay (claimed or parked), none dead-lettered.
+    func testARefusedAppHoldsNoOtherApp() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let apns = try await EmulatorStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        // A second app signs with a key the emulator does not know: InvalidProviderToken, the app pauses.
+        let unknownKey = try generateP8Key(in: makeTemporaryDirectory("refused-key"))
+        let refused = "com.example.refused"
+        try await client.lpush(keys.queue, (0..<300).map { m in
+            messageJSON(id: "r\(m)", tokens: (0..<100).map { token("b\(m % 10)", m * 100 + $0) }, topic: refused)
+        })
+        let worker = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, [
+            "WORKER_ID": "iso-apns", "COLLECTOR_MAX_IN_FLIGHT": "20000", "SHUTDOWN_TIMEOUT_S": "3",
+            "APNS_APPS_1_TOPIC": refused, "APNS_APPS_1_TEAM_ID": EmulatorStandIn.teamID, "APNS_APPS_1_KEY_ID": "ZZZ999ZZZ9",
+            "APNS_APPS_1_KEY_FILE": unknownKey,
+        ]), logFile: makeTemporaryDirectory("iso-apns") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .apns, refused) > 0 }
+        let enqueued = ContinuousClock.now
+        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        try await eventually(timeout: .seconds(60)) {
+            Set(apns.answered().filter { $0.status == 200 }.map(\.token)).isSuperset(of: (0..<1000).map { token("a1", $0) })
+        }
+        print("isolation: 1,000 messages of a healthy app behind 30,000 tokens of a refused one delivered \(ContinuousClock.now - enqueued) after their enqueue")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        // Nothing of the refused app is lost: every message is still claimed or parked.
+        let held = try await client.execute(["HVALS", keys.processing(worker: "iso-apns")]).array?.compactMap(\.string) ?? []
+        let claimed = held.filter { $0.contains(refused) }.count
+        let parkedNow = try await parked(client, .apns, refused)
+        let queued = try await client.length(keys.queue)
+        XCTAssertEqual(claimed + parkedNow + queued, 300, "claimed \(claimed), parked \(parkedNow), queued \(queued)")
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 40)
+        // After a graceful stop the refused app's messages are all back in Redis: queue or parked list.
+        let afterStop = try await client.length(keys.queue) + (try await parked(client, .apns, refused))
+        XCTAssertEqual(afterStop, 300)
+        await apns.stop()
+    }
+
+    /// An FCM project held by a 429 (Retry-After an hour): APNs and the project's messages behind the hold are
+    /// no longer held with it; the held project's messages wait in Redis, none lost or dead-lettered.
+    func testAProjectOnHoldHoldsNothingElse() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.retryAfterSeconds = 3600 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        fcm.fcm.failNext(1, with: "QUOTA_EXCEEDED")
+        try await client.lpush(keys.queue, (0..<300).map { m in fcmMessageJSON(id: "f\(m)", tokens: (0..<100).map { fcmToken("h", m * 100 + $0) }) })
+        let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
+            "WORKER_ID": "iso-hold", "COLLECTOR_MAX_IN_FLIGHT": "20000", "SHUTDOWN_TIMEOUT_S": "3",
+        ]), logFile: makeTemporaryDirectory("iso-hold") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
+        let enqueued = ContinuousClock.now
+        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answered().filter { $0.status == 200 }.count == 1000 }
+        print("isolation: 1,000 APNs messages behind an FCM project on hold delivered \(ContinuousClock.now - enqueued) after their enqueue")
+        XCTAssertTrue(worker.log.contains("asks this project to slow down"), "the project is held")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 40)
+        // Every FCM message is either delivered in full (those before the hold) or back in Redis.
+        let back = try await client.length(keys.queue) + (try await parked(client, .fcm, FCMStandIn.topic))
+        let delivered = fcm.fcm.stats.deliveredByToken
+        let deliveredMessages = (0..<300).filter { m in (0..<100).allSatisfy { delivered[fcmToken("h", m * 100 + $0)] == 1 } }.count
+        XCTAssertEqual(back + deliveredMessages, 300, "back \(back), delivered \(deliveredMessages)")
+        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
+        await fcm.stop()
+    }
+}
