@@ -7,6 +7,9 @@ packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp
 # scripts/check-deploy.py (DeploymentFilesTests): kubectl renders the Kustomize overlays (Debian 12's
 # kubernetes-client is kubectl 1.20; any kubectl already on PATH will do), python3-venv holds kubernetes-validate.
 packages+=(python3-venv)
+# scripts/check-alerts.sh: promtool (Debian's prometheus package) checks and unit-tests the alerting rules,
+# python3-yaml reads their names. The package's own prometheus service is not needed and left as it is.
+packages+=(prometheus python3-yaml)
 command -v kubectl >/dev/null || packages+=(kubernetes-client)
 if [ "${1:-}" = "--bench" ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)
