@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Renders the Kubernetes manifests and checks that they would run as written.
 
-Every kustomization under deploy/kubernetes (the base, each overlay, the ServiceMonitor) is rendered with
+Every kustomization under deploy/kubernetes (the base, each overlay, the monitoring) is rendered with
 `kubectl kustomize`, every object is validated against the Kubernetes schemas (kubernetes-validate, strict:
 unknown fields are errors), and then what decides whether the worker runs at all is checked, since no
 cluster is at hand: the worker's user can read its Secret files (fsGroup and mode), every credential file
 the configuration names is a key of a mounted Secret, the probes ask /healthz and /readyz on the named metrics
 port, metrics listen on the pod's addresses at that port, the Service lists the port by name, the PDB, HPA and
-ServiceMonitor point at the workers, and the grace period outlasts the drain.
+ServiceMonitor point at the workers, the PrometheusRule holds deploy/prometheus/alerts.yml's rules, and the
+grace period outlasts the drain.
 
     scripts/check-deploy.py [--out DIR] [--kubectl PATH] [--prepare]
 
@@ -87,8 +88,8 @@ def validate_schemas(checks, name, objects):
         try:
             kubernetes_validate.validate(obj, version, strict=True)
         except kubernetes_validate.SchemaNotFoundError:
-            # Custom resources have no schema in the package: the ServiceMonitor is checked field by field.
-            checks.expect(obj.get("kind") == "ServiceMonitor", where, "no Kubernetes schema for this kind")
+            # Custom resources have no schema in the package: they are checked field by field (check_monitoring).
+            checks.expect(obj.get("kind") in ("ServiceMonitor", "PrometheusRule"), where, "no Kubernetes schema for this kind")
         except kubernetes_validate.ValidationError as error:
             checks.expect(False, where, f"schema: {error.message} at {'/'.join(str(p) for p in error.absolute_path)}")
     return version
@@ -272,6 +273,14 @@ def check_monitoring(checks, objects, base_objects):
         endpoints = spec.get("endpoints", [])
         checks.expect(endpoints and all(e.get("port") in names and e.get("path", "/metrics") == "/metrics" for e in endpoints),
                       where, f"endpoints must scrape /metrics on a named Service port ({sorted(names)})")
+    # The rules as rendered must be the tested rule file's (scripts/check-alerts.sh tests that file).
+    import yaml
+    tested = yaml.safe_load((ROOT / "deploy" / "prometheus" / "alerts.yml").read_text())["groups"]
+    rules = find(objects, "PrometheusRule")
+    checks.expect(rules, "monitoring", "no PrometheusRule (deploy/prometheus/alerts.yml's rules)")
+    for rule in rules:
+        checks.expect(rule.get("spec", {}).get("groups") == tested, f"monitoring: PrometheusRule/{rule['metadata']['name']}",
+                      "its groups differ from deploy/prometheus/alerts.yml: run scripts/gen-prometheusrule.py --write")
 
 
 def compose_image():
@@ -322,7 +331,7 @@ def main():
         print(f"check-deploy: {len(checks.failures)} failures in {len(renders)} renders ({count} objects)")
         return 1
     print(f"check-deploy: {len(renders)} renders ({', '.join(renders)}), {count} objects valid against the "
-          f"Kubernetes {version} schemas; Secret access, probes, metrics port, Service, PDB, HPA, grace period hold")
+          f"Kubernetes {version} schemas; Secret access, probes, metrics port, Service, PDB, HPA, grace period, alert rules hold")
     return 0
 
 
