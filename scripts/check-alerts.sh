@@ -2,8 +2,9 @@
 # Checks the shipped alerting rules: `promtool check rules` on deploy/prometheus/alerts.yml, `promtool test
 # rules` on its unit tests, that every alert has a test where it fires, and that the Kubernetes PrometheusRule
 # is what scripts/gen-prometheusrule.py makes of the file. Counts alerts: one passes when it is valid, fires in
-# a test, no test of it fails, and the generated copy is current. Ends with `alerts: N passed, M failed`;
-# exits 1 if any failed, 2 when promtool is missing (scripts/install-deps.sh installs Debian's prometheus).
+# a test, no test of it fails, its runbook_url names a section of docs/operations.md, and the generated copy
+# is current. Ends with `alerts: N passed, M failed`; exits 1 if any failed, 2 when promtool is missing
+# (scripts/install-deps.sh installs Debian's prometheus).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rules=deploy/prometheus/alerts.yml
@@ -38,6 +39,16 @@ fi
 for alert in "${alerts[@]}"; do
   printf '%s\n' "${fired[@]}" | grep -qx "$alert" || { echo "FAIL $alert: no test in $tests where it fires" >&2; failed+=("$alert"); }
 done
+# Each runbook_url must name a heading of docs/operations.md (as Markdown renderers make anchors of them).
+mapfile -t unlinked < <(python3 -c 'import re, sys, yaml
+doc = open("docs/operations.md").read()
+anchors = {re.sub(r"[^a-z0-9 _-]", "", h.strip().lower()).replace(" ", "-") for h in re.findall(r"^#+ (.*)$", doc, re.M)}
+for g in yaml.safe_load(open(sys.argv[1]))["groups"]:
+    for r in g["rules"]:
+        url = r.get("annotations", {}).get("runbook_url", "")
+        if "alert" in r and not (url.startswith("docs/operations.md#") and url.split("#", 1)[1] in anchors):
+            print(r["alert"])' "$rules")
+for alert in "${unlinked[@]+"${unlinked[@]}"}"; do echo "FAIL $alert: runbook_url names no heading of docs/operations.md" >&2; failed+=("$alert"); done
 # The Kubernetes copy must be the tested file; a stale copy leaves every alert unverified where it runs.
 if ! python3 scripts/gen-prometheusrule.py --check; then fail_all "PrometheusRule out of date"; fi
 
