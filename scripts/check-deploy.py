@@ -10,7 +10,8 @@ the configuration names is a key of a mounted Secret, the Deployment refers only
 its own render and every one of them is used (an APNs-only variant mounts no FCM Secret), the configuration has
 the apps of the variant's providers and no other, the probes ask /healthz and /readyz on the named metrics
 port, metrics listen on the pod's addresses at that port, the Service lists the port by name, the PDB, HPA and
-ServiceMonitor point at the workers, the grace period outlasts the drain, no service account token is mounted,
+ServiceMonitor point at the workers, the PrometheusRule holds deploy/prometheus/alerts.yml's rules, the
+grace period outlasts the drain, no service account token is mounted,
 and the NetworkPolicies let in only the metrics port and let out exactly DNS, Redis and the providers' ports.
 
 systemd: deploy/systemd/install.sh, staged into a temporary DESTDIR (with a stand-in binary: no build needed),
@@ -174,8 +175,8 @@ def validate_schemas(checks, name, objects):
         try:
             kubernetes_validate.validate(obj, version, strict=True)
         except kubernetes_validate.SchemaNotFoundError:
-            # Custom resources have no schema in the package: the ServiceMonitor is checked field by field.
-            checks.expect(obj.get("kind") == "ServiceMonitor", where, "no Kubernetes schema for this kind")
+            # Custom resources have no schema in the package: they are checked field by field (check_monitoring).
+            checks.expect(obj.get("kind") in ("ServiceMonitor", "PrometheusRule"), where, "no Kubernetes schema for this kind")
         except kubernetes_validate.ValidationError as error:
             checks.expect(False, where, f"schema: {error.message} at {'/'.join(str(p) for p in error.absolute_path)}")
     return version
@@ -510,6 +511,14 @@ def check_monitoring(checks, objects, base_objects):
         endpoints = spec.get("endpoints", [])
         checks.expect(endpoints and all(e.get("port") in names and e.get("path", "/metrics") == "/metrics" for e in endpoints),
                       where, f"endpoints must scrape /metrics on a named Service port ({sorted(names)})")
+    # The rules as rendered must be the tested rule file's (scripts/check-alerts.sh tests that file).
+    import yaml
+    tested = yaml.safe_load((ROOT / "deploy" / "prometheus" / "alerts.yml").read_text())["groups"]
+    rules = find(objects, "PrometheusRule")
+    checks.expect(rules, "monitoring", "no PrometheusRule (deploy/prometheus/alerts.yml's rules)")
+    for rule in rules:
+        checks.expect(rule.get("spec", {}).get("groups") == tested, f"monitoring: PrometheusRule/{rule['metadata']['name']}",
+                      "its groups differ from deploy/prometheus/alerts.yml: run scripts/gen-prometheusrule.py --write")
 
 
 def compose_image():
@@ -712,7 +721,7 @@ def main():
     print(f"check-deploy: {len(renders)} renders ({', '.join(renders)}) with kubectl {'.'.join(map(str, version))}, "
           f"{count} objects valid against the Kubernetes {schema_version} schemas; no deprecated kustomization field; "
           f"Secret access and use, providers, probes, metrics port, Service, PDB, HPA, NetworkPolicies, no service "
-          f"account token, grace period hold; systemd: {instances} instances with their own metrics ports; image: "
+          f"account token, grace period, alert rules hold; systemd: {instances} instances with their own metrics ports; image: "
           f"configuration, health check and OCI labels")
     return 0
 

@@ -26,6 +26,9 @@ if [ "$tests" = 1 ]; then
   # examples/producers (scripts/test-producers.sh): the Python, Go, Node.js and PHP Redis clients, from Debian.
   packages+=(python3-redis golang-go golang-github-gomodule-redigo-dev node-redis php-cli php-redis)
   command -v node >/dev/null || packages+=(nodejs)
+  # scripts/check-alerts.sh: promtool (Debian's prometheus package) checks and unit-tests the alerting rules,
+  # python3-yaml reads their names. The package's own prometheus service is not needed and left as it is.
+  packages+=(prometheus python3-yaml)
 fi
 if [ "$bench" = 1 ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)

@@ -9,9 +9,10 @@ scripts/install-deps.sh --tests
 swift build --build-tests
 swift test --skip-build "$@"
 if [ $# -eq 0 ]; then
-  # What Swift's runner does not cover: the schema against its examples, the producer examples against a real
-  # worker and the emulator.
+  # What Swift's runner does not cover: the schema against its examples, the alerting rules (promtool), the
+  # producer examples against a real worker and the emulator.
   python3 scripts/check-schema.py
+  scripts/check-alerts.sh
   scripts/test-producers.sh .build/debug/worker .build/debug/apns-emulator
 fi
 if [ $# -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != "0" ]; then

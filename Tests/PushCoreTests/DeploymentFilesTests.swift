@@ -162,10 +162,12 @@ final class DeploymentFilesTests: XCTestCase {
         "push_fcm_connections", "push_fcm_streams_limit", "push_fcm_access_token_renewals_total",
         "push_queue_length", "push_build_info",
     ]
-    /// What the worker exports beyond the table (Sources/PushCore/Metrics/PushMetrics.swift).
+    /// What the worker exports beyond the table (Sources/PushCore/Metrics/PushMetrics.swift, ServiceMetrics.swift).
     static let workerExtras = [
         "push_apns_app_paused", "push_claims_lost_total", "push_apns_connections_opened_total",
         "push_redis_wait_shortfalls_total", "push_filter_reloads_total", "push_filter_words",
+        "push_fcm_app_paused", "push_fcm_retries_total", "push_fcm_requests_in_flight", "push_queue_to_fcm_seconds",
+        "push_fcm_connections_opened_total",
     ]
 
     /// Every panel's queries, with the panel's title.
