@@ -136,6 +136,13 @@ public final class Collector: Sendable {
                                                   maxBytes: min(byteRoom, Self.bytes(forTokens: freeRoom)),
                                                   allowIsolated: allowIsolated, bulk: bulk)
                 var elements = claim.elements
+                if claim.oversizedDeadLettered > 0 {
+                    PushMetrics.shared.notifications(provider: .apns, app: nil, outcome: "dead_letter", reason: "InvalidMessage",
+                                                     count: claim.oversizedDeadLettered)
+                    logger.warning("dead letter: elements over collector.max_element_bytes, dead-lettered inside Redis (their first KB kept)",
+                                   metadata: ["count": "\(claim.oversizedDeadLettered)", "limit": "\(settings.maxElementBytes)",
+                                              "queue": "\(queue.keys.queue)"])
+                }
                 if !elements.isEmpty {
                     await afterClaimReply?()
                     PushMetrics.shared.messagesClaimed.increment(by: elements.count)

@@ -23,6 +23,13 @@ public struct Heartbeat: Sendable {
     /// After a lapse, asks the Acknowledger which claims recovery took away (the ids of the messages it
     /// marked lost; nil if Redis could not say).
     private let confirmOwnership: (@Sendable () async -> [String]?)?
+    /// Since when (uptime nanoseconds, from the sending of the first beat of an unbroken run of confirmed
+    /// beats) this worker has reached Redis; nil while it cannot. A Redis outage is not a worker's death: when
+    /// Redis answers again every liveness key may have lapsed in the outage, peers' included, so this worker
+    /// recovers others only once it has reached Redis for a whole TTL, time in which every live peer renews its
+    /// own key. A worker that really died in the outage is recovered one TTL later; what a restart or failover
+    /// longer than the TTL re-sends is only what was on the wire.
+    private let reachableSince = Locked<UInt64?>(nil)
 
     public init(queue: WorkQueue, recoveryQueue: WorkQueue, ttlMillis: Int, logger: Logger, readiness: Readiness? = nil,
                 lease: OwnershipLease? = nil, shard: Int = 0, confirmOwnership: (@Sendable () async -> [String]?)? = nil) {
@@ -109,10 +116,13 @@ public struct Heartbeat: Sendable {
             group.addTask { await recoveryLoop() }
             group.addTask { await confirmationLoop(confirmation, requests: requests) }
             while !Task.isCancelled {
+                let sentAt = OwnershipLease.now()
                 do {
                     try await beatHoldingClaims(confirmation, requests: requestInput)
+                    reachableSince.withLock { $0 = $0 ?? sentAt }
                     readiness?.clear(unreachable)
                 } catch {
+                    reachableSince.withLock { $0 = nil }
                     readiness?.set(unreachable)
                     logger.error("heartbeat failed; retrying", metadata: ["error": "\(error)"])
                 }
@@ -122,10 +132,16 @@ public struct Heartbeat: Sendable {
         }
     }
 
+    /// Whether this worker has reached Redis for a whole TTL without a break (see `reachableSince`).
+    func reachedRedisForATTL(now: UInt64 = OwnershipLease.now()) -> Bool {
+        guard let since = reachableSince.withLock({ $0 }) else { return false }
+        return now >= since && now - since >= UInt64(max(0, ttlMillis)) * 1_000_000
+    }
+
     private func recoveryLoop() async {
         while !Task.isCancelled {
             do {
-                try await recoverDeadWorkers()
+                if reachedRedisForATTL() { try await recoverDeadWorkers() }
             } catch {
                 logger.error("recovery failed; retrying", metadata: ["error": "\(error)"])
             }

@@ -153,9 +153,13 @@ enum QueueScripts {
     /// acknowledging it clears it and recovery finds it.
     /// From ARGV[4] deaths on it is claimed alone, so that if it kills this worker too, nothing else is held
     /// with it: only it reaches `recovery.max_deliveries`, and the messages once claimed with it get delivered.
+    /// An element larger than ARGV[10] bytes (`collector.max_element_bytes`) never leaves Redis: it is
+    /// dead-lettered here, into KEYS[6] (the dlq), with its first KB (non-ASCII bytes as '?', so the record is
+    /// valid UTF-8 whatever the cut), its size, and the worker ARGV[11]; it is never digested, claimed or sent,
+    /// so a 200 MB LPUSH costs a worker nothing.
     /// Returns {first sequence, {elements, oldest first, chat ones first}, {0-based offsets of counted
-    /// elements}, isolated (0/1), blocked (0/1), how many of the elements are chat ones}; blocked means the
-    /// next element must be claimed alone and could not be now.
+    /// elements}, isolated (0/1), blocked (0/1), how many of the elements are chat ones, how many oversized
+    /// elements were dead-lettered}; blocked means the next element must be claimed alone and could not be now.
     static let claim = Script(name: "claim", source: """
     local allowIsolated = ARGV[3] == '1'
     local isolateFrom = tonumber(ARGV[4])
@@ -179,11 +183,24 @@ enum QueueScripts {
     local isolated = 0
     local blocked = 0
     local stop = false
+    local maxElement = tonumber(ARGV[10]) or 1048576
+    local oversized = 0
+    local function deadLetterOversized(item)
+      local head = string.gsub(string.sub(item, 1, 1024), '[\128-\255]', '?')
+      local now = redis.call('TIME')
+      local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+      local reason = 'Malformed: element is ' .. #item .. ' bytes, over the ' .. maxElement .. '-byte limit'
+      redis.call('LPUSH', KEYS[6], '{"attempts":0,"bytes":' .. #item .. ',"failed_at":' .. string.format('%d', ms)
+        .. ',"message":null,"raw":' .. cjson.encode(head) .. ',"raw_truncated":true,"reason":' .. cjson.encode(reason)
+        .. ',"status":null,"worker":' .. cjson.encode(ARGV[11] or '') .. '}')
+      oversized = oversized + 1
+    end
     -- Takes from the oldest end of `list` while within `maxCount` more elements and `maxBytes` more bytes (its
     -- first element even if larger). Reads 4, then 16, then 64, then 100 at a time: a list of large elements
     -- (a broadcast of 10,000 tokens is 670 KB) is not copied 100 at a time to take one.
     local function take(list, maxCount, maxBytes)
       local taken = 0
+      local dropped = 0
       local takenBytes = 0
       local done = false
       local step = 4
@@ -194,45 +211,53 @@ enum QueueScripts {
         if #got == 0 then break end
         for k = #got, 1, -1 do
           local item = got[k]
-          if taken > 0 and takenBytes + #item > maxBytes then done = true break end
-          local deaths = 0
-          local digest
-          if checkCounts then
-            digest = redis.sha1hex(item)
-            deaths = highestCount(waitingFor(digest))
-          end
-          if deaths >= isolateFrom then
-            if #items == 0 and allowIsolated then
-              items[1] = item
-              counted[1] = 0
-              given[1] = deaths
+          if #item > maxElement then
+            -- Taken off the list and dead-lettered here; it counts against nothing the worker holds.
+            deadLetterOversized(item)
+            taken = taken + 1
+            dropped = dropped + 1
+            if taken >= maxCount then break end
+          else
+            if taken > dropped and takenBytes + #item > maxBytes then done = true break end
+            local deaths = 0
+            local digest
+            if checkCounts then
+              digest = redis.sha1hex(item)
+              deaths = highestCount(waitingFor(digest))
+            end
+            if deaths >= isolateFrom then
+              if #items == 0 and allowIsolated then
+                items[1] = item
+                counted[1] = 0
+                given[1] = deaths
+                takeCount(waiting[digest], deaths)
+                touched[digest] = true
+                isolated = 1
+                taken = taken + 1
+              elseif #items == 0 then
+                blocked = 1
+              end
+              stop = true
+              done = true
+              break
+            end
+            if deaths > 0 then
+              counted[#counted + 1] = #items
+              given[#items + 1] = deaths
               takeCount(waiting[digest], deaths)
               touched[digest] = true
-              isolated = 1
-              taken = 1
-            elseif #items == 0 then
-              blocked = 1
             end
-            stop = true
-            done = true
-            break
+            items[#items + 1] = item
+            bytes = bytes + #item
+            takenBytes = takenBytes + #item
+            taken = taken + 1
+            if taken >= maxCount then break end
           end
-          if deaths > 0 then
-            counted[#counted + 1] = #items
-            given[#items + 1] = deaths
-            takeCount(waiting[digest], deaths)
-            touched[digest] = true
-          end
-          items[#items + 1] = item
-          bytes = bytes + #item
-          takenBytes = takenBytes + #item
-          taken = taken + 1
-          if taken >= maxCount then break end
         end
         if #got < want then break end
       end
       if taken > 0 then redis.call('LTRIM', list, 0, -taken - 1) end
-      return taken
+      return taken - dropped
     end
     local chat = take(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
     if not stop then
@@ -244,7 +269,7 @@ enum QueueScripts {
       if bulkCount > 0 and bulkBytes > 0 then take(KEYS[5], bulkCount, bulkBytes) end
     end
     local n = #items
-    if n == 0 then return {0, {}, {}, 0, blocked, 0} end
+    if n == 0 then return {0, {}, {}, 0, blocked, 0, oversized} end
     local last = redis.call('INCRBY', KEYS[3], n)
     local first = last - n + 1
     local floor = tonumber(ARGV[5]) or 0
@@ -286,7 +311,7 @@ enum QueueScripts {
       if value == '' then emptied[#emptied + 1] = digest else redis.call('HSET', KEYS[4], digest, value) end
     end
     if #emptied > 0 then redis.call('HDEL', KEYS[4], unpack(emptied)) end
-    return {first, items, counted, isolated, 0, chat}
+    return {first, items, counted, isolated, 0, chat, oversized}
     """)
 
     /// Acknowledges messages that have outcome records or a death count, and writes the records in one step:

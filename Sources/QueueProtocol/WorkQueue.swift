@@ -60,6 +60,8 @@ public struct Claim: Sendable {
     public var isolated: Bool
     /// The next element must be claimed alone, with nothing else in flight, and could not be now.
     public var blockedByIsolation: Bool
+    /// Elements over `collector.max_element_bytes` the claim dead-lettered inside Redis (never handed over).
+    public var oversizedDeadLettered = 0
 }
 
 /// A dead letter whose record is made when the message is acknowledged, from its element as the processing
@@ -120,7 +122,12 @@ public struct WorkQueue: Sendable {
     /// Elements a recovery call moves at most, so a dead worker's 100,000 claims never sit in Lua memory at once.
     public static let recoveryChunk = 1000
 
-    public init(connection: any RedisCommands, keys: RedisKeys, workerID: String, maxDeliveries: Int = 3) {
+    /// Elements larger than this are dead-lettered by the claim inside Redis (`collector.max_element_bytes`).
+    public let maxElementBytes: Int
+
+    public init(connection: any RedisCommands, keys: RedisKeys, workerID: String, maxDeliveries: Int = 3,
+                maxElementBytes: Int = 1_048_576) {
+        self.maxElementBytes = max(1, maxElementBytes)
         self.connection = connection
         self.keys = keys
         self.workerID = workerID
@@ -139,12 +146,14 @@ public struct WorkQueue: Sendable {
     public func claim(maxCount: Int, maxBytes: Int, allowIsolated: Bool, bulk: BulkAllowance = .none) async throws -> Claim {
         let isolateFrom = max(1, maxDeliveries - 1)
         let reply = try await scripts.run(QueueScripts.claim,
-                                          keys: [keys.queue, processing, keys.sequence, keys.deliveries, keys.bulkQueue],
+                                          keys: [keys.queue, processing, keys.sequence, keys.deliveries, keys.bulkQueue,
+                                                 keys.deadLetters],
                                           arguments: [String(max(1, maxCount)), String(max(1, maxBytes)),
                                                       allowIsolated ? "1" : "0", String(isolateFrom),
                                                       String(nextSequence.withLock { $0 }),
                                                       String(max(0, bulk.whileChatBusy.count)), String(max(0, bulk.whileChatBusy.bytes)),
                                                       String(max(0, bulk.whileChatIdle.count)), String(max(0, bulk.whileChatIdle.bytes)),
+                                                      String(maxElementBytes), workerID,
                                                      ].map { Array($0.utf8) })
         let (claim, first) = try Self.claim(from: reply)
         if !claim.elements.isEmpty {
@@ -155,7 +164,7 @@ public struct WorkQueue: Sendable {
 
     /// Reads the claim script's reply; also the first sequence it gave.
     static func claim(from reply: RedisReply) throws -> (claim: Claim, first: UInt64) {
-        guard let parts = reply.array, parts.count == 6, let first = parts[0].integer, let items = parts[1].array,
+        guard let parts = reply.array, parts.count == 7, let first = parts[0].integer, let items = parts[1].array,
               let isolated = parts[3].integer, let blocked = parts[4].integer, let chat = parts[5].integer, first >= 0
         else { throw RedisError.unexpectedReply("claim: \(reply.shape)") }
         let counted = Set((parts[2].array ?? []).compactMap(\.integer))
@@ -166,7 +175,8 @@ public struct WorkQueue: Sendable {
             let seq = UInt64(first) + UInt64(offset) + (offset < chat ? 0 : Lane.bulkSequenceBase)
             elements.append(ClaimedElement(seq: seq, raw: raw, counted: counted.contains(Int64(offset))))
         }
-        return (Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1), UInt64(first))
+        return (Claim(elements: elements, isolated: isolated == 1, blockedByIsolation: blocked == 1,
+                      oversizedDeadLettered: Int(parts[6].integer ?? 0)), UInt64(first))
     }
 
     /// Raises the floor of the claim counter above `counter` (a sequence without its lane's base).

@@ -33,7 +33,8 @@ struct ShardPipeline: Sendable {
             // (through the topology every connection of the worker shares), or the primary Sentinel names,
             // each on a thread of its own.
             let connection = RedisConnector.connection(redis, shard: prefix, name: "\(name)\(index)", map: clusterMap)
-            return WorkQueue(connection: connection, keys: keys, workerID: workerID, maxDeliveries: configuration.recovery.maxDeliveries)
+            return WorkQueue(connection: connection, keys: keys, workerID: workerID, maxDeliveries: configuration.recovery.maxDeliveries,
+                             maxElementBytes: configuration.collector.maxElementBytes)
         }
         claimQueue = queue("claim")
         ackQueue = queue("ack")

@@ -12,7 +12,7 @@ struct WorkerCLI: AsyncParsableCommand {
         commandName: "worker",
         abstract: "Turns messages an IM backend LPUSHes onto a Redis list into APNs pushes, losing none.",
         version: BuildInfo.version,
-        subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, StatusCommand.self, DLQCommand.self, HealthCommand.self]
+        subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, ExplainCommand.self, StatusCommand.self, DLQCommand.self, HealthCommand.self]
     )
 
     /// Before anything opens a socket: a reset APNs or Redis connection fails a write, never ends the

@@ -20,13 +20,13 @@ final class UnexpectedReplyTests: XCTestCase {
 
     func testAClaimReplyOfTheWrongShapeIsDescribedWithoutItsElements() throws {
         // One part short (a script of another version, say): the elements are there, the shape is wrong.
-        let reply = RedisReply.array([.integer(7), .array([.bulk(element), .bulk(element)]), .array([]), .integer(0), .integer(0)])
+        let reply = RedisReply.array([.integer(7), .array([.bulk(element), .bulk(element)]), .array([]), .integer(0), .integer(0), .integer(2)])
         XCTAssertThrowsError(try WorkQueue.claim(from: reply)) { error in
             assertClipped(error)
             XCTAssertTrue("\(error)".hasPrefix("unexpected Redis reply: claim: "), "\(error)")
         }
         // A well-formed reply reads as before.
-        let good = RedisReply.array([.integer(7), .array([.bulk(element)]), .array([.integer(0)]), .integer(0), .integer(0), .integer(1)])
+        let good = RedisReply.array([.integer(7), .array([.bulk(element)]), .array([.integer(0)]), .integer(0), .integer(0), .integer(1), .integer(0)])
         let (claim, first) = try WorkQueue.claim(from: good)
         XCTAssertEqual(first, 7)
         XCTAssertEqual(claim.elements, [ClaimedElement(seq: 7, raw: element, counted: true)])

@@ -164,6 +164,31 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await connection.claimedStrings(keys.processing(worker: "w1")), ["m3"])
     }
 
+    /// An element over `collector.max_element_bytes` never leaves Redis: the claim dead-letters it there, with
+    /// its first KB and its size, and hands over the elements around it as usual.
+    func testAnOversizedElementIsDeadLetteredInsideRedisAndNeverHandedOver() async throws {
+        let big = "{\"id\":\"big\",\"x\":\"" + String(repeating: "é", count: 3000) + "\"}"
+        try await connection.lpush(keys.queue, ["a", big, "b"])
+        let connection = RedisConnection(url: redis.url, name: "w1")
+        opened.append(connection)
+        let worker = WorkQueue(connection: connection, keys: keys, workerID: "w1", maxElementBytes: 4096)
+        let claim = try await worker.claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: false)
+        XCTAssertEqual(claim.elements.map { String(decoding: $0.raw, as: UTF8.self) }, ["a", "b"])
+        XCTAssertEqual(claim.elements.map(\.seq), [1, 2], "sequences only for what was handed over")
+        XCTAssertEqual(claim.oversizedDeadLettered, 1)
+        let letters = try await self.connection.strings(keys.deadLetters)
+        XCTAssertEqual(letters.count, 1)
+        let record = jsonObject(Array(letters[0].utf8))
+        XCTAssertEqual(record["reason"] as? String, "Malformed: element is \(big.utf8.count) bytes, over the 4096-byte limit")
+        XCTAssertEqual(record["bytes"] as? Int, big.utf8.count)
+        XCTAssertEqual(record["worker"] as? String, "w1")
+        XCTAssertTrue(record["message"] is NSNull)
+        let raw = record["raw"] as? String ?? ""
+        XCTAssertTrue(raw.hasPrefix("{\"id\":\"big\""), raw)
+        XCTAssertEqual(raw.utf8.count, 1024, "the first KB, non-ASCII bytes as '?'")
+        try await assertEqual(try await self.connection.length(keys.queue), 0)
+    }
+
     /// Isolation: a parked message's element moves, as written, from the processing hash to its app's parked
     /// list in the acknowledgement's one step; a retry or a message recovered meanwhile moves nothing twice; the
     /// unpark script puts the parked elements back at the queue's consumer end in their order.

@@ -38,7 +38,6 @@ public final class PushMetrics: Sendable {
     private let queueLengths = LabelledSeries<Gauge> { Gauge(label: "push_queue_length", dimensions: $0) }
     private let parked = LabelledSeries<Counter> { Counter(label: "push_messages_parked_total", dimensions: $0) }
     private let unparked = LabelledSeries<Counter> { Counter(label: "push_messages_unparked_total", dimensions: $0) }
-    private let parkedNow = LabelledSeries<Gauge> { Gauge(label: "push_parked_messages", dimensions: $0) }
 
     /// Histogram names whose buckets the exporter sets to APNs latencies (1 ms to 30 s).
     public static let latencyHistograms = ["push_apns_request_duration_seconds", "push_queue_to_apns_seconds"]
@@ -186,9 +185,8 @@ public final class PushMetrics: Sendable {
     }
 
     /// Isolation: messages of an app that could not send, parked in Redis when claimed
-    /// (`push_messages_parked_total`), put back on their input list when it could again
-    /// (`push_messages_unparked_total`), and how many are parked now (`push_parked_messages`, per shard summed
-    /// by the sampler of each worker that sends for the app).
+    /// (`push_messages_parked_total`), and put back on their input list when it could again
+    /// (`push_messages_unparked_total`); `worker status` shows what is parked now.
     public func messagesParked(provider: PushProvider, app: String, count: Int) {
         guard count > 0 else { return }
         parked.series([("provider", provider.rawValue), ("app", appLabel(app))]).increment(by: count)
@@ -199,9 +197,6 @@ public final class PushMetrics: Sendable {
         unparked.series([("provider", provider.rawValue), ("app", appLabel(app))]).increment(by: count)
     }
 
-    public func parkedMessages(provider: PushProvider, app: String, count: Int) {
-        parkedNow.series([("provider", provider.rawValue), ("app", appLabel(app))]).record(count)
-    }
 
     /// `push_build_info{version}`: always 1, so dashboards can show which version each worker runs.
     public func buildInfo(version: String) {

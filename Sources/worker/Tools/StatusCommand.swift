@@ -32,6 +32,8 @@ struct StatusCommand: AsyncParsableCommand {
         var deadLetters: Int
         var feedback: Int
         var filtered: Int
+        /// Parked lists (isolation) and how many messages each holds: an app that could not send.
+        var parked: [(list: String, messages: Int)] = []
     }
 
     func run() async throws {
@@ -70,11 +72,31 @@ struct StatusCommand: AsyncParsableCommand {
             workers.append(WorkerRow(id: id, claims: Int(detail[0].integer ?? 0), heartbeatAgeMillis: now - seen,
                                      alive: detail[1].integer == 1))
         }
-        return ShardStatus(prefix: keys.prefix, queued: Int(replies[0].integer ?? 0), oldestAgeMillis: oldest,
+        var status = ShardStatus(prefix: keys.prefix, queued: Int(replies[0].integer ?? 0), oldestAgeMillis: oldest,
                            bulkQueued: Int(replies[7].integer ?? 0), bulkOldestAgeMillis: age(replies[8]), workers: workers,
                            // Dead letters a running replay walked past and keeps (`<prefix>:dlq:hold`) count too.
                            deadLetters: Int(replies[3].integer ?? 0) + Int(replies[6].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
                            filtered: Int(replies[5].integer ?? 0))
+        status.parked = try await parkedLists(keys, redis)
+        return status
+    }
+
+    /// Every parked list of the shard (one SCAN of the keyspace: a tool's look, never the worker's path).
+    private func parkedLists(_ keys: RedisKeys, _ redis: any RedisCommands) async throws -> [(list: String, messages: Int)] {
+        var cursor = "0"
+        var lists: [String] = []
+        repeat {
+            let reply = try await redis.execute(["SCAN", cursor, "MATCH", keys.parkedPattern, "COUNT", "1000"])
+            guard let parts = reply.array, parts.count == 2 else { break }
+            cursor = parts[0].string ?? "0"
+            lists += (parts[1].array ?? []).compactMap(\.string)
+        } while cursor != "0"
+        var result: [(list: String, messages: Int)] = []
+        for list in Set(lists).sorted() {
+            let count = Int(try await redis.execute(["LLEN", list]).integer ?? 0)
+            if count > 0 { result.append((list, count)) }
+        }
+        return result
     }
 
     static func text(_ status: ShardStatus) -> String {
@@ -87,6 +109,9 @@ struct StatusCommand: AsyncParsableCommand {
         for worker in status.workers.sorted(by: { $0.id < $1.id }) {
             let state = worker.alive ? "live" : (worker.claims > 0 ? "DEAD, claims await recovery" : "dead")
             lines.append("  \(worker.id)  \(worker.claims) claimed  heartbeat \(ToolOutput.age(millis: worker.heartbeatAgeMillis)) ago  \(state)")
+        }
+        for parked in status.parked {
+            lines.append("\(Printable.clipped(parked.list, to: 300))  \(parked.messages) parked: its app cannot send now (or no running worker sends for it)")
         }
         lines.append("dead letters \(status.deadLetters)  feedback \(status.feedback)  filtered \(status.filtered)")
         return lines.joined(separator: "\n")
@@ -105,6 +130,7 @@ struct StatusCommand: AsyncParsableCommand {
             "dead_workers_with_claims": ToolOutput.number(status.workers.filter { !$0.alive && $0.claims > 0 }.count),
             "dead_letters": ToolOutput.number(status.deadLetters), "feedback": ToolOutput.number(status.feedback),
             "filtered": ToolOutput.number(status.filtered),
+            "parked": ToolOutput.object(Dictionary(status.parked.map { ($0.list, ToolOutput.number($0.messages)) }) { first, _ in first }),
         ])
     }
 }
