@@ -260,7 +260,11 @@ public struct ConfigurationLoader: Sendable {
         var fcm = FCMSettings()
         fcm.endpoint = try Self.httpsURL(reader.string("fcm.endpoint", fcm.endpoint), key: "fcm.endpoint")
         let tokenURI = reader.string("fcm.token_uri", "").trimmingCharacters(in: .whitespaces)
-        fcm.tokenURI = tokenURI.isEmpty ? "" : try Self.httpsURL(tokenURI, key: "fcm.token_uri", keepPath: true)
+        if !tokenURI.isEmpty {
+            // As a service account's token_uri: https, or plain http to this machine only (TokenURI).
+            if let problem = TokenURI.problem(tokenURI) { throw ConfigurationError.invalid(key: "fcm.token_uri", reason: problem) }
+            fcm.tokenURI = tokenURI.hasSuffix("/") ? String(tokenURI.dropLast()) : tokenURI
+        }
         fcm.caFile = reader.string("fcm.ca_file", "")
         fcm.connections = try reader.int("fcm.connections", fcm.connections, min: 1, max: 1024)
         fcm.maxConnections = try reader.int("fcm.max_connections", max(fcm.maxConnections, fcm.connections), min: fcm.connections, max: 1024)
@@ -287,13 +291,13 @@ public struct ConfigurationLoader: Sendable {
         return fcm
     }
 
-    /// `https://host[:port]` (a path kept only where `keepPath`), without a trailing slash.
-    private static func httpsURL(_ text: String, key: String, keepPath: Bool = false) throws -> String {
+    /// `https://host[:port]` with no path, without a trailing slash.
+    private static func httpsURL(_ text: String, key: String) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard let url = URLComponents(string: trimmed), url.scheme == "https", let host = url.host, !host.isEmpty else {
             throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' is not https://host[:port]")
         }
-        if !keepPath && !(url.path.isEmpty || url.path == "/") {
+        if !(url.path.isEmpty || url.path == "/") {
             throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' must have no path")
         }
         return trimmed.hasSuffix("/") ? String(trimmed.dropLast()) : trimmed

@@ -107,6 +107,27 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// `fcm.token_uri` receives signed assertions and hands out access tokens: https, or plain http to loopback only
+    /// (tests, a local emulator).
+    func testTheTokenURIIsHTTPSOrPlainHTTPToLoopbackOnly() throws {
+        func load(_ uri: String) throws -> String {
+            try ConfigurationLoader(environment: ["FCM_TOKEN_URI": uri]).load(yaml: "").fcm.tokenURI
+        }
+        for uri in ["https://oauth2.googleapis.com/token", "http://127.0.0.1:8080/token", "http://127.9.8.7/token",
+                    "http://[::1]:9443/token", "http://localhost:9443/token", "HTTP://LOCALHOST/token"] {
+            XCTAssertEqual(try load(uri), uri)
+        }
+        for uri in ["http://oauth2.googleapis.com/token", "http://127.0.0.1.attacker.example/token", "http://127.0.0.1@attacker.example/token",
+                    "http://10.0.0.1/token", "http://[::2]/token"] {
+            XCTAssertThrowsError(try load(uri), uri) {
+                XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.token_uri", reason: "'\(uri)' is plain http: use https (http only to this machine: 127.0.0.0/8, ::1, localhost)"))
+            }
+        }
+        XCTAssertThrowsError(try load("ftp://127.0.0.1/token")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.token_uri", reason: "'ftp://127.0.0.1/token' is not an https URL"))
+        }
+    }
+
     func testAppsCanComeFromTheEnvironmentAlone() throws {
         let config = try ConfigurationLoader(environment: [
             "APNS_APPS_0_TOPIC": "com.example.env", "APNS_APPS_0_TEAM_ID": "TEAM123456",

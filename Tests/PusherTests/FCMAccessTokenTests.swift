@@ -75,6 +75,20 @@ final class FCMAccessTokenTests: XCTestCase {
         XCTAssertTrue(loadError(notJSON).hasPrefix("FCM service account file \(notJSON): not valid JSON"), loadError(notJSON))
     }
 
+    /// A service account file's `token_uri` is held to `fcm.token_uri`'s rule: https, or plain http to loopback only.
+    func testAPlainHTTPTokenURIIsRefusedUnlessItIsLoopback() throws {
+        let account = try ServiceAccountFixture()
+        for uri in ["http://127.0.0.1:9443/token", "http://[::1]:9443/token", "http://localhost:9443/token"] {
+            XCTAssertEqual(try ServiceAccount.load(path: try account.writeJSON(tokenURI: uri)).tokenURI, uri)
+        }
+        for uri in ["http://oauth2.googleapis.com/token", "http://127.0.0.1@oauth2.googleapis.com/token"] {
+            let path = try account.writeJSON(tokenURI: uri)
+            XCTAssertThrowsError(try ServiceAccount.load(path: path), uri) {
+                XCTAssertEqual("\($0)", "FCM service account file \(path): \"token_uri\" '\(uri)' is plain http: use https (http only to this machine: 127.0.0.0/8, ::1, localhost)")
+            }
+        }
+    }
+
     func testThePrivateKeyAndTheAccessTokenNeverReachADescription() async throws {
         let account = try ServiceAccountFixture()
         let server = try await emulator(trusting: account)

@@ -78,8 +78,9 @@ public struct ServiceAccount: Sendable, Equatable, CustomStringConvertible {
             file: path, projectID: try field("project_id"), privateKeyID: try field("private_key_id"),
             privateKeyPEM: Secret(try field("private_key")), clientEmail: try field("client_email"),
             tokenURI: try field("token_uri"))
-        guard account.tokenURI.hasPrefix("https://") || account.tokenURI.hasPrefix("http://") else {
-            throw ServiceAccountError(path: path, reason: "\"token_uri\" is not an http(s) URL")
+        // The access token granted there sends to the whole project: https only (plain http to loopback alone).
+        if let problem = TokenURI.problem(account.tokenURI) {
+            throw ServiceAccountError(path: path, reason: "\"token_uri\" \(problem)")
         }
         // Loading the key is the only way to know it is one; the loaded key is dropped again.
         _ = try RSAKey(account: account)
