@@ -6,7 +6,7 @@ import Yams
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
-        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms", "redis.wait_replicas", "redis.wait_timeout_ms",
+        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.sentinel.username", "redis.sentinel.password", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms", "redis.wait_replicas", "redis.wait_timeout_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes", "collector.bulk_share",
         "recovery.max_deliveries",
@@ -132,6 +132,17 @@ public struct ConfigurationLoader: Sendable {
         }
         if config.redis.sentinel.isEnabled != !config.redis.sentinel.nodes.isEmpty {
             throw ConfigurationError.invalid(key: "redis.sentinel", reason: "give both master (the monitored name) and nodes (the sentinels), or neither")
+        }
+        // The sentinels' own credentials (`requirepass`, an ACL user); the data nodes' stay in redis.url.
+        let sentinelUser = reader.string("redis.sentinel.username", "").trimmingCharacters(in: .whitespaces)
+        let sentinelPassword = reader.string("redis.sentinel.password", "")
+        config.redis.sentinel.username = sentinelUser.isEmpty ? nil : sentinelUser
+        config.redis.sentinel.password = sentinelPassword.isEmpty ? nil : Secret(sentinelPassword)
+        if config.redis.sentinel.username != nil && config.redis.sentinel.password == nil {
+            throw ConfigurationError.invalid(key: "redis.sentinel.username", reason: "needs redis.sentinel.password (the ACL user's password)")
+        }
+        if config.redis.sentinel.password != nil && !config.redis.sentinel.isEnabled {
+            throw ConfigurationError.invalid(key: "redis.sentinel.password", reason: "is for the sentinels, and redis.sentinel.master is not set (the data nodes' password goes in redis.url)")
         }
         config.redis.prefix = reader.string("redis.prefix", config.redis.prefix)
         config.redis.caFile = reader.string("redis.ca_file", "")
