@@ -294,6 +294,44 @@ final class FCMAccessTokenTests: XCTestCase {
         await server.stop()
     }
 
+    /// Readiness hears of a refused key from the cache's own requests, at start and at a renewal, with no message
+    /// waiting to be sent; a granted token clears it. (It used to hear of it only from a message held for it.)
+    func testARefusalAtStartOrAtRenewalTellsReadinessWithNoMessageAndAGrantedTokenClearsIt() async throws {
+        let account = try ServiceAccountFixture()
+        let stranger = try ServiceAccountFixture(privateKeyID: "2222222222222222222222222222222222222222")
+        // Four-second tokens: renewed every two seconds once the key is accepted.
+        let server = try await emulator(trusting: stranger, lifetime: 4)
+        let readiness = Readiness(starting: false)
+        let loaded = try ServiceAccount.load(path: try account.writeJSON(tokenURI: server.endpoint + "/token"))
+        var fcm = FCMSettings()
+        fcm.caFile = server.caFile
+        let told = AccessTokenReadiness(readiness: readiness, app: "com.example.chat")
+        let cache = try FCMLanes.accessTokens(for: loaded, app: "com.example.chat", fcm: fcm, readiness: told, refusedRetrySeconds: 1)
+
+        // At start.
+        try await eventually { readiness.reason?.contains("invalid_grant") == true }
+        XCTAssertEqual(readiness.reason?.hasPrefix("FCM rejected the credentials of com.example.chat: token endpoint "), true, readiness.reason ?? "")
+        told.add(app: "com.example.other")  // an app of the same account added later is told too
+        XCTAssertEqual(readiness.reason?.contains("FCM rejected the credentials of com.example.other: token endpoint "), true, readiness.reason ?? "")
+
+        // The key accepted (the emulator restarted trusting it, on the same port): the first token clears it.
+        let trusted = account.trusted, refusing = stranger.trusted
+        await server.stop()
+        try await server.restart { $0.fcmServiceAccounts = [trusted] }
+        try await eventually(timeout: .seconds(30)) { readiness.isReady }
+        XCTAssertNotNil(cache.state.token)
+
+        // Refused at a renewal, while the token in hand is still good.
+        await server.stop()
+        try await server.restart { $0.fcmServiceAccounts = [refusing] }
+        try await eventually(timeout: .seconds(30)) { readiness.reason?.contains("invalid_grant") == true }
+        await server.stop()
+        try await server.restart { $0.fcmServiceAccounts = [trusted] }
+        try await eventually(timeout: .seconds(30)) { readiness.isReady }
+        await cache.shutdown()
+        await server.stop()
+    }
+
     func testAKeyTheEndpointDoesNotKnowIsRefusedAsACredentialProblemNamingClockSkew() async throws {
         let trusted = try ServiceAccountFixture()
         // The same account and key id, another key: what a deleted and re-created key looks like.
