@@ -74,7 +74,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "Pusher", dependencies: [
-            "PushCore", "CCurl", "COpenSSL", "HTTP2Client",
+            "PushCore", "CCurl", "COpenSSL", "HTTP2Client", "TLSClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),

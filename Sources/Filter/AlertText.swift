@@ -1,11 +1,18 @@
 import PushCore
 
 /// The human-readable texts of a payload that the filter scans, what a user sees: for APNs `aps.alert` (a
-/// string, or its title, subtitle and body) and any configured custom keys, given as dot paths
-/// (`data.preview`); for FCM (docs/fcm.md) `notification.title` and `.body`, `android.notification.title`
-/// and `.body`, and the configured keys looked up in `data` (`preview` is `data.preview`). The payload is read
+/// string, or its title, subtitle and body, and the `loc-args` a localized alert shows in its place) and any
+/// configured custom keys, given as dot paths (`data.preview`); for FCM (docs/fcm.md) `notification.title` and
+/// `.body`, `android.notification.title` and `.body` and its `*_loc_args`, and the configured keys looked up in
+/// `data` and in `android.data` (`preview` is `data.preview` and `android.data.preview`). The payload is read
 /// with the worker's strict JSON reader (it was validated when the message was claimed).
 public enum AlertText {
+    /// Arguments a localized alert puts into its format string on the device: the user reads them as much as a
+    /// title or a body, so a word the filter would catch there could otherwise travel in them.
+    static let apnsLocArgs = ["title-loc-args", "subtitle-loc-args", "loc-args"]
+    /// FCM's, in both spellings its JSON accepts (the proto field name and its lowerCamelCase form).
+    static let fcmLocArgs = ["title_loc_args", "titleLocArgs", "body_loc_args", "bodyLocArgs"]
+
     public static func texts(inPayload payload: [UInt8], extraFields: [String], provider: PushProvider = .apns) -> [String] {
         guard let root = try? JSONParser.parse(payload), root.objectMembers != nil else { return [] }
         var texts: [String] = []
@@ -15,10 +22,13 @@ public enum AlertText {
                     if let text = notification?[key]?.stringValue { texts.append(text) }
                 }
             }
+            for key in fcmLocArgs { collect(root["android"]?["notification"]?[key], into: &texts) }
+            // `android.data` is the data an Android device gets (it replaces `data` there): both are read.
             for path in extraFields {
                 var keys = path.split(separator: ".").map(String.init)
-                if keys.first != "data" { keys.insert("data", at: 0) }
-                collect(value(at: keys, in: root), into: &texts)
+                if keys.first == "data" { keys.removeFirst() }
+                collect(value(at: ["data"] + keys, in: root), into: &texts)
+                collect(value(at: ["android", "data"] + keys, in: root), into: &texts)
             }
             return texts
         }
@@ -29,6 +39,7 @@ public enum AlertText {
                 for key in ["title", "subtitle", "body"] {
                     if let text = alert[key]?.stringValue { texts.append(text) }
                 }
+                for key in apnsLocArgs { collect(alert[key], into: &texts) }
             }
         }
         for path in extraFields {

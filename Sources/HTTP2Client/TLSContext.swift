@@ -51,6 +51,7 @@ final class TLSContext {
         var key: OpaquePointer?
         var certificate: OpaquePointer?
         var chain: [OpaquePointer] = []
+        var keyFailure: PEMPrivateKey.Failure?
         defer {
             EVP_PKEY_free(key)
             X509_free(certificate)
@@ -65,8 +66,12 @@ final class TLSContext {
                 while let extra = PEM_read_bio_X509(bio, nil, nil, nil) { chain.append(extra) }
                 ERR_clear_error()  // the loop ends on a "no start line" error
                 _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)  // BIO_reset: back to the start for the key
-                // With no callback, OpenSSL uses the last argument as the passphrase of an encrypted key.
-                key = password.withCString { PEM_read_bio_PrivateKey(bio, nil, nil, UnsafeMutableRawPointer(mutating: $0)) }
+                // The password is handed over by a callback that refuses when none is configured: OpenSSL's default
+                // one would prompt on the terminal for an encrypted key.
+                switch PEMPrivateKey.read(bio: bio, password: password) {
+                case .success(let loaded): key = loaded
+                case .failure(let failure): keyFailure = failure
+                }
                 return key != nil
             }
             guard let p12 = d2i_PKCS12_bio(bio, nil) else { return false }
@@ -80,6 +85,11 @@ final class TLSContext {
                 OPENSSL_sk_free(cas)  // the certificates now belong to `chain`
             }
             return key != nil && certificate != nil
+        }
+        if keyFailure == .encryptedWithoutPassword || keyFailure == .wrongPassword {
+            ERR_clear_error()
+            throw HTTP2ClientError("TLS: client certificate '\(file)': " + (keyFailure == .wrongPassword
+                ? "encrypted key: the password does not open it" : "encrypted key: no password configured"))
         }
         guard parsed, let key, let certificate else {
             throw HTTP2ClientError("TLS: client certificate '\(file)': \(isPEM ? "no certificate and private key in the PEM, or the key's password is wrong" : "not a PKCS#12 file, or the password is wrong") (\(TLSContext.errorQueue()))")

@@ -71,12 +71,18 @@ public struct RedisSettings: Sendable, Equatable {
     }
 }
 
-/// `redis.sentinel.master` and `redis.sentinel.nodes` (docs/configuration.md).
+/// `redis.sentinel.*` (docs/configuration.md).
 public struct SentinelSettings: Sendable, Equatable {
     /// The name the sentinels monitor; empty: no Sentinel.
     public var master = ""
     /// `host:port` of each sentinel, asked in this order.
     public var nodes: [String] = []
+    /// `redis.sentinel.username`: an ACL user of the sentinels; nil authenticates as their default user.
+    public var username: String?
+    /// `redis.sentinel.password`: the sentinels' own (`requirepass`, or the ACL user's), sent with AUTH to each
+    /// sentinel; nil: none. The data nodes' password is in `redis.url`: a sentinel and the nodes it watches
+    /// are usually protected apart.
+    public var password: Secret?
     public var isEnabled: Bool { !master.isEmpty }
     public init() {}
 

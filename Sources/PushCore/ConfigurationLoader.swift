@@ -6,7 +6,7 @@ import Yams
 /// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
-        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms", "redis.wait_replicas", "redis.wait_timeout_ms",
+        "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.sentinel.username", "redis.sentinel.password", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms", "redis.wait_replicas", "redis.wait_timeout_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes", "collector.bulk_share",
         "recovery.max_deliveries",
@@ -132,6 +132,17 @@ public struct ConfigurationLoader: Sendable {
         }
         if config.redis.sentinel.isEnabled != !config.redis.sentinel.nodes.isEmpty {
             throw ConfigurationError.invalid(key: "redis.sentinel", reason: "give both master (the monitored name) and nodes (the sentinels), or neither")
+        }
+        // The sentinels' own credentials (`requirepass`, an ACL user); the data nodes' stay in redis.url.
+        let sentinelUser = reader.string("redis.sentinel.username", "").trimmingCharacters(in: .whitespaces)
+        let sentinelPassword = reader.string("redis.sentinel.password", "")
+        config.redis.sentinel.username = sentinelUser.isEmpty ? nil : sentinelUser
+        config.redis.sentinel.password = sentinelPassword.isEmpty ? nil : Secret(sentinelPassword)
+        if config.redis.sentinel.username != nil && config.redis.sentinel.password == nil {
+            throw ConfigurationError.invalid(key: "redis.sentinel.username", reason: "needs redis.sentinel.password (the ACL user's password)")
+        }
+        if config.redis.sentinel.password != nil && !config.redis.sentinel.isEnabled {
+            throw ConfigurationError.invalid(key: "redis.sentinel.password", reason: "is for the sentinels, and redis.sentinel.master is not set (the data nodes' password goes in redis.url)")
         }
         config.redis.prefix = reader.string("redis.prefix", config.redis.prefix)
         config.redis.caFile = reader.string("redis.ca_file", "")
@@ -260,7 +271,11 @@ public struct ConfigurationLoader: Sendable {
         var fcm = FCMSettings()
         fcm.endpoint = try Self.httpsURL(reader.string("fcm.endpoint", fcm.endpoint), key: "fcm.endpoint")
         let tokenURI = reader.string("fcm.token_uri", "").trimmingCharacters(in: .whitespaces)
-        fcm.tokenURI = tokenURI.isEmpty ? "" : try Self.httpsURL(tokenURI, key: "fcm.token_uri", keepPath: true)
+        if !tokenURI.isEmpty {
+            // As a service account's token_uri: https, or plain http to this machine only (TokenURI).
+            if let problem = TokenURI.problem(tokenURI) { throw ConfigurationError.invalid(key: "fcm.token_uri", reason: problem) }
+            fcm.tokenURI = tokenURI.hasSuffix("/") ? String(tokenURI.dropLast()) : tokenURI
+        }
         fcm.caFile = reader.string("fcm.ca_file", "")
         fcm.connections = try reader.int("fcm.connections", fcm.connections, min: 1, max: 1024)
         fcm.maxConnections = try reader.int("fcm.max_connections", max(fcm.maxConnections, fcm.connections), min: fcm.connections, max: 1024)
@@ -287,13 +302,13 @@ public struct ConfigurationLoader: Sendable {
         return fcm
     }
 
-    /// `https://host[:port]` (a path kept only where `keepPath`), without a trailing slash.
-    private static func httpsURL(_ text: String, key: String, keepPath: Bool = false) throws -> String {
+    /// `https://host[:port]` with no path, without a trailing slash.
+    private static func httpsURL(_ text: String, key: String) throws -> String {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         guard let url = URLComponents(string: trimmed), url.scheme == "https", let host = url.host, !host.isEmpty else {
             throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' is not https://host[:port]")
         }
-        if !keepPath && !(url.path.isEmpty || url.path == "/") {
+        if !(url.path.isEmpty || url.path == "/") {
             throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' must have no path")
         }
         return trimmed.hasSuffix("/") ? String(trimmed.dropLast()) : trimmed

@@ -9,6 +9,8 @@ extension WorkerConfiguration: CustomStringConvertible {
             "redis.url: \(RedisURL.describe(redis.seeds))",
             "redis.sentinel.master: \(redis.sentinel.isEnabled ? redis.sentinel.master : "(none: no Sentinel)")",
             "redis.sentinel.nodes: \(redis.sentinel.nodes.isEmpty ? "(none)" : redis.sentinel.nodes.joined(separator: ","))",
+            "redis.sentinel.username: \(redis.sentinel.username ?? "(none: the default user)")",
+            "redis.sentinel.password: \(redis.sentinel.password == nil ? "(none)" : "***")",
             "redis.ca_file: \(redis.caFile.isEmpty ? "(system CAs)" : redis.caFile)",
             "redis.prefix: \(redis.prefix)",
             "redis.shards: \(redis.shards.isEmpty ? "(none: the prefix alone)" : redis.shards.joined(separator: ","))",

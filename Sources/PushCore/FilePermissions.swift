@@ -6,10 +6,14 @@ import Foundation
 /// 0440 for the pod's `fsGroup`, the worker's own group (deploy/kubernetes/base), and that is as it should be.
 public enum FilePermissions {
     /// A warning if `path` can be read by everyone; nil if not (or if it cannot be examined).
+    ///
+    /// The mode is the file's the link leads to (stat, not lstat): a Kubernetes Secret's files are symlinks
+    /// (`key.p8 -> ..data/key.p8`), and a link's own mode is always 777, which said every mounted key was exposed.
+    /// What the worker reads is the target, so its mode is what matters.
     public static func exposureWarning(path: String, key: String) -> String? {
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: path),
-              let mode = (attributes[.posixPermissions] as? NSNumber)?.uint16Value
-        else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let mode = info.st_mode
         guard mode & 0o004 != 0 else { return nil }
         let octal = String(mode & 0o777, radix: 8)
         return "\(key) \(path) is readable by everyone (mode \(octal)); chmod 600 it (or 440 for a group of the worker's own)"

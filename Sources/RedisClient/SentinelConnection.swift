@@ -3,7 +3,7 @@ import PushCore
 
 /// A connection to the primary that Redis Sentinel names (`redis.sentinel`). The primary's address comes
 /// from `SENTINEL get-master-addr-by-name`, each sentinel tried in turn; `redis.url` supplies password,
-/// database and TLS. The sentinels are asked again after a connection error, after a `-READONLY` reply
+/// database and TLS, and `redis.sentinel.password` (with `username`) the sentinels' own credentials. The sentinels are asked again after a connection error, after a `-READONLY` reply
 /// (the node was demoted to a replica) and every second while in use, so a failover is followed without a
 /// restart. Whatever node they name, a new one or the same again, is checked with ROLE each time before it
 /// is used: a sentinel may still name a primary it has not yet found dead, a replica not yet promoted, or a
@@ -13,6 +13,9 @@ public final class SentinelConnection: RedisCommands {
     private let template: RedisURL
     private let master: String
     private let sentinels: [(host: String, port: Int)]
+    /// AUTH for each sentinel connection; a `Secret`, so it shows nowhere.
+    private let sentinelUsername: String?
+    private let sentinelPassword: Secret?
     private let name: String
     private let caFile: String
     private let socketTimeout: Duration
@@ -41,6 +44,8 @@ public final class SentinelConnection: RedisCommands {
         self.template = url
         self.master = sentinel.master
         self.sentinels = sentinel.addresses
+        self.sentinelUsername = sentinel.username
+        self.sentinelPassword = sentinel.password
         self.name = name
         self.caFile = caFile
         self.socketTimeout = socketTimeout
@@ -149,9 +154,12 @@ public final class SentinelConnection: RedisCommands {
             let key = "\(sentinel.host):\(sentinel.port)"
             let connection = state.withLock { state -> RedisConnection in
                 if let existing = state.sentinelConnections[key] { return existing }
-                // Sentinels are reached with redis.url's TLS, without its password and database (theirs differ).
+                // Sentinels are reached with redis.url's TLS, without its password and database (theirs differ):
+                // with redis.sentinel's credentials, which RedisConnection sends with AUTH on every connect.
                 var url = RedisURL(host: sentinel.host, port: sentinel.port)
                 url.tls = template.tls
+                url.username = sentinelPassword == nil ? nil : sentinelUsername
+                url.password = sentinelPassword
                 let fresh = RedisConnection(url: url, name: "\(name)-sentinel", caFile: caFile, socketTimeout: socketTimeout)
                 state.sentinelConnections[key] = fresh
                 return fresh
@@ -163,7 +171,7 @@ public final class SentinelConnection: RedisCommands {
                 }
                 problems.append("\(key): \(Self.describe(reply))")
             } catch {
-                problems.append("\(key): \(error)")
+                problems.append("\(key): \(error)\(Self.isAuthError("\(error)") ? Self.credentialsHint : "")")
             }
         }
         throw RedisError.connection("no sentinel names a primary for \(master) (\(problems.joined(separator: "; ")))")
@@ -172,8 +180,16 @@ public final class SentinelConnection: RedisCommands {
     private static func describe(_ reply: RedisReply) -> String {
         switch reply {
         case .null: return "master name unknown"
-        case .error(let text): return Printable.clipped(text, to: 200)
+        case .error(let text): return Printable.clipped(text, to: 200) + (isAuthError(text) ? credentialsHint : "")
         default: return "unexpected reply"
         }
     }
+
+    /// A sentinel that wants a password (NOAUTH) or refused the one given (WRONGPASS, an AUTH error): the
+    /// problem is the sentinels' own credentials, which people easily mistake for redis.url's.
+    private static func isAuthError(_ text: String) -> Bool {
+        text.contains("NOAUTH") || text.contains("WRONGPASS") || text.contains("AUTH:")
+    }
+
+    private static let credentialsHint = " (the sentinels' own credentials: redis.sentinel.password and redis.sentinel.username; redis.url's are the data nodes')"
 }

@@ -16,6 +16,27 @@ final class FCMAlertTextTests: XCTestCase {
         XCTAssertEqual(AlertText.texts(inPayload: payload, extraFields: ["data.preview"], provider: .fcm), ["p"])
     }
 
+    /// `android.data` is the data an Android device gets (it overrides `data`): the configured keys are read there too.
+    func testTheConfiguredKeysAreReadInAndroidDataToo() throws {
+        let payload = Array(#"{"android":{"data":{"other":"not read","preview":"android preview"}},"data":{"preview":"data preview"}}"#.utf8)
+        XCTAssertEqual(Set(AlertText.texts(inPayload: payload, extraFields: ["preview"], provider: .fcm)), ["data preview", "android preview"])
+        XCTAssertEqual(Set(AlertText.texts(inPayload: payload, extraFields: ["data.preview"], provider: .fcm)), ["data preview", "android preview"])
+        let withField = SensitiveWordFilter(words: ["spam"], extraFields: ["preview"])
+        XCTAssertEqual(withField.match(try job(#"{"android":{"data":{"preview":"spam"}},"notification":{"body":"hello"}}"#)), "spam")
+        XCTAssertNil(withField.match(try job(#"{"android":{"data":{"x":"spam"}},"notification":{"body":"hello"}}"#)))
+    }
+
+    /// A localized Android notification shows its `*_loc_args` in its title and body; FCM takes them in either
+    /// spelling of its JSON (`body_loc_args` or `bodyLocArgs`), so both are read.
+    func testTheLocArgsOfAnAndroidNotificationAreRead() throws {
+        let filter = SensitiveWordFilter(words: ["spam"])
+        XCTAssertEqual(filter.match(try job(#"{"android":{"notification":{"body_loc_args":["Alice","buy spam"],"body_loc_key":"MSG"}}}"#)), "spam")
+        XCTAssertEqual(filter.match(try job(#"{"android":{"notification":{"title_loc_args":["s.p.a.m"],"title_loc_key":"T"}}}"#)), "spam")
+        XCTAssertEqual(filter.match(try job(#"{"android":{"notification":{"bodyLocArgs":["spam"],"bodyLocKey":"MSG"}}}"#)), "spam")
+        XCTAssertEqual(filter.match(try job(#"{"android":{"notification":{"titleLocArgs":["spam"],"titleLocKey":"T"}}}"#)), "spam")
+        XCTAssertNil(filter.match(try job(#"{"android":{"notification":{"body_loc_args":["Alice","hello"],"body_loc_key":"MSG"}}}"#)))
+    }
+
     func testAnAPNsAlertInsideAnFCMPayloadIsNotWhatTheUserSees() {
         // `aps` means nothing to FCM: a message routed to Android never shows it.
         let payload = Array(#"{"data":{"aps":"x"},"notification":{"body":"fine"}}"#.utf8)

@@ -59,6 +59,15 @@ final class SensitiveWordFilterTests: XCTestCase {
         XCTAssertNil(filter.match(job(#"{"aps":{"alert":"hi"},"other":"spam"}"#)), "unlisted custom keys are not scanned")
     }
 
+    /// A localized alert shows its `loc-args` in place of a title, subtitle or body: they are read as those are.
+    func testScansTheLocArgsOfALocalizedAlert() {
+        let filter = SensitiveWordFilter(words: ["spam"])
+        XCTAssertEqual(filter.match(job(#"{"aps":{"alert":{"loc-args":["Alice","buy spam"],"loc-key":"MSG_FMT"}}}"#)), "spam")
+        XCTAssertEqual(filter.match(job(#"{"aps":{"alert":{"title-loc-args":["s p a m"],"title-loc-key":"T_FMT"}}}"#)), "spam")
+        XCTAssertEqual(filter.match(job(#"{"aps":{"alert":{"subtitle-loc-args":["spam"],"subtitle-loc-key":"S_FMT"}}}"#)), "spam")
+        XCTAssertNil(filter.match(job(#"{"aps":{"alert":{"loc-args":["Alice","hello"],"loc-key":"MSG_FMT"}}}"#)))
+    }
+
     func testWordsFileIsUTF8OneWordPerLine() throws {
         let path = NSTemporaryDirectory() + "words-\(UUID().uuidString).txt"
         try "# comment\n赌博\n\n  spam  \n".write(toFile: path, atomically: true, encoding: .utf8)

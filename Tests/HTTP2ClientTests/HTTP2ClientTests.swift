@@ -480,4 +480,28 @@ final class HTTP2ClientTests: XCTestCase {
         settings.clientCertificatePassword = ""
         XCTAssertNoThrow(try HTTP2Client(endpoint: settings))
     }
+
+    /// A PEM whose key is encrypted: loaded with its password, a clear error without one (OpenSSL's default
+    /// callback would prompt on the terminal) or with a wrong one.
+    func testAnEncryptedPEMKeyNeedsItsPasswordAndIsNeverPromptedFor() throws {
+        let certificates = try TestCertificates()
+        let encryptedKey = certificates.directory.appendingPathComponent("client-encrypted.key").path
+        try certificates.run("/usr/bin/openssl", ["pkey", "-in", certificates.key, "-aes256", "-passout", "pass:secret", "-out", encryptedKey])
+        let pem = certificates.directory.appendingPathComponent("client-encrypted.pem").path
+        let combined = try String(contentsOfFile: certificates.cert, encoding: .utf8) + String(contentsOfFile: encryptedKey, encoding: .utf8)
+        try combined.write(toFile: pem, atomically: true, encoding: .utf8)
+        var settings = HTTP2Endpoint(host: "localhost", port: 1)
+        settings.caFile = certificates.cert
+        settings.clientCertificateFile = pem
+        settings.clientCertificatePassword = "secret"
+        XCTAssertNoThrow(try HTTP2Client(endpoint: settings))
+        settings.clientCertificatePassword = ""
+        XCTAssertThrowsError(try HTTP2Client(endpoint: settings)) {
+            XCTAssertEqual("\($0)", "TLS: client certificate '\(pem)': encrypted key: no password configured")
+        }
+        settings.clientCertificatePassword = "wrong"
+        XCTAssertThrowsError(try HTTP2Client(endpoint: settings)) {
+            XCTAssertEqual("\($0)", "TLS: client certificate '\(pem)': encrypted key: the password does not open it")
+        }
+    }
 }

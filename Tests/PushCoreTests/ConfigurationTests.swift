@@ -107,6 +107,27 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// `fcm.token_uri` receives signed assertions and hands out access tokens: https, or plain http to loopback only
+    /// (tests, a local emulator).
+    func testTheTokenURIIsHTTPSOrPlainHTTPToLoopbackOnly() throws {
+        func load(_ uri: String) throws -> String {
+            try ConfigurationLoader(environment: ["FCM_TOKEN_URI": uri]).load(yaml: "").fcm.tokenURI
+        }
+        for uri in ["https://oauth2.googleapis.com/token", "http://127.0.0.1:8080/token", "http://127.9.8.7/token",
+                    "http://[::1]:9443/token", "http://localhost:9443/token", "HTTP://LOCALHOST/token"] {
+            XCTAssertEqual(try load(uri), uri)
+        }
+        for uri in ["http://oauth2.googleapis.com/token", "http://127.0.0.1.attacker.example/token", "http://127.0.0.1@attacker.example/token",
+                    "http://10.0.0.1/token", "http://[::2]/token"] {
+            XCTAssertThrowsError(try load(uri), uri) {
+                XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.token_uri", reason: "'\(uri)' is plain http: use https (http only to this machine: 127.0.0.0/8, ::1, localhost)"))
+            }
+        }
+        XCTAssertThrowsError(try load("ftp://127.0.0.1/token")) {
+            XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.token_uri", reason: "'ftp://127.0.0.1/token' is not an https URL"))
+        }
+    }
+
     func testAppsCanComeFromTheEnvironmentAlone() throws {
         let config = try ConfigurationLoader(environment: [
             "APNS_APPS_0_TOPIC": "com.example.env", "APNS_APPS_0_TEAM_ID": "TEAM123456",
@@ -174,6 +195,8 @@ final class ConfigurationTests: XCTestCase {
             ("redis: { sentinel: { master: m } }", "redis.sentinel"),
             ("redis: { sentinel: { nodes: [\"a:1\"] } }", "redis.sentinel"),
             ("redis: { sentinel: { master: m, nodes: [\"a\"] } }", "redis.sentinel.nodes"),
+            ("redis: { sentinel: { master: m, nodes: [\"a:1\"], username: u } }", "redis.sentinel.username"),  // no password
+            ("redis: { sentinel: { password: pw } }", "redis.sentinel.password"),                       // no Sentinel
         ] {
             XCTAssertThrowsError(try loader.load(yaml: bad), bad) { error in
                 guard case .invalid(let named, let reason) = error as? ConfigurationError else { return XCTFail("\(error)") }
@@ -181,6 +204,28 @@ final class ConfigurationTests: XCTestCase {
                 XCTAssertFalse(reason.contains("pw@"), reason)
             }
         }
+    }
+
+    /// `redis.sentinel.password` and `.username`: the sentinels' own credentials, from the file or the environment,
+    /// kept apart from redis.url's and shown as `***`.
+    func testTheSentinelsOwnCredentials() throws {
+        let yaml = """
+            redis:
+              url: "redis://:data-pw@ignored:1/0"
+              sentinel: { master: queue, nodes: ["a:26379"], username: watcher, password: file-pw }
+            """
+        let fromFile = try ConfigurationLoader(environment: [:]).load(yaml: yaml)
+        XCTAssertEqual(fromFile.redis.sentinel.username, "watcher")
+        XCTAssertEqual(fromFile.redis.sentinel.password?.value, "file-pw")
+        XCTAssertEqual(fromFile.redis.url.password?.value, "data-pw", "the data nodes' password stays redis.url's")
+        XCTAssertTrue(fromFile.summaryLines.contains("redis.sentinel.username: watcher"), fromFile.description)
+        XCTAssertTrue(fromFile.summaryLines.contains("redis.sentinel.password: ***"), fromFile.description)
+        XCTAssertFalse(fromFile.description.contains("file-pw"), fromFile.description)
+        let fromEnvironment = try ConfigurationLoader(environment: ["REDIS_SENTINEL_PASSWORD": "env-pw", "REDIS_SENTINEL_USERNAME": "other"])
+            .load(yaml: yaml).redis.sentinel
+        XCTAssertEqual(fromEnvironment.password?.value, "env-pw")
+        XCTAssertEqual(fromEnvironment.username, "other")
+        XCTAssertNil(try ConfigurationLoader(environment: [:]).load(yaml: "").redis.sentinel.password)
     }
 
     func testRetryDelaysGrowAndStayWithinBounds() {

@@ -103,4 +103,15 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(Printable.clipped("a\nb\u{7}c", to: 10), "a\\u{a}b\\u{7}c")
         XCTAssertEqual(Printable.clipped(String(repeating: "x", count: 20), to: 5), "xxxxx…")
     }
+
+    /// The tools' forms: nothing cut; C1 controls and the bidirectional overrides escaped too; a JSON document
+    /// escaped the JSON way reads back as the same value.
+    func testPrintableEscapedKeepsEverythingAndJSONStaysJSON() throws {
+        XCTAssertEqual(Printable.escaped(String(repeating: "x", count: 300) + "\u{1B}"), String(repeating: "x", count: 300) + "\\u{1b}")
+        XCTAssertEqual(Printable.escaped("a\u{9B}b\u{202E}c\u{7F}é"), "a\\u{9b}b\\u{202e}c\\u{7f}é")
+        let document = "{\"id\":\"m\u{9B}1\u{2028}\u{7F}\",\"n\":1}"
+        let escaped = Printable.escapedJSON(document)
+        XCTAssertEqual(escaped, #"{"id":"m\u009b1\u2028\u007f","n":1}"#)
+        XCTAssertEqual(try JSONParser.parse(Array(escaped.utf8)), try JSONParser.parse(Array(document.utf8)))
+    }
 }

@@ -75,6 +75,20 @@ final class FCMAccessTokenTests: XCTestCase {
         XCTAssertTrue(loadError(notJSON).hasPrefix("FCM service account file \(notJSON): not valid JSON"), loadError(notJSON))
     }
 
+    /// A service account file's `token_uri` is held to `fcm.token_uri`'s rule: https, or plain http to loopback only.
+    func testAPlainHTTPTokenURIIsRefusedUnlessItIsLoopback() throws {
+        let account = try ServiceAccountFixture()
+        for uri in ["http://127.0.0.1:9443/token", "http://[::1]:9443/token", "http://localhost:9443/token"] {
+            XCTAssertEqual(try ServiceAccount.load(path: try account.writeJSON(tokenURI: uri)).tokenURI, uri)
+        }
+        for uri in ["http://oauth2.googleapis.com/token", "http://127.0.0.1@oauth2.googleapis.com/token"] {
+            let path = try account.writeJSON(tokenURI: uri)
+            XCTAssertThrowsError(try ServiceAccount.load(path: path), uri) {
+                XCTAssertEqual("\($0)", "FCM service account file \(path): \"token_uri\" '\(uri)' is plain http: use https (http only to this machine: 127.0.0.0/8, ::1, localhost)")
+            }
+        }
+    }
+
     func testThePrivateKeyAndTheAccessTokenNeverReachADescription() async throws {
         let account = try ServiceAccountFixture()
         let server = try await emulator(trusting: account)
@@ -276,6 +290,44 @@ final class FCMAccessTokenTests: XCTestCase {
         try await server.restart { $0.fcmServiceAccounts = [trusted] }
         try await eventually(timeout: .seconds(30)) { cache.state.token != nil }
         XCTAssertTrue(changes.all.contains { if case .refused = $0.state { return true } else { return false } })
+        await cache.shutdown()
+        await server.stop()
+    }
+
+    /// Readiness hears of a refused key from the cache's own requests, at start and at a renewal, with no message
+    /// waiting to be sent; a granted token clears it. (It used to hear of it only from a message held for it.)
+    func testARefusalAtStartOrAtRenewalTellsReadinessWithNoMessageAndAGrantedTokenClearsIt() async throws {
+        let account = try ServiceAccountFixture()
+        let stranger = try ServiceAccountFixture(privateKeyID: "2222222222222222222222222222222222222222")
+        // Four-second tokens: renewed every two seconds once the key is accepted.
+        let server = try await emulator(trusting: stranger, lifetime: 4)
+        let readiness = Readiness(starting: false)
+        let loaded = try ServiceAccount.load(path: try account.writeJSON(tokenURI: server.endpoint + "/token"))
+        var fcm = FCMSettings()
+        fcm.caFile = server.caFile
+        let told = AccessTokenReadiness(readiness: readiness, app: "com.example.chat")
+        let cache = try FCMLanes.accessTokens(for: loaded, app: "com.example.chat", fcm: fcm, readiness: told, refusedRetrySeconds: 1)
+
+        // At start.
+        try await eventually { readiness.reason?.contains("invalid_grant") == true }
+        XCTAssertEqual(readiness.reason?.hasPrefix("FCM rejected the credentials of com.example.chat: token endpoint "), true, readiness.reason ?? "")
+        told.add(app: "com.example.other")  // an app of the same account added later is told too
+        XCTAssertEqual(readiness.reason?.contains("FCM rejected the credentials of com.example.other: token endpoint "), true, readiness.reason ?? "")
+
+        // The key accepted (the emulator restarted trusting it, on the same port): the first token clears it.
+        let trusted = account.trusted, refusing = stranger.trusted
+        await server.stop()
+        try await server.restart { $0.fcmServiceAccounts = [trusted] }
+        try await eventually(timeout: .seconds(30)) { readiness.isReady }
+        XCTAssertNotNil(cache.state.token)
+
+        // Refused at a renewal, while the token in hand is still good.
+        await server.stop()
+        try await server.restart { $0.fcmServiceAccounts = [refusing] }
+        try await eventually(timeout: .seconds(30)) { readiness.reason?.contains("invalid_grant") == true }
+        await server.stop()
+        try await server.restart { $0.fcmServiceAccounts = [trusted] }
+        try await eventually(timeout: .seconds(30)) { readiness.isReady }
         await cache.shutdown()
         await server.stop()
     }

@@ -13,9 +13,17 @@ public final class RedisSentinelServers: @unchecked Sendable {
     private var sentinels: [Process] = []
     private var admin: [RedisConnection] = []
 
+    /// The sentinels' own password (`requirepass`) and ACL user, when made with them.
+    public let password: String?
+    public let user: (name: String, password: String)?
+
     /// `downAfterMillis`: how long the sentinels wait before they find the primary down (a test that needs
-    /// them to keep naming a node while it changes can make that longer than itself).
-    public init(downAfterMillis: Int = 1000) async throws {
+    /// them to keep naming a node while it changes can make that longer than itself). `password`: the
+    /// sentinels' `requirepass` (they give it to one another with `sentinel sentinel-pass`); `user`: an ACL user
+    /// of theirs besides. The primary and the replica have no password either way.
+    public init(downAfterMillis: Int = 1000, password: String? = nil, user: (name: String, password: String)? = nil) async throws {
+        self.password = password
+        self.user = user
         primary = try RedisServer()
         replica = try RedisServer(arguments: ["--replicaof", "127.0.0.1", String(primary.port)])
         guard let binary = which("redis-server") else { throw TestSetupError("redis-server is not installed") }
@@ -31,6 +39,8 @@ public final class RedisSentinelServers: @unchecked Sendable {
                 sentinel down-after-milliseconds \(master) \(downAfterMillis)
                 sentinel failover-timeout \(master) 3000
                 sentinel parallel-syncs \(master) 1
+                \(password.map { "requirepass \($0)\nsentinel sentinel-pass \($0)" } ?? "")
+                \(user.map { "user \($0.name) on >\($0.password) +@all" } ?? "")
 
                 """
             try config.write(toFile: "\(directory)/sentinel.conf", atomically: true, encoding: .utf8)
@@ -43,7 +53,9 @@ public final class RedisSentinelServers: @unchecked Sendable {
             sentinels.append(process)
             sentinelPorts.append(port)
             guard waitForPort(port) else { throw TestSetupError("redis-server --sentinel did not start on port \(port)") }
-            admin.append(RedisConnection(url: RedisURL(host: "127.0.0.1", port: port), name: "sentinel-admin-\(port)"))
+            var adminURL = RedisURL(host: "127.0.0.1", port: port)
+            adminURL.password = password.map { Secret($0) }
+            admin.append(RedisConnection(url: adminURL, name: "sentinel-admin-\(port)"))
         }
         // A failover needs the sentinels to know one another (hello messages, every 2 s) and the replica.
         let end = Date().addingTimeInterval(30)

@@ -170,6 +170,27 @@ final class FCMDeliveryTests: XCTestCase {
         await fcm.stop()
     }
 
+    /// A service account key the token endpoint refuses (`invalid_grant`): `/readyz` says so with no message
+    /// waiting, since the worker asks for the token at start, not when the first message comes.
+    func testARefusedKeyMakesTheWorkerNotReadyBeforeAnyMessage() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmServiceAccounts = [] }  // the emulator knows no key: it refuses ours
+        let port = freePort()
+        let worker = try start(fcm, redis: redis, id: "fcm-refused", ["METRICS_LISTEN": "127.0.0.1:\(port)"])
+        defer { worker.signal(SIGKILL) }
+        var readiness: (status: Int, body: String)?
+        try await eventually(timeout: .seconds(30)) {
+            readiness = await httpGet("http://127.0.0.1:\(port)/readyz")
+            return readiness?.status == 503 && readiness?.body.contains("FCM rejected the credentials of \(FCMStandIn.topic): ") == true
+        }
+        XCTAssertTrue(readiness?.body.contains("invalid_grant") == true, readiness?.body ?? "")
+        XCTAssertEqual(fcm.fcm.stats.requests, 0, "no message was sent, nor waiting")
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
     /// A 429 for the project holds the whole project back until its Retry-After, and then everything goes;
     /// THIRD_PARTY_AUTH_ERROR (the Firebase project's APNs or web credential) fails only those tokens, after
     /// their attempts, and pauses nothing; PERMISSION_DENIED (our service account) pauses the app rather than

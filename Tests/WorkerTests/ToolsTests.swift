@@ -172,4 +172,52 @@ final class ToolsTests: ToolTestCase {
         XCTAssertEqual(counts["by_reason"] as? [String: Int], ["ServiceUnavailable": 1, "BadTopic": 1, "InternalServerError": 1])
         try await assertEqual(try await client.length(keys.deadLetters), 5, "the views change nothing")
     }
+
+    /// Ids, topics, reasons and worker ids come from Redis, where whoever can write may put ESC or CR in them: the
+    /// text output shows every such character escaped (a terminal acts on none of them), `--json` stays exact.
+    func testTextOutputEscapesWhatATerminalWouldActOn() async throws {
+        let id = "m\u{1B}[2J\r-1"
+        let topic = "com.\u{1B}]0;owned\u{07}\r\u{9B}31m"
+        let raw = Array(messageJSON(id: id, tokens: [token("a1", 1)], topic: topic).utf8)
+        let stored = String(decoding: OutcomeRecords.deadLetter(raw: raw, failedTokens: nil, reason: "Bad\u{1B}[31mGateway", status: 502,
+                                                                attempts: 1, failedAtMillis: WallClock.nowMillis(), worker: "w"), as: UTF8.self)
+        try await client.lpush(keys.deadLetters, [stored])
+        try await client.execute(["ZADD", keys.workers, String(WallClock.nowMillis()), "w\u{1B}[1A\r"])
+        func assertPrintable(_ output: String, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+            let raw = output.unicodeScalars.filter { $0 != "\n" && $0.properties.generalCategory == .control }
+            XCTAssertTrue(raw.isEmpty, "\(what) printed U+\(raw.map { String($0.value, radix: 16) }): \(output.debugDescription)",
+                          file: file, line: line)
+        }
+        let escapedID = #"m\u{1b}[2J\u{d}-1"#, escapedTopic = #"com.\u{1b}]0;owned\u{7}\u{d}\u{9b}31m"#
+        let escapedReason = #"Bad\u{1b}[31mGateway"#
+
+        let list = try await tool(["dlq", "list"])
+        XCTAssertEqual(list.status, 0, list.output.debugDescription)
+        assertPrintable(list.output, "dlq list")
+        XCTAssertTrue(list.output.contains("\(escapedReason)  \(escapedID)  \(escapedTopic)"), list.output.debugDescription)
+        let stats = try await tool(["dlq", "stats"])
+        assertPrintable(stats.output, "dlq stats")
+        XCTAssertTrue(stats.output.contains("1  \(escapedTopic)") && stats.output.contains("1  \(escapedReason)"), stats.output.debugDescription)
+        let plan = try await tool(["dlq", "replay", "--dry-run"])
+        assertPrintable(plan.output, "dlq replay --dry-run")
+        XCTAssertTrue(plan.output.contains("1  \(escapedTopic)"), plan.output.debugDescription)
+        let status = try await tool(["status"])
+        assertPrintable(status.output, "status")
+        XCTAssertTrue(status.output.contains(#"  w\u{1b}[1A\u{d}  0 claimed"#), status.output.debugDescription)
+
+        // `dlq show` escapes the JSON way: still the same JSON document.
+        let show = try await tool(["dlq", "show", "0"])
+        XCTAssertEqual(show.status, 0, show.output.debugDescription)
+        assertPrintable(show.output, "dlq show")
+        let shown = jsonObject(show.output)["message"] as? [String: Any]
+        XCTAssertEqual(shown?["topic"] as? String, topic, show.output.debugDescription)
+        XCTAssertEqual(shown?["id"] as? String, id)
+        // For scripts, the entries exactly as stored.
+        let exact = try await tool(["dlq", "show", "0", "--json"])
+        XCTAssertEqual(exact.output, stored + "\n")
+        let listed = try await tool(["dlq", "list", "--json"])
+        XCTAssertEqual(listed.output, stored + "\n")
+        let counted = try await tool(["dlq", "stats", "--json"])
+        XCTAssertEqual(jsonObject(counted.output)["by_topic"] as? [String: Int], [topic: 1], counted.output.debugDescription)
+    }
 }

@@ -100,8 +100,9 @@ public enum JSONWriter {
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? nibble + 48 : nibble + 87 }
 }
 
-/// Text from outside made safe for a log line or an error reason: control characters escaped, and cut
-/// to a length, so a crafted value can neither forge log lines nor flood them.
+/// Text from outside made safe for a log line, an error reason or a tool's output for people: control
+/// characters and the other characters a terminal does not show as themselves escaped, and (`clipped`) cut to a
+/// length, so a crafted value can neither forge log lines, flood them, nor send escape sequences to a terminal.
 public enum Printable {
     public static func clipped(_ text: String, to limit: Int) -> String {
         var out = ""
@@ -111,14 +112,46 @@ public enum Printable {
                 out += "…"
                 break
             }
-            switch scalar.value {
-            case 0..<0x20, 0x7F..<0xA0, 0x2028, 0x2029:
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            default:
+            if isPrintable(scalar) {
                 out.unicodeScalars.append(scalar)
+            } else {
+                out += "\\u{\(String(scalar.value, radix: 16))}"
             }
             count += 1
         }
         return out
+    }
+
+    /// The whole text, escaped as `clipped` escapes it: the tools print ids, topics and reasons in full, since a
+    /// cut one could not be told from another or searched for.
+    public static func escaped(_ text: String) -> String { clipped(text, to: .max) }
+
+    /// JSON text (a dead letter as stored) made printable the JSON way: each non-printable character becomes a
+    /// `\uXXXX` escape. Inside a string, where JSON lets DEL, the C1 controls (U+009B is a one-byte CSI to some
+    /// terminals) and U+2028 stand unescaped, that keeps the document valid and its meaning the same, so `dlq show`
+    /// can still be piped into a JSON reader; a record that is not JSON may hold anything, and is escaped alike.
+    /// A tab is kept: JSON allows it between tokens, and a terminal only moves the cursor for it.
+    public static func escapedJSON(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if isPrintable(scalar) || scalar == "\t" {
+                out.unicodeScalars.append(scalar)
+            } else {
+                // Every non-printable is in the Basic Multilingual Plane: one UTF-16 unit, four hex digits.
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            }
+        }
+        return out
+    }
+
+    /// False for what a terminal or a log viewer would act on or hide instead of showing: C0 and C1 controls and
+    /// DEL, the Unicode line and paragraph separators, and the bidirectional controls that reorder the text
+    /// around them (a value could otherwise appear as another).
+    public static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F..<0xA0, 0x2028, 0x2029, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: return false
+        default: return true
+        }
     }
 }

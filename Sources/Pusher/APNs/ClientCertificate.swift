@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import TLSClient
 
 /// Checks an app's client certificate at startup, so a wrong file or password is a clear error then,
 /// not a TLS failure on the first push. libcurl loads the file itself for each connection.
@@ -37,6 +38,19 @@ public enum ClientCertificate {
             let text = String(decoding: contents, as: UTF8.self)
             guard text.contains("PRIVATE KEY-----") else {
                 throw CredentialError.unreadableCertificate(path: file, reason: "the PEM holds no private key (put certificate and key in one file)")
+            }
+            // The key is loaded here, not only by the driver: libcurl hands an encrypted key without a password to
+            // OpenSSL's default callback, which prompts on the terminal when the first connection opens.
+            switch PEMPrivateKey.read(pem: Array(contents), password: password) {
+            case .success(let key): EVP_PKEY_free(key)
+            case .failure(let failure):
+                ERR_clear_error()
+                let reason = switch failure {
+                case .encryptedWithoutPassword: "encrypted key: no password configured (cert_password)"
+                case .wrongPassword: "encrypted key: the password (cert_password) is wrong"
+                case .unreadable: "the PEM's private key cannot be read"
+                }
+                throw CredentialError.unreadableCertificate(path: file, reason: reason)
             }
         }
     }

@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import TLSClient
 
 public enum CredentialError: Error, CustomStringConvertible, Equatable {
     case unreadableKey(path: String, reason: String)
@@ -30,13 +31,16 @@ public final class JWTSigner: @unchecked Sendable {
         guard let pem = FileManager.default.contents(atPath: keyFile) else {
             throw CredentialError.unreadableKey(path: keyFile, reason: "file not found or not readable")
         }
-        let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
-        guard let loaded else {
-            throw CredentialError.unreadableKey(path: keyFile, reason: "not a PEM private key (expected Apple's .p8 file)")
+        // Apple issues .p8 keys unencrypted and no password is configured for one: an encrypted key is refused
+        // (never a prompt on the terminal) with a reason that says so.
+        let loaded: OpaquePointer
+        switch PEMPrivateKey.read(pem: Array(pem)) {
+        case .success(let key): loaded = key
+        case .failure(let failure):
+            ERR_clear_error()
+            throw CredentialError.unreadableKey(path: keyFile, reason: failure == .unreadable
+                ? "not a PEM private key (expected Apple's .p8 file)"
+                : "encrypted key: no password configured (Apple's .p8 keys are not encrypted; `openssl pkey -in FILE -out NEW.p8` writes it decrypted)")
         }
         guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_EC, EVP_PKEY_get_bits(loaded) == 256 else {
             EVP_PKEY_free(loaded)

@@ -15,17 +15,19 @@ enum FCMLanes {
                      caches: inout [AccessTokenCache]) throws {
         guard fcm.isEnabled else { return }
         let lanes = max(1, min(fcm.connections, cores / 2))
-        var byFile: [String: (account: ServiceAccount, cache: AccessTokenCache)] = [:]
+        var byFile: [String: (account: ServiceAccount, cache: AccessTokenCache, readiness: AccessTokenReadiness)] = [:]
         var byProject: [String: [Int]] = [:]
         for app in fcm.apps {
-            let entry: (account: ServiceAccount, cache: AccessTokenCache)
+            let entry: (account: ServiceAccount, cache: AccessTokenCache, readiness: AccessTokenReadiness)
             if let known = byFile[app.serviceAccountFile] {
                 entry = known
+                known.readiness.add(app: app.topic)
             } else {
                 let account = try ServiceAccount.load(path: app.serviceAccountFile)
-                let cache = try accessTokens(for: account, app: app.topic, fcm: fcm, readiness: readiness)
+                let tokenReadiness = AccessTokenReadiness(readiness: readiness, app: app.topic)
+                let cache = try accessTokens(for: account, app: app.topic, fcm: fcm, readiness: tokenReadiness)
                 caches.append(cache)
-                entry = (account, cache)
+                entry = (account, cache, tokenReadiness)
                 byFile[app.serviceAccountFile] = entry
             }
             let project = app.projectID.isEmpty ? entry.account.projectID : app.projectID
@@ -63,14 +65,16 @@ enum FCMLanes {
     }
 
     /// The access token of one service account: its assertion signed with the account's key, posted to
-    /// `fcm.token_uri` or the file's `token_uri`; every request counted in `push_fcm_access_token_renewals_total`.
-    static func accessTokens(for account: ServiceAccount, app: String, fcm: FCMSettings, readiness: Readiness?) throws -> AccessTokenCache {
+    /// `fcm.token_uri` or the file's `token_uri`; every request counted in `push_fcm_access_token_renewals_total`,
+    /// and a refusal told to readiness as soon as the endpoint says it (`AccessTokenReadiness`).
+    static func accessTokens(for account: ServiceAccount, app: String, fcm: FCMSettings, readiness: AccessTokenReadiness,
+                             refusedRetrySeconds: Double = 60) throws -> AccessTokenCache {
         let source = try AccessTokenSource(account: account, fcm: fcm, timeoutMillis: fcm.requestTimeoutMillis)
         // A key that cannot sign is a startup error, not a paused app.
         _ = try source.signer.assertion(issuedAt: WallClock.nowSeconds())
         let metrics = ServiceMetrics.fcm
         metrics.registerAccessTokenSeries(app: app)
-        return AccessTokenCache(name: account.clientEmail) { stopping in
+        return AccessTokenCache(name: account.clientEmail, refusedRetrySeconds: refusedRetrySeconds, onChange: readiness.changed) { stopping in
             let grant = source.exchange(abandon: stopping)
             if case .granted = grant { metrics.accessTokenRenewal(app: app, ok: true) } else { metrics.accessTokenRenewal(app: app, ok: false) }
             return grant

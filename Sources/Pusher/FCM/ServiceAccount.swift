@@ -1,6 +1,7 @@
 import COpenSSL
 import Foundation
 import PushCore
+import TLSClient
 
 /// What is wrong with a service account file or its key; always names the file, never the key's text.
 public struct ServiceAccountError: Error, CustomStringConvertible, Equatable {
@@ -77,8 +78,9 @@ public struct ServiceAccount: Sendable, Equatable, CustomStringConvertible {
             file: path, projectID: try field("project_id"), privateKeyID: try field("private_key_id"),
             privateKeyPEM: Secret(try field("private_key")), clientEmail: try field("client_email"),
             tokenURI: try field("token_uri"))
-        guard account.tokenURI.hasPrefix("https://") || account.tokenURI.hasPrefix("http://") else {
-            throw ServiceAccountError(path: path, reason: "\"token_uri\" is not an http(s) URL")
+        // The access token granted there sends to the whole project: https only (plain http to loopback alone).
+        if let problem = TokenURI.problem(account.tokenURI) {
+            throw ServiceAccountError(path: path, reason: "\"token_uri\" \(problem)")
         }
         // Loading the key is the only way to know it is one; the loaded key is dropped again.
         _ = try RSAKey(account: account)
@@ -93,16 +95,18 @@ final class RSAKey: @unchecked Sendable {
     let key: OpaquePointer
 
     init(account: ServiceAccount) throws(ServiceAccountError) {
-        let pem = Array(account.privateKeyPEM.value.utf8)
-        let loaded: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
-        }
+        // Google issues the key unencrypted and no password is configured for one: an encrypted key is refused
+        // (never a prompt on the terminal) with a reason that says so.
+        let read = PEMPrivateKey.read(pem: Array(account.privateKeyPEM.value.utf8))
         // OpenSSL's error queue may name what it choked on; it is cleared, not logged (it could quote the key).
         ERR_clear_error()
-        guard let loaded else {
+        let loaded: OpaquePointer
+        switch read {
+        case .success(let key): loaded = key
+        case .failure(.unreadable):
             throw ServiceAccountError(path: account.file, reason: "\"private_key\" is not a PEM private key (expected \"-----BEGIN PRIVATE KEY-----\", PKCS#8)")
+        case .failure:
+            throw ServiceAccountError(path: account.file, reason: "\"private_key\" is an encrypted key: no password configured (Google's service account keys are not encrypted; download a new key)")
         }
         guard EVP_PKEY_get_base_id(loaded) == EVP_PKEY_RSA else {
             EVP_PKEY_free(loaded)

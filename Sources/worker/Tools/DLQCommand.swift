@@ -104,7 +104,8 @@ struct DLQStats: AsyncParsableCommand {
         print("dead letters: \(total)    feedback: \(feedback)")
         for (title, map) in [("by reason", reasons), ("by status", statuses), ("by topic", topics), ("by age", ages)] where !map.isEmpty {
             print(title)
-            for (key, count) in map.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) { print("  \(String(count).leftPadded(7))  \(key)") }
+            // Reasons and topics come from the records, which anyone who can write to Redis may craft.
+            for (key, count) in map.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) { print("  \(String(count).leftPadded(7))  \(Printable.escaped(key))") }
         }
     }
 
@@ -148,10 +149,13 @@ struct DLQList: AsyncParsableCommand {
         if options.json {
             for letter in shown { print(letter.text) }
         } else {
+            // Every field is printed escaped: a message id or topic holding ESC or CR would otherwise drive the
+            // terminal (colours, a cleared screen, a line rewritten). `--json` prints the entries as stored.
             for letter in shown {
                 let when = letter.failedAt.map { ToolOutput.age(millis: now - $0) + " ago" } ?? "?"
-                print("\(letter.index)  \(when)  \(letter.reason)  \(letter.messageID ?? "-")  \(letter.topic ?? "-")"
-                      + (configuration.redis.shards.isEmpty ? "" : "  \(letter.shard)"))
+                let fields = [letter.reason, letter.messageID ?? "-", letter.topic ?? "-"]
+                    + (configuration.redis.shards.isEmpty ? [] : [letter.shard])
+                print("\(letter.index)  \(when)  " + fields.map(Printable.escaped).joined(separator: "  "))
             }
         }
         if shown.isEmpty { throw ExitCode(1) }
@@ -159,7 +163,8 @@ struct DLQList: AsyncParsableCommand {
 }
 
 struct DLQShow: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "show", abstract: "One dead letter in full, by its index in `dlq list`.")
+    static let configuration = CommandConfiguration(commandName: "show", abstract: "One dead letter in full, by its index in `dlq list`.",
+                                                    discussion: "Non-printable characters are shown as JSON escapes (\\u001b); --json prints the entry byte for byte as stored.")
     @OptionGroup var options: ToolOptions
     @Argument(help: "The index (0 is the newest).") var index: Int
 
@@ -173,7 +178,9 @@ struct DLQShow: AsyncParsableCommand {
             FileHandle.standardError.write(Data("no dead letter at index \(index) of \(keys.deadLetters)\n".utf8))
             throw ExitCode(1)
         }
-        print(String(decoding: bytes, as: UTF8.self))
+        let text = String(decoding: bytes, as: UTF8.self)
+        // For people, escaped the JSON way (still JSON, and nothing a terminal acts on); `--json`, as stored.
+        print(options.json ? text : Printable.escapedJSON(text))
     }
 }
 

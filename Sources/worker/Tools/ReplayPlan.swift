@@ -195,10 +195,11 @@ struct ReplayPlan {
                 "by_topic": counts(byTopic), "skipped": counts(skipped), "dead_tokens_dropped": ToolOutput.number(droppedTokens),
             ]))
         }
-        var lines = ["\(prefix):dlq  to replay: \(toReplay) (dead tokens dropped from them: \(droppedTokens))"]
+        // Reasons and topics come from the records: escaped, as in `dlq list` and `dlq stats`.
+        var lines = ["\(Printable.escaped(prefix)):dlq  to replay: \(toReplay) (dead tokens dropped from them: \(droppedTokens))"]
         for (title, map) in [("by reason", byReason), ("by topic", byTopic), ("skipped", skipped)] where !map.isEmpty {
             lines.append(title)
-            for (key, count) in map.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) { lines.append("  \(String(count).leftPadded(7))  \(key)") }
+            for (key, count) in map.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }) { lines.append("  \(String(count).leftPadded(7))  \(Printable.escaped(key))") }
         }
         return lines.joined(separator: "\n")
     }

@@ -99,16 +99,19 @@ struct StatusCommand: AsyncParsableCommand {
         return result
     }
 
+    /// Worker ids (read from the registry, which anyone who can write to Redis may fill) and the prefix are printed
+    /// escaped, so none can send escape sequences to the terminal.
     static func text(_ status: ShardStatus) -> String {
-        var lines = ["\(status.prefix):queue  \(status.queued) queued" + (status.oldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? ""),
-                     "\(status.prefix):queue:bulk  \(status.bulkQueued) queued"
+        let prefix = Printable.escaped(status.prefix)
+        var lines = ["\(prefix):queue  \(status.queued) queued" + (status.oldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? ""),
+                     "\(prefix):queue:bulk  \(status.bulkQueued) queued"
                         + (status.bulkOldestAgeMillis.map { ", oldest \(ToolOutput.age(millis: $0)) old" } ?? "")]
         let live = status.workers.filter(\.alive)
         let dead = status.workers.filter { !$0.alive }
         lines.append("workers: \(live.count) live, \(dead.count) dead")
         for worker in status.workers.sorted(by: { $0.id < $1.id }) {
             let state = worker.alive ? "live" : (worker.claims > 0 ? "DEAD, claims await recovery" : "dead")
-            lines.append("  \(worker.id)  \(worker.claims) claimed  heartbeat \(ToolOutput.age(millis: worker.heartbeatAgeMillis)) ago  \(state)")
+            lines.append("  \(Printable.escaped(worker.id))  \(worker.claims) claimed  heartbeat \(ToolOutput.age(millis: worker.heartbeatAgeMillis)) ago  \(state)")
         }
         for parked in status.parked {
             lines.append("\(Printable.clipped(parked.list, to: 300))  \(parked.messages) parked: its app cannot send now (or no running worker sends for it)")

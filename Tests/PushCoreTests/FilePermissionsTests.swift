@@ -1,0 +1,34 @@
+import Foundation
+import PushCore
+import TestSupport
+import XCTest
+
+/// The startup warning for a credential file readable by everyone, judged by the file a link leads to.
+final class FilePermissionsTests: XCTestCase {
+    /// Lays a file out as Kubernetes mounts a Secret: `key.p8 -> ..data/key.p8`, `..data -> ..<timestamp>`, the
+    /// file itself in the timestamped directory. Returns the path the configuration names.
+    private func secretMount(mode: mode_t) throws -> String {
+        let directory = makeTemporaryDirectory("file-permissions")
+        let version = directory + "/..2026_11_27_12_00_00.000000001"
+        try FileManager.default.createDirectory(atPath: version, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
+        let target = version + "/key.p8"
+        FileManager.default.createFile(atPath: target, contents: Data("key".utf8))
+        XCTAssertEqual(chmod(target, mode), 0)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/..data", withDestinationPath: "..2026_11_27_12_00_00.000000001")
+        try FileManager.default.createSymbolicLink(atPath: directory + "/key.p8", withDestinationPath: "..data/key.p8")
+        return directory + "/key.p8"
+    }
+
+    func testALinkToAPrivateFileIsNoWarning() throws {
+        XCTAssertNil(FilePermissions.exposureWarning(path: try secretMount(mode: 0o600), key: "apns.apps.0.key_file"),
+                     "the link's own mode (777) is not the key's")
+        XCTAssertNil(FilePermissions.exposureWarning(path: try secretMount(mode: 0o440), key: "apns.apps.0.key_file"))
+    }
+
+    func testALinkToAFileEveryoneCanReadIsAWarningWithTheTargetsMode() throws {
+        let path = try secretMount(mode: 0o644)
+        XCTAssertEqual(FilePermissions.exposureWarning(path: path, key: "apns.apps.0.key_file"),
+                       "apns.apps.0.key_file \(path) is readable by everyone (mode 644); chmod 600 it (or 440 for a group of the worker's own)")
+    }
+}
