@@ -186,7 +186,7 @@ enum QueueScripts {
     local maxElement = tonumber(ARGV[10]) or 1048576
     local oversized = 0
     local function deadLetterOversized(item)
-      local head = string.gsub(string.sub(item, 1, 1024), '[\128-\255]', '?')
+      local head = string.gsub(string.sub(item, 1, 1024), '[\\128-\\255]', '?')
       local now = redis.call('TIME')
       local ms = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
       local reason = 'Malformed: element is ' .. #item .. ' bytes, over the ' .. maxElement .. '-byte limit'
