@@ -27,22 +27,11 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 ex="$root/examples/producers"
 start=$SECONDS
 
-# The Debian packages the producers use (scripts/install-deps.sh lists them too), installed if missing.
-packages=(redis-server redis-tools openssl curl python3 python3-redis golang-go golang-github-gomodule-redigo-dev
-  node-redis php-cli php-redis)
-command -v node >/dev/null || packages+=(nodejs)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+# The Debian packages the producers use come from `scripts/install-deps.sh --tests` (the test command runs it
+# first); this script installs nothing and never touches the host's services.
+for command in redis-server go node php /usr/bin/python3; do
+  command -v "$command" >/dev/null || { echo "test-producers: $command is missing: run scripts/install-deps.sh --tests" >&2; exit 2; }
 done
-if [ ${#missing[@]} -gt 0 ]; then
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "installing: ${missing[*]}"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
-fi
 py=/usr/bin/python3   # Debian's python3: the one python3-redis is installed for
 
 run="$(mktemp -d /tmp/push-producers-XXXXXX)"
