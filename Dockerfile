@@ -43,7 +43,7 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["/us
 # OCI labels, last so that another VERSION rebuilds no layer. VERSION is what `worker --version` prints
 # (Sources/PushCore/Metrics/BuildInfo.swift; scripts/check-deploy.py checks that they agree); SOURCE, where the
 # source is, is yours to give.
-ARG VERSION=0.5.0
+ARG VERSION=0.6.0-dev
 ARG SOURCE=""
 LABEL org.opencontainers.image.title="push-worker" \
       org.opencontainers.image.description="Redis lists to APNs and FCM over HTTP/2: the push pipeline's worker, and its APNs/FCM emulator" \

@@ -28,6 +28,15 @@ public struct FCMMessageValidator: Sendable {
         "light_settings", "image", "bypass_proxy_notification", "proxy",
     ]
     static let androidPriorities: Set<String> = ["high", "normal", "HIGH", "NORMAL"]
+    /// `android.notification`'s fields by proto type (Google's AndroidNotification reference).
+    static let androidNotificationStrings: Set<String> = [
+        "title", "body", "icon", "color", "sound", "tag", "click_action", "body_loc_key", "title_loc_key", "channel_id", "ticker",
+        "event_time", "notification_priority", "visibility", "image", "proxy",
+    ]
+    static let androidNotificationBools: Set<String> = [
+        "sticky", "local_only", "default_sound", "default_vibrate_timings", "default_light_settings", "bypass_proxy_notification",
+    ]
+    static let androidNotificationStringLists: Set<String> = ["body_loc_args", "title_loc_args", "vibrate_timings"]
 
     public init() {}
 
@@ -79,8 +88,26 @@ public struct FCMMessageValidator: Sendable {
             for (key, field) in object where !(field is String) { throw typeError("message.notification.\(key)", "TYPE_STRING", field) }
         }
         if let android = value(message, "android") { try checkAndroid(android) }
-        for name in ["apns", "webpush", "fcm_options"] {
-            if let field = value(message, name) { _ = try object(field, at: "message.\(name)") }
+        if let apns = value(message, "apns") {
+            let config = try object(apns, at: "message.apns")
+            try onlyKnownFields(config, ["headers", "payload", "fcm_options", "live_activity_token"], at: "message.apns")
+            if let headers = value(config, "headers") { try checkStringMap(headers, at: "message.apns.headers") }
+            if let payload = value(config, "payload") { _ = try object(payload, at: "message.apns.payload") }
+        }
+        if let webpush = value(message, "webpush") {
+            let config = try object(webpush, at: "message.webpush")
+            try onlyKnownFields(config, ["headers", "data", "notification", "fcm_options"], at: "message.webpush")
+            for name in ["headers", "data"] {
+                if let map = value(config, name) { try checkStringMap(map, at: "message.webpush.\(name)") }
+            }
+            if let notification = value(config, "notification") { _ = try object(notification, at: "message.webpush.notification") }
+        }
+        if let options = value(message, "fcm_options") {
+            let object = try object(options, at: "message.fcm_options")
+            try onlyKnownFields(object, ["analytics_label"], at: "message.fcm_options")
+            if let label = value(object, "analytics_label"), !(label is String) {
+                throw typeError("message.fcm_options.analytics_label", "TYPE_STRING", label)
+            }
         }
 
         let size = Self.payloadSize(message)
@@ -117,8 +144,41 @@ public struct FCMMessageValidator: Sendable {
         if let notification = value(config, "notification") {
             let object = try object(notification, at: "message.android.notification")
             try onlyKnownFields(object, Self.androidNotificationFields, at: "message.android.notification")
+            try checkAndroidNotificationTypes(object)
         }
         if let options = value(config, "fcm_options") { _ = try object(options, at: "message.android.fcm_options") }
+    }
+
+    /// The proto types of `android.notification`'s fields: FCM refuses a wrong one for every token.
+    private func checkAndroidNotificationTypes(_ notification: [String: Any]) throws {
+        for (key, field) in notification {
+            let name = Self.snake(key)
+            let path = "message.android.notification.\(name)"
+            if Self.androidNotificationStrings.contains(name), !(field is String) { throw typeError(path, "TYPE_STRING", field) }
+            if Self.androidNotificationBools.contains(name), !Self.isBool(field) { throw typeError(path, "TYPE_BOOL", field) }
+            if Self.androidNotificationStringLists.contains(name), !((field as? [Any])?.allSatisfy { $0 is String } ?? false) {
+                throw typeError(path, "TYPE_STRING (repeated)", field)
+            }
+            if name == "notification_count", !Self.isInteger(field) { throw typeError(path, "TYPE_INT32", field) }
+        }
+    }
+
+    /// JSON true or false. Foundation reads every JSON number as an NSNumber that `is Bool` (1 too), so the
+    /// number's own type decides: a boolean is stored as a char (`c`), JSON never makes one otherwise.
+    static func isBool(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        return String(cString: number.objCType) == "c"
+    }
+
+    /// A JSON number without a fraction that is not a boolean.
+    static func isInteger(_ value: Any) -> Bool {
+        guard let number = value as? NSNumber, !isBool(value) else { return false }
+        return number.doubleValue == number.doubleValue.rounded() && abs(number.doubleValue) < 2_147_483_648
+    }
+
+    /// A map of string to string (headers).
+    private func checkStringMap(_ map: Any, at path: String) throws {
+        for (key, field) in try object(map, at: path) where !(field is String) { throw typeError("\(path).\(key)", "TYPE_STRING", field) }
     }
 
     /// A map of string to string, without the keys FCM reserves.

@@ -78,6 +78,26 @@ final class FCMMessageValidatorTests: XCTestCase {
 
     /// Keys and values are counted, never quotes or spacing, and never the target: 4,096 bytes measured in
     /// any compact serialization always pass.
+    /// What production refuses, the emulator refuses too: field types in `android.notification`, and the
+    /// contents of `apns`, `webpush` and `fcm_options`.
+    func testTypesInAndroidNotificationAndTheOtherPlatformsBlocks() {
+        let token = "d1:APA91b" + String(repeating: "x", count: 140)
+        func body(_ extra: String) -> String { #"{"message":{"token":"\#(token)",\#(extra)}}"# }
+        for (extra, field) in [
+            (#""android":{"notification":{"sticky":1}}"#, "message.android.notification.sticky"),
+            (#""android":{"notification":{"title":5}}"#, "message.android.notification.title"),
+            (#""android":{"notification":{"body_loc_args":["a",1]}}"#, "message.android.notification.body_loc_args"),
+            (#""android":{"notification":{"notification_count":"2"}}"#, "message.android.notification.notification_count"),
+            (#""apns":{"headers":{"apns-priority":10}}"#, "message.apns.headers.apns-priority"),
+            (#""webpush":{"data":{"a":1}}"#, "message.webpush.data.a"),
+            (#""fcm_options":{"analytics_label":1}"#, "message.fcm_options.analytics_label"),
+        ] {
+            XCTAssertEqual(refusal(body(extra))?.field, field, extra)
+        }
+        XCTAssertEqual(refusal(body(#""apns":{"unknown":{}}"#))?.field, "message.apns")
+        XCTAssertNotNil(accepted(body(#""android":{"notification":{"sticky":true,"notification_count":3,"title_loc_args":["a"]}},"apns":{"headers":{"apns-priority":"10"},"payload":{"aps":{}}},"fcm_options":{"analytics_label":"l"}"#)))
+    }
+
     func testThePayloadSizeCountsKeysAndValues() {
         XCTAssertEqual(FCMMessageValidator.payloadSize(["token": "abc", "data": ["k": "vv"]]), 4 + 1 + 2)
         XCTAssertEqual(FCMMessageValidator.payloadSize(["android": ["ttl": "1s", "direct_boot_ok": true]]), 7 + 3 + 2 + 14 + 4)

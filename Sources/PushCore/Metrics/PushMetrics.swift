@@ -198,9 +198,11 @@ public final class PushMetrics: Sendable {
     }
 
 
-    /// `push_build_info{version}`: always 1, so dashboards can show which version each worker runs.
-    public func buildInfo(version: String) {
-        Gauge(label: "push_build_info", dimensions: [("version", MetricLabel.reason(version, keep: MetricLabel.topicCharacters))]).record(1)
+    /// `push_build_info{version, commit}`: always 1, so dashboards can show which version each worker runs and a
+    /// rollout's progress.
+    public func buildInfo(version: String, commit: String = BuildInfo.commit) {
+        Gauge(label: "push_build_info", dimensions: [("version", MetricLabel.reason(version, keep: MetricLabel.topicCharacters)),
+                                                     ("commit", MetricLabel.reason(commit, keep: MetricLabel.topicCharacters))]).record(1)
     }
 }
 
