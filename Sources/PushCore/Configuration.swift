@@ -13,6 +13,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var metricsListen: String = "127.0.0.1:9464"
     public var log = LogSettings()
     public var shutdown = ShutdownSettings()
+    public var retention = RetentionSettings()
 
     public init() {}
 }
@@ -204,6 +205,15 @@ public struct FilterSettings: Sendable, Equatable {
     public var reloadIntervalMillis = 2000
     /// How many entries `push:filtered` keeps.
     public var auditCap = 10_000
+    public init() {}
+}
+
+/// How many entries `push:dlq` and `push:feedback` keep (0: all). Both hold what users wrote and device tokens,
+/// personal data an operator may be bound to keep no longer than needed; a cap drops the oldest first, each time
+/// a worker writes there.
+public struct RetentionSettings: Sendable, Equatable {
+    public var deadLettersMax = 0
+    public var feedbackMax = 0
     public init() {}
 }
 

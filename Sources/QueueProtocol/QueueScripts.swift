@@ -319,7 +319,8 @@ enum QueueScripts {
     /// the message was still claimed, so a retried acknowledgement (reply lost) or one for a message already
     /// recovered by another worker writes nothing twice. (Plain deliveries, the common case, need none of
     /// this: `WorkQueue.acknowledge` deletes their fields with HDEL.) KEYS: processing, dlq, feedback,
-    /// filtered, deliveries. ARGV[1]: filtered cap; then per message: sequence, '1' if it has a death count,
+    /// filtered, deliveries. ARGV[1]: filtered cap, ARGV[2] and ARGV[3]: how many entries the dead-letter and
+    /// feedback lists keep (0: all; `retention.*`); then per message: sequence, '1' if it has a death count,
     /// record count, records (each prefixed 'D' dead letter, 'F' feedback or 'A' filtered audit, or 'P' and
     /// a key index: the element itself moves to that parked list, KEYS[6...]). Returns how many were
     /// acknowledged.
@@ -343,12 +344,14 @@ enum QueueScripts {
 
     static let acknowledge = Script(name: "acknowledge", source: """
     local cap = tonumber(ARGV[1])
+    local dlqCap = tonumber(ARGV[2]) or 0
+    local feedbackCap = tonumber(ARGV[3]) or 0
     local held = redis.call('HLEN', KEYS[1])
     local acked = 0
     local lists = {D = {}, F = {}, A = {}}
     local keys = {D = KEYS[2], F = KEYS[3], A = KEYS[4]}
     local countFields = {}
-    local i = 2
+    local i = 4
     while i <= #ARGV do
       local seq = ARGV[i]
       local counted = ARGV[i + 1] == '1'
@@ -388,6 +391,8 @@ enum QueueScripts {
       end
     end
     if #lists.A > 0 then redis.call('LTRIM', KEYS[4], 0, cap - 1) end
+    if #lists.D > 0 and dlqCap > 0 then redis.call('LTRIM', KEYS[2], 0, dlqCap - 1) end
+    if #lists.F > 0 and feedbackCap > 0 then redis.call('LTRIM', KEYS[3], 0, feedbackCap - 1) end
     local counts = 0
     if #countFields > 0 then counts = redis.call('HLEN', KEYS[5]) end
     local d = 1

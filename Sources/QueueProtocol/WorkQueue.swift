@@ -124,10 +124,13 @@ public struct WorkQueue: Sendable {
 
     /// Elements larger than this are dead-lettered by the claim inside Redis (`collector.max_element_bytes`).
     public let maxElementBytes: Int
+    /// How many entries the dead-letter and feedback lists keep when this worker writes to them (0: all).
+    public let retention: (deadLetters: Int, feedback: Int)
 
     public init(connection: any RedisCommands, keys: RedisKeys, workerID: String, maxDeliveries: Int = 3,
-                maxElementBytes: Int = 1_048_576) {
+                maxElementBytes: Int = 1_048_576, retention: (deadLetters: Int, feedback: Int) = (0, 0)) {
         self.maxElementBytes = max(1, maxElementBytes)
+        self.retention = (max(0, retention.deadLetters), max(0, retention.feedback))
         self.connection = connection
         self.keys = keys
         self.workerID = workerID
@@ -184,16 +187,13 @@ public struct WorkQueue: Sendable {
         nextSequence.withLock { $0 = max($0, counter &+ 1) }
     }
 
-    /// Waits up to `timeoutSeconds` for the queue to hold something, without taking it: BLMOVE of the
-    /// queue onto itself (RIGHT to RIGHT) leaves it unchanged. How an idle worker sleeps without polling.
+    /// Waits up to `timeoutSeconds` for the queue to hold something, without taking it (a BLMOVE of the queue
+    /// onto itself, whose element a plain connection never reads: `RedisConnection.waitForListElement`). How an
+    /// idle worker sleeps without polling.
     public func waitForWork(timeoutSeconds: Double) async throws -> Bool {
-        let reply = try await connection.execute(["BLMOVE", keys.queue, keys.queue, "RIGHT", "RIGHT", String(timeoutSeconds)])
-        return reply != .null
+        try await connection.waitForListElement(keys.queue, timeoutSeconds: timeoutSeconds)
     }
 
-    /// Waits (Redis `WAIT`) until `replicas` replicas have every write this connection made, at most
-    /// `timeoutMillis`; returns how many had them by then. After an acknowledgement: what a replica has, a
-    /// failover to it does not undo. On a cluster it goes to the shard's primary, where the acknowledgement ran.
     public func waitForReplicas(_ replicas: Int, timeoutMillis: Int) async throws -> Int {
         let reply = try await connection.execute(["WAIT", String(max(0, replicas)), String(max(1, timeoutMillis))])
         guard let reached = reply.integer else { throw RedisError.unexpectedReply("WAIT: \(reply.shape)") }
@@ -231,7 +231,8 @@ public struct WorkQueue: Sendable {
             }
         }
         guard !others.isEmpty else { return acknowledged }
-        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8)]
+        var arguments: [[UInt8]] = [Array(String(filteredCap).utf8), Array(String(retention.deadLetters).utf8),
+                                    Array(String(retention.feedback).utf8)]
         arguments.reserveCapacity(1 + others.count * 4)
         var scriptKeys = [processing, keys.deadLetters, keys.feedback, keys.filtered, keys.deliveries]
         // Parked lists are keys of the script too (one slot with the shard's other keys), after the fixed five.

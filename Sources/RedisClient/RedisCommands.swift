@@ -9,9 +9,18 @@ public protocol RedisCommands: Sendable {
     /// partition, a black-holed host) fails now instead of after the socket timeout, and so does a connect.
     /// Later calls connect again as usual. How shutdown keeps its bound whatever Redis does.
     func interrupt()
+    /// Waits up to `timeoutSeconds` for the list `key` to hold something, without taking anything from it;
+    /// true if it does. Never reads an element (see `RedisConnection`'s), where the connection can avoid it.
+    func waitForListElement(_ key: String, timeoutSeconds: Double) async throws -> Bool
 }
 
 extension RedisCommands {
+    /// BLMOVE of the list onto itself (RIGHT to RIGHT) leaves it unchanged; its reply is the element it saw.
+    public func waitForListElement(_ key: String, timeoutSeconds: Double) async throws -> Bool {
+        let reply = try await execute(["BLMOVE", key, key, "RIGHT", "RIGHT", String(timeoutSeconds)])
+        return reply != .null
+    }
+
     /// Runs one command; a Redis error reply is thrown as `RedisError.server`.
     @discardableResult
     public func execute(_ arguments: [String]) async throws -> RedisReply {

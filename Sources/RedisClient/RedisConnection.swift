@@ -43,6 +43,19 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
         return try await thread.run { [self] in try self.pipelineOnThread(commands, interrupts: interrupts) }
     }
 
+    /// The BLMOVE of the list onto itself with its reply skipped (`CLIENT REPLY SKIP`), then LLEN: the
+    /// element BLMOVE saw never crosses the network, so an oversized element LPUSHed onto an idle queue (which
+    /// the claim script then dead-letters inside Redis) never enters this process. One reply comes back, LLEN's,
+    /// once BLMOVE returned (Redis runs a client's commands in order).
+    public func waitForListElement(_ key: String, timeoutSeconds: Double) async throws -> Bool {
+        let commands = [["CLIENT", "REPLY", "SKIP"], ["BLMOVE", key, key, "RIGHT", "RIGHT", String(timeoutSeconds)], ["LLEN", key]]
+            .map { $0.map { Array($0.utf8) } }
+        let interrupts = live.withLock { $0.interrupts }
+        let replies = try await thread.run { [self] in try self.pipelineOnThread(commands, interrupts: interrupts, replies: 1) }
+        if case .error(let text) = replies[0] { throw RedisError.server(text) }
+        return (replies[0].integer ?? 0) > 0
+    }
+
     public func interrupt() {
         live.withLock { state in
             state.interrupts += 1
@@ -58,12 +71,13 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
 
     // MARK: on the connection's thread
 
-    private func pipelineOnThread(_ commands: [[[UInt8]]], interrupts: Int) throws -> [RedisReply] {
+    /// `replies`: how many replies the commands give (fewer than commands after `CLIENT REPLY SKIP`).
+    private func pipelineOnThread(_ commands: [[[UInt8]]], interrupts: Int, replies: Int? = nil) throws -> [RedisReply] {
         if live.withLock({ $0.interrupts != interrupts }) { throw RedisError.connection("\(url.host):\(url.port): interrupted") }
         let socket = try connected(interrupts: interrupts)
         do {
             try socket.write(RESPEncoder.encode(commands))
-            return try readReplies(commands.count, from: socket)
+            return try readReplies(replies ?? commands.count, from: socket)
         } catch {
             drop()
             throw error

@@ -56,6 +56,11 @@ public final class SentinelConnection: RedisCommands {
 
     /// Sends the commands to the primary. Commands answered `-READONLY` did not run (the node is a replica
     /// now): they are sent once more, to the primary the sentinels name then, if that is another node.
+    /// On the primary's own connection, which never reads the element it waits for.
+    public func waitForListElement(_ key: String, timeoutSeconds: Double) async throws -> Bool {
+        try await primaryConnection().waitForListElement(key, timeoutSeconds: timeoutSeconds)
+    }
+
     public func pipeline(_ commands: [[[UInt8]]]) async throws -> [RedisReply] {
         let connection = try await primaryConnection()
         var replies = try await send(commands, on: connection)

@@ -34,7 +34,8 @@ struct ShardPipeline: Sendable {
             // each on a thread of its own.
             let connection = RedisConnector.connection(redis, shard: prefix, name: "\(name)\(index)", map: clusterMap)
             return WorkQueue(connection: connection, keys: keys, workerID: workerID, maxDeliveries: configuration.recovery.maxDeliveries,
-                             maxElementBytes: configuration.collector.maxElementBytes)
+                             maxElementBytes: configuration.collector.maxElementBytes,
+                             retention: (configuration.retention.deadLettersMax, configuration.retention.feedbackMax))
         }
         claimQueue = queue("claim")
         ackQueue = queue("ack")

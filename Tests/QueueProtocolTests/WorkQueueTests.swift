@@ -189,6 +189,23 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await self.connection.length(keys.queue), 0)
     }
 
+    /// `retention.dlq_max` and `retention.feedback_max`: the lists keep the newest entries only (privacy: they
+    /// hold what users wrote and device tokens); 0 keeps all.
+    func testRetentionCapsTheDeadLetterAndFeedbackLists() async throws {
+        try await connection.lpush(keys.queue, (0..<5).map { "m\($0)" })
+        let connection = RedisConnection(url: redis.url, name: "w1")
+        opened.append(connection)
+        let worker = WorkQueue(connection: connection, keys: keys, workerID: "w1", retention: (deadLetters: 2, feedback: 3))
+        let claimed = try await worker.claim(maxCount: 10, maxBytes: 1 << 20, allowIsolated: false).elements
+        let done = claimed.enumerated().map { n, element in
+            CompletedMessage(seq: element.seq, records: [.deadLetter(Array("{\"d\":\(n)}".utf8)), .feedback(Array("{\"f\":\(n)}".utf8))],
+                             notifications: 1)
+        }
+        try await assertEqual(try await worker.acknowledge(done, filteredCap: 10), 5)
+        try await assertEqual(try await self.connection.strings(keys.deadLetters), ["{\"d\":4}", "{\"d\":3}"])
+        try await assertEqual(try await self.connection.strings(keys.feedback), ["{\"f\":4}", "{\"f\":3}", "{\"f\":2}"])
+    }
+
     /// Isolation: a parked message's element moves, as written, from the processing hash to its app's parked
     /// list in the acknowledgement's one step; a retry or a message recovered meanwhile moves nothing twice; the
     /// unpark script puts the parked elements back at the queue's consumer end in their order.

@@ -5,10 +5,9 @@ import RedisClient
 import TestSupport
 import XCTest
 
-/// One LPUSH of a 200 MB element is never claimed: the claim script dead-letters it inside Redis (its first KB
-/// kept), so it is never parsed, copied into a dead letter or held, no worker dies of it, and the messages around
-/// it are delivered. (An idle worker's wake-up, a BLMOVE of the list onto itself, still reads the element once
-/// when it is the first to arrive: the peak RSS this prints; docs/security.md.)
+/// One LPUSH of a 200 MB element never enters a worker's memory: the claim script dead-letters it inside Redis
+/// (its first KB kept), and an idle worker's wake-up (a BLMOVE of the list onto itself) skips its reply, so no
+/// worker grows, none dies, and the messages around it are delivered.
 final class OversizedElementTests: XCTestCase {
     /// Peak resident memory of a process (VmHWM), in bytes.
     private func peakRSS(_ pid: Int32) -> Int? {
@@ -46,6 +45,7 @@ final class OversizedElementTests: XCTestCase {
             let peak = peakRSS(worker.pid) ?? 0
             print("oversized: worker \(worker.pid) peak RSS \(peak >> 20) MB after a 200 MB element")
             XCTAssertFalse(worker.log.contains("invalid message"), "the element was never claimed and parsed")
+            XCTAssertLessThan(peak, 100 << 20, "the element never entered the worker")
         }
         for worker in workers { worker.signal(SIGTERM) }
         for worker in workers { _ = await worker.waitForExit(timeout: 30) }

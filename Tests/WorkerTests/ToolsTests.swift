@@ -122,6 +122,31 @@ final class ToolsTests: ToolTestCase {
         try await assertEqual(try await client.length(keys.deadLetters), 3, "the views change nothing")
     }
 
+    /// FCM's dead letters name its error code alone as `reason`, Google's words in `detail`; the tools select,
+    /// count and skip by the code, and read a record of 0.5.0 (`"CODE: words"`) as its code.
+    func testFCMReasonsAreCodesToSelectionStatsAndReplay() async throws {
+        func letter(_ id: String, _ reason: String, detail: String?) -> String {
+            let raw = Array(fcmMessageJSON(id: id, tokens: [fcmToken("d", 1)]).utf8)
+            return String(decoding: DeadLetterEntry(failedTokens: nil, reason: reason, status: 400, attempts: 1,
+                                                    failedAtMillis: WallClock.nowMillis(), worker: "w", detail: detail).record(element: raw),
+                          as: UTF8.self)
+        }
+        try await client.lpush(keys.deadLetters, [
+            letter("f1", "INVALID_ARGUMENT", detail: "Invalid value at 'message.data[0].value' (TYPE_STRING)"),
+            letter("f2", "INVALID_ARGUMENT: Invalid value at 'message.android.ttl'", detail: nil),
+            letter("f3", "THIRD_PARTY_AUTH_ERROR", detail: "Auth error from APNS or Web Push Service"),
+        ])
+        let stats = try await tool(["dlq", "stats", "--json"])
+        XCTAssertEqual(jsonObject(stats.output)["by_reason"] as? [String: Int], ["INVALID_ARGUMENT": 2, "THIRD_PARTY_AUTH_ERROR": 1], stats.output)
+        let list = try await tool(["dlq", "list", "--reason", "INVALID_ARGUMENT"])
+        XCTAssertEqual(list.output.split(separator: "\n").count, 2, list.output)
+        let plan = try await tool(["dlq", "replay", "--dry-run"])
+        XCTAssertEqual(plan.status, 0, plan.output)
+        XCTAssertTrue(plan.output.contains("permanent (INVALID_ARGUMENT)"), plan.output)
+        let show = try await tool(["dlq", "show", "2"])
+        XCTAssertEqual(jsonObject(show.output)["detail"] as? String, "Invalid value at 'message.data[0].value' (TYPE_STRING)", show.output)
+    }
+
     /// `dlq list` and `dlq stats` take docs/tools.md's whole SELECTION, the same one replay, purge and export take.
     func testDeadLetterListAndStatsTakeTheWholeSelection() async throws {
         func letter(_ id: String, _ reason: String, _ status: Int?, topic: String, ageMillis: Int64) -> String {
