@@ -91,7 +91,8 @@ enum MessageProperties {
                 "an FCM body whose fields are not the payload's")
         require(sent.first { $0.key == "token" }?.value == .string(message.tokens[0]), "an FCM body without its token")
         let ttl = sent.first { $0.key == "android" }?.value["ttl"]
-        require(message.headers.expiration == 0 || ttl != nil, "an FCM body without the ttl of its expiration")
+        // No expiration (nil) sets no ttl and 0 is already "0s" in the payload: only a time is counted down here.
+        require(!message.headers.expiresAtATime || ttl != nil, "an FCM body without the ttl of its expiration")
     }
 
     /// Nested deep enough that the scanner leaves it to the parser (it keeps one level clear of the limit).
