@@ -137,7 +137,7 @@ public struct EmulatorConfiguration: Sendable {
     public var tokenMinRenewalSeconds: Int64 = 1200
 
     /// FCM's OAuth 2.0 token endpoint (`FCMTokenEndpoint`): the accounts it trusts, where it answers, the
-    /// `aud` it requires (nil: any URL with that path) and the lifetime of the access tokens it issues
+    /// `aud` it requires (nil: exactly the URL the request was posted to) and the lifetime of the access tokens it issues
     /// (changeable while running: `APNsEmulator.fcmTokens`).
     public var fcmServiceAccounts: [ServiceAccountKey] = []
     public var fcmTokenPath = "/token"

@@ -67,7 +67,7 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         guard let assertion = form["assertion"], !assertion.isEmpty else {
             return refuse(400, "invalid_request", "Missing required parameter: assertion")
         }
-        switch verify(assertion, now: now) {
+        switch verify(assertion, now: now, postedTo: request.header("host").map { "https://\($0)\(path)" }) {
         case .failure(let refusal):
             return refuse(400, refusal.error, refusal.description)
         case .success(let clientEmail):
@@ -90,8 +90,9 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         }
     }
 
-    /// The assertion's `iss` when it holds, else Google's refusal.
-    func verify(_ assertion: String, now: Double) -> Result<String, Refusal> {
+    /// The assertion's `iss` when it holds, else Google's refusal. `postedTo` is the URL the request reached
+    /// (`https://` + its `:authority` + the token path).
+    func verify(_ assertion: String, now: Double, postedTo: String?) -> Result<String, Refusal> {
         let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
               let headerBytes = ProviderTokenVerifier.base64URL(parts[0]),
@@ -110,7 +111,7 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         guard claims["iss"] as? String == account.clientEmail else {
             return .failure(Refusal("Invalid grant: account not found"))
         }
-        guard let audience = claims["aud"] as? String, audienceMatches(audience) else {
+        guard let audience = claims["aud"] as? String, audienceMatches(audience, postedTo: postedTo) else {
             return .failure(Refusal("Invalid JWT: Failed audience check."))
         }
         guard let scope = claims["scope"] as? String, scope.split(separator: " ").contains(Substring(Self.scope)) else {
@@ -126,12 +127,13 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         return .success(account.clientEmail)
     }
 
-    /// The configured audience exactly; without one, any URL whose path is the token path (the host the client
-    /// used to reach the emulator varies: 127.0.0.1, localhost, a container name).
-    private func audienceMatches(_ audience: String) -> Bool {
+    /// Google requires `aud` to be exactly the token endpoint's URL (`https://oauth2.googleapis.com/token`), no
+    /// other spelling. Here: the configured audience exactly; without one, exactly the URL this request was posted
+    /// to (the emulator is reached as 127.0.0.1, localhost or a container name, so that URL is the only
+    /// spelling a client can know). A request without `:authority` can match only a configured audience.
+    private func audienceMatches(_ audience: String, postedTo: String?) -> Bool {
         if let expected = self.audience { return audience == expected }
-        guard let url = URL(string: audience), url.scheme == "https" || url.scheme == "http" else { return false }
-        return url.path == path
+        return postedTo.map { audience == $0 } ?? false
     }
 
     private static func verifyRS256(signature: [UInt8], message: [UInt8], key: OpaquePointer) -> Bool {

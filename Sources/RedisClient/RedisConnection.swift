@@ -48,12 +48,18 @@ public final class RedisConnection: RedisCommands, @unchecked Sendable {
     /// the claim script then dead-letters inside Redis) never enters this process. One reply comes back, LLEN's,
     /// once BLMOVE returned (Redis runs a client's commands in order).
     public func waitForListElement(_ key: String, timeoutSeconds: Double) async throws -> Bool {
+        let reply = try await lengthAfterWaiting(key, timeoutSeconds: timeoutSeconds)
+        if case .error(let text) = reply { throw RedisError.server(text) }
+        return (reply.integer ?? 0) > 0
+    }
+
+    /// The wait of `waitForListElement`, answering LLEN's reply as it came (an error reply included: a Redis
+    /// Cluster node's MOVED, which `SlotConnection` follows).
+    func lengthAfterWaiting(_ key: String, timeoutSeconds: Double) async throws -> RedisReply {
         let commands = [["CLIENT", "REPLY", "SKIP"], ["BLMOVE", key, key, "RIGHT", "RIGHT", String(timeoutSeconds)], ["LLEN", key]]
             .map { $0.map { Array($0.utf8) } }
         let interrupts = live.withLock { $0.interrupts }
-        let replies = try await thread.run { [self] in try self.pipelineOnThread(commands, interrupts: interrupts, replies: 1) }
-        if case .error(let text) = replies[0] { throw RedisError.server(text) }
-        return (replies[0].integer ?? 0) > 0
+        return try await thread.run { [self] in try self.pipelineOnThread(commands, interrupts: interrupts, replies: 1) }[0]
     }
 
     public func interrupt() {

@@ -125,6 +125,41 @@ public final class SlotConnection: RedisCommands {
         throw RedisError.server("TRYAGAIN: slot still moving after \(Self.maxRedirections) tries")
     }
 
+    /// The slot owner's `RedisConnection.waitForListElement` (BLMOVE with its reply skipped, then LLEN), so
+    /// the element waited on never enters this process on a cluster either. A MOVED (LLEN's: the BLMOVE's own
+    /// answer was skipped, and both name the same key) is followed like any command's. An ASK, TRYAGAIN or
+    /// CLUSTERDOWN answers "look": the slot is moving, and the claim that follows a wake-up follows those
+    /// redirections itself; at worst it finds nothing and the worker waits again.
+    public func waitForListElement(_ key: String, timeoutSeconds: Double) async throws -> Bool {
+        try await map.refreshIfDue()
+        await followTopology()
+        for _ in 0..<Self.maxRedirections {
+            let node = currentNode
+            let reply: RedisReply
+            do {
+                reply = try await connection(to: node).lengthAfterWaiting(key, timeoutSeconds: timeoutSeconds)
+            } catch {
+                map.failed(node)
+                if error is CancellationError, !Task.isCancelled { throw RedisError.connection("\(node): left the cluster") }
+                throw error
+            }
+            switch Self.redirection(reply) {
+            case nil:
+                if case .error(let text) = reply { throw RedisError.server(text) }
+                return (reply.integer ?? 0) > 0
+            case .moved(let owner, let slot):
+                let known = state.withLock { state -> Int? in
+                    if state.slot == nil { state.slot = slot }
+                    return state.slot
+                }
+                if let known { map.moved(slot: known, to: owner) }
+            case .ask, .tryAgain:
+                return true
+            }
+        }
+        throw RedisError.server("MOVED: slot still moving after \(Self.maxRedirections) tries")
+    }
+
     public func interrupt() {
         state.withLock { state in state.nodes.values.forEach { $0.interrupt() } }
         map.interrupt()

@@ -49,8 +49,8 @@ final class FCMTokenEndpointTests: XCTestCase {
     }
 
     private func claims(iat: Int64 = WallClock.nowSeconds(), exp: Int64? = nil, scope: String = AssertionSigner.messagingScope,
-                        iss: String = ServiceAccountFixture.clientEmail) -> [String: Any] {
-        ["iss": iss, "scope": scope, "aud": server.endpoint + "/token", "iat": iat, "exp": exp ?? iat + 3600]
+                        iss: String = ServiceAccountFixture.clientEmail, aud: String? = nil) -> [String: Any] {
+        ["iss": iss, "scope": scope, "aud": aud ?? server.endpoint + "/token", "iat": iat, "exp": exp ?? iat + 3600]
     }
 
     private var header: [String: Any] { ["alg": "RS256", "typ": "JWT", "kid": account.privateKeyID] }
@@ -115,6 +115,22 @@ final class FCMTokenEndpointTests: XCTestCase {
         XCTAssertEqual(server.emulator.fcmTokens.refusalCount, 7)
     }
 
+    /// Google accepts only its token endpoint's exact URL as `aud`; the emulator only the URL the request was
+    /// posted to, so a client that signs any other spelling fails here as it would in production.
+    func testTheAudienceMustBeExactlyTheURLPostedTo() throws {
+        let posted = server.endpoint + "/token"
+        XCTAssertTrue(posted.hasPrefix("https://127.0.0.1:"), posted)
+        for wrong in [posted + "/", posted.replacingOccurrences(of: "https://", with: "http://"),
+                      posted.replacingOccurrences(of: "127.0.0.1", with: "localhost"), posted + "?x=1",
+                      "https://oauth2.googleapis.com/token", posted.uppercased()] {
+            let assertion = try handMadeAssertion(header: header, claims: claims(aud: wrong), keyFile: account.keyFile)
+            assertRefused(endpoint.exchange(assertion: assertion), saying: "Invalid JWT: Failed audience check.")
+        }
+        XCTAssertEqual(server.emulator.fcmTokens.issuedCount, 0)
+        let exact = try handMadeAssertion(header: header, claims: claims(aud: posted), keyFile: account.keyFile)
+        guard case .granted = endpoint.exchange(assertion: exact) else { return XCTFail("the exact URL was refused") }
+    }
+
     func testTheGrantTypeAndTheFormAreChecked() throws {
         let tokenEndpoint = try FCMTokenEndpoint(configuration: {
             var configuration = EmulatorConfiguration()
@@ -122,7 +138,7 @@ final class FCMTokenEndpointTests: XCTestCase {
             return configuration
         }(), registry: AccessTokenRegistry(lifetimeSeconds: 60))
         func post(_ form: String) -> (status: Int, body: String) {
-            tokenEndpoint.answer(IncomingRequest(method: "POST", path: "/token", headers: [], body: Array(form.utf8)))
+            tokenEndpoint.answer(IncomingRequest(method: "POST", path: "/token", headers: [("host", "127.0.0.1:1")], body: Array(form.utf8)))
         }
         let wrongGrant = post("grant_type=client_credentials&assertion=a.b.c")
         XCTAssertEqual(wrongGrant.status, 400)
