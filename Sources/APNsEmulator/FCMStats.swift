@@ -59,6 +59,10 @@ public final class FCMStats: Sendable {
     /// Every delivered token and how often.
     public var deliveredByToken: [String: Int] { counts.withLockedValue { $0.deliveredByToken } }
 
+    /// How many distinct tokens were delivered: cheap to poll (`deliveredByToken` hands out the dictionary, and
+    /// the next delivery then copies all of it while holding the lock).
+    public var distinctTokensDelivered: Int { counts.withLockedValue { $0.deliveredByToken.count } }
+
     /// Tokens delivered more than once, with their counts.
     public var duplicates: [String: Int] { counts.withLockedValue { $0.deliveredByToken.filter { $0.value > 1 } } }
 

@@ -81,6 +81,11 @@ public final class EmulatorStandIn: @unchecked Sendable {
 
     /// Every request answered so far: (token, status).
     public func answered() -> [(token: String, status: Int)] { log.all }
+    /// How many answers so far, and how many with one status: cheap enough to poll (no copy of the log).
+    public var answeredCount: Int { log.count }
+    public func answeredCount(status: Int) -> Int { log.count(status: status) }
+    /// The answers after the first `start`: a poller that keeps its own tallies reads each answer once.
+    public func answered(from start: Int) -> [(token: String, status: Int)] { log.from(start) }
 
     public func stop() async {
         try? await emulator.stop()
@@ -88,9 +93,23 @@ public final class EmulatorStandIn: @unchecked Sendable {
 }
 
 final class AnswerLog: Sendable {
-    private let entries = Locked<[(token: String, status: Int)]>([])
-    func append(_ token: String, _ status: Int) { entries.withLock { $0.append((token, status)) } }
-    var all: [(token: String, status: Int)] { entries.withLock { $0 } }
+    private struct Entries {
+        var answers: [(token: String, status: Int)] = []
+        var perStatus: [Int: Int] = [:]
+    }
+    private let entries = Locked(Entries())
+    func append(_ token: String, _ status: Int) {
+        entries.withLock {
+            $0.answers.append((token, status))
+            $0.perStatus[status, default: 0] += 1
+        }
+    }
+    var all: [(token: String, status: Int)] { entries.withLock { $0.answers } }
+    var count: Int { entries.withLock { $0.answers.count } }
+    func count(status: Int) -> Int { entries.withLock { $0.perStatus[status] ?? 0 } }
+    func from(_ start: Int) -> [(token: String, status: Int)] {
+        entries.withLock { Array($0.answers[min(max(0, start), $0.answers.count)...]) }
+    }
 }
 
 extension EmulatorStandIn {

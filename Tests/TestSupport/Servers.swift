@@ -23,6 +23,33 @@ public func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// True once the plain-text Redis on the loopback `port` answers PING with anything but `-LOADING` (PONG, or
+/// NOAUTH where a password is required), tried until `timeout`.
+public func answersPing(_ port: Int, timeout: TimeInterval = 30) -> Bool {
+    let end = Date().addingTimeInterval(timeout)
+    repeat {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        var reply = [UInt8](repeating: 0, count: 64)
+        var received = 0
+        if withUnsafePointer(to: &address, {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }) == 0 {
+            let ping = Array("PING\r\n".utf8)
+            if send(fd, ping, ping.count, Int32(MSG_NOSIGNAL)) == ping.count {
+                received = recv(fd, &reply, reply.count, 0)
+            }
+        }
+        close(fd)
+        if received > 0, !String(decoding: reply[0..<received], as: UTF8.self).hasPrefix("-LOADING") { return true }
+        usleep(20_000)
+    } while Date() < end
+    return false
+}
+
 /// True once something listens on the loopback `port` (tried at least once, then until `timeout`).
 public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
     let end = Date().addingTimeInterval(timeout)
@@ -115,6 +142,8 @@ public final class RedisServer: @unchecked Sendable {
         try process.run()
         self.process = process
         guard waitForPort(port) else { throw TestSetupError("redis-server did not start on port \(port)") }
+        // A restarted server with an append-only file answers LOADING until it has read it back.
+        if !tls, !answersPing(port) { throw TestSetupError("redis-server on port \(port) still loading after 30 s") }
     }
 
     /// Freezes (SIGSTOP) or thaws (SIGCONT) the server: a replica that stops taking the primary's stream.

@@ -26,7 +26,7 @@ final class APNsOutageTests: XCTestCase {
 
         let total = 600
         try await client.lpush(keys.queue, (0..<total).map { messageJSON(id: "o\($0)", tokens: [token("a1", $0)]) })
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 50 }
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 50 }
         await apns.stop()
         let queuedAtOutage = try await client.length(keys.queue)
         try await Task.sleep(for: .milliseconds(2500))

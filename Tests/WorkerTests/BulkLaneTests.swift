@@ -27,10 +27,10 @@ final class BulkLaneTests: XCTestCase {
             "WORKER_ID": "bulk-worker", "COLLECTOR_MAX_IN_FLIGHT": "1000", "COLLECTOR_WINDOW_MS": "50",
         ]), logFile: directory + "/worker.log")
         defer { worker.signal(SIGKILL) }
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 1000 }
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 1000 }
 
         let chatToken = token("c1", 1)
-        let pushedAt = apns.answered().count
+        let pushedAt = apns.answeredCount
         try await client.lpush(keys.queue, [messageJSON(id: "chat-1", tokens: [chatToken])])
         try await eventually(timeout: .seconds(30)) { apns.answered().contains { $0.token == chatToken } }
         let answered = apns.answered()

@@ -26,7 +26,7 @@ final class ClusterShardTests: XCTestCase {
                 "REDIS_HEARTBEAT_TTL_MS": "2000"
             ]), logFile: "\(directory)/cw\(n).log")
         }
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 200 }
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 200 }
         // Move shard 0's slot (its queue, processing hashes, registry...) to another node while both work.
         let slot = try await cluster.slot(of: keys[0].queue)
         let before = try await cluster.owner(of: slot).index
@@ -76,10 +76,10 @@ final class ClusterShardTests: XCTestCase {
         // A node that gave away its last slot stays a primary (by default Redis 7 turns it into a replica of
         // the node that took them), so that slots can be moved back to it in the next round.
         for node in 0..<3 { _ = try await cluster.onNode(node, ["CONFIG", "SET", "cluster-allow-replica-migration", "no"]) }
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 100 }
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 100 }
         var answeredAtRound: [Int] = []
         for round in 0..<3 {
-            answeredAtRound.append(apns.answered().count)
+            answeredAtRound.append(apns.answeredCount)
             let source = try await cluster.slotsOwned(by: round % 3)
             let target = try await cluster.slotsOwned(by: (round + 1) % 3)
             guard source.count > 0 else { continue }

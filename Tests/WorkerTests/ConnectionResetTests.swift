@@ -28,7 +28,7 @@ final class ConnectionResetTests: XCTestCase {
         let worker = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("reset") + "/worker.log")
         defer { worker.signal(SIGKILL) }
 
-        try await eventually(timeout: .seconds(60)) { apns.answered().count >= 200 }
+        try await eventually(timeout: .seconds(60)) { apns.answeredCount >= 200 }
         let resetting = ContinuousClock.now
         proxy.startResetting()
         // Open connections reset while requests flow, then every reconnect reset once it sends requests: for

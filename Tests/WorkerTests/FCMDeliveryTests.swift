@@ -149,7 +149,7 @@ final class FCMDeliveryTests: XCTestCase {
         let worker = try start(fcm, redis: redis, id: "fcm-down", ["METRICS_LISTEN": "127.0.0.1:\(port)", "RETRY_MAX_ATTEMPTS": "2"])
         defer { worker.signal(SIGKILL) }
 
-        try await eventually(timeout: .seconds(60)) { fcm.apns.answered().filter { $0.status == 200 }.count == 200 }
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 200 }
         var readiness: (status: Int, body: String)?
         try await eventually(timeout: .seconds(30)) {
             readiness = await httpGet("http://127.0.0.1:\(port)/readyz")

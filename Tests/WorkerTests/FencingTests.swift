@@ -99,13 +99,13 @@ final class FencingTests: XCTestCase {
         try await eventually(timeout: .seconds(30)) { self.accepted(slow).count >= 20 }
         paused.signal(SIGSTOP)
         try await Task.sleep(for: .milliseconds(500))  // what was on the wire is answered (the emulator runs on)
-        let sentBefore = slow.answered().count
+        let sentBefore = slow.answeredCount
         let held = try await client.claimedCount(keys.processing(worker: "paused"))
         XCTAssertGreaterThan(held, 100, "most of its claims wait in its transport (else this test proves little)")
 
         let peer = try worker("peer", apns: fast, redisURL: redis.urlString)
         try await takenOver("paused", peer: peer)
-        XCTAssertEqual(slow.answered().count, sentBefore, "a stopped process sends nothing")
+        XCTAssertEqual(slow.answeredCount, sentBefore, "a stopped process sends nothing")
         paused.signal(SIGCONT)
         try await assertFenced(paused, slow: slow, fast: fast, sentBefore: sentBefore, what: "SIGSTOP")
 
@@ -129,10 +129,10 @@ final class FencingTests: XCTestCase {
         // Its lease lapses at most 80% of the TTL after the last beat it sent; what it sent until then is
         // answered 200 ms later. From then on it must send nothing at all.
         try await Task.sleep(for: .milliseconds(Self.ttlMillis * 8 / 10 + 200 + 600))
-        let sentBefore = slow.answered().count
+        let sentBefore = slow.answeredCount
         let peer = try worker("peer", apns: fast, redisURL: redis.urlString)
         try await takenOver("cut", peer: peer)
-        XCTAssertEqual(slow.answered().count, sentBefore, "nothing is sent while the lease has lapsed")
+        XCTAssertEqual(slow.answeredCount, sentBefore, "nothing is sent while the lease has lapsed")
         proxy.heal()
         try await assertFenced(cut, slow: slow, fast: fast, sentBefore: sentBefore, what: "a partition from Redis")
 

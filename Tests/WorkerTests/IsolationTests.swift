@@ -42,7 +42,7 @@ final class IsolationTests: XCTestCase {
         try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
         let enqueued = ContinuousClock.now
         try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
-        try await eventually(timeout: .seconds(60)) { fcm.apns.answered().filter { $0.status == 200 }.count == 1000 }
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
         print("isolation: 1,000 APNs messages behind 30,000 waiting FCM tokens delivered \(ContinuousClock.now - enqueued) after their enqueue")
         XCTAssertEqual(fcm.fcm.stats.requests, 0, "still no access token")
         let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
@@ -52,7 +52,7 @@ final class IsolationTests: XCTestCase {
         try await eventually(timeout: .seconds(120)) {
             let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
             return try await self.drained(client, worker: "iso-fcm") && parkedNow == 0
-                && fcm.fcm.stats.deliveredByToken.count == 30_000
+                && fcm.fcm.stats.distinctTokensDelivered == 30_000
         }
         let delivered = fcm.fcm.stats.deliveredByToken
         XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
@@ -87,8 +87,13 @@ final class IsolationTests: XCTestCase {
         try await eventually(timeout: .seconds(60)) { try await self.parked(client, .apns, refused) > 0 }
         let enqueued = ContinuousClock.now
         try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        let wanted = Set((0..<1000).map { token("a1", $0) })
+        var accepted = Set<String>(), read = 0
         try await eventually(timeout: .seconds(60)) {
-            Set(apns.answered().filter { $0.status == 200 }.map(\.token)).isSuperset(of: (0..<1000).map { token("a1", $0) })
+            let fresh = apns.answered(from: read)
+            read += fresh.count
+            for answer in fresh where answer.status == 200 { accepted.insert(answer.token) }
+            return accepted.isSuperset(of: wanted)
         }
         print("isolation: 1,000 messages of a healthy app behind 30,000 tokens of a refused one delivered \(ContinuousClock.now - enqueued) after their enqueue")
         try await assertEqual(try await client.length(keys.deadLetters), 0)
@@ -124,7 +129,7 @@ final class IsolationTests: XCTestCase {
         try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
         let enqueued = ContinuousClock.now
         try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
-        try await eventually(timeout: .seconds(60)) { fcm.apns.answered().filter { $0.status == 200 }.count == 1000 }
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
         print("isolation: 1,000 APNs messages behind an FCM project on hold delivered \(ContinuousClock.now - enqueued) after their enqueue")
         XCTAssertTrue(worker.log.contains("asks this project to slow down"), "the project is held")
         try await assertEqual(try await client.length(keys.deadLetters), 0)

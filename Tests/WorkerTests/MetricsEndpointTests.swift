@@ -223,7 +223,7 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertTrue(worker.log.contains("APNs rejects this app's credentials"), worker.log)
         let pausedText = await metrics()
         XCTAssertEqual(prometheusSample(pausedText, "push_apns_app_paused", ["app": "com.example.chat"]), 1, pausedText)
-        try await eventually(timeout: .seconds(15)) { self.apns.answered().filter { $0.status == 403 }.count >= 6 }
+        try await eventually(timeout: .seconds(15)) { self.apns.answeredCount(status: 403) >= 6 }
         let deadWhilePaused = try await client.length(keys.deadLetters)
         XCTAssertEqual(deadWhilePaused, 0, "nothing dead-lettered while the credential is refused")
         // ...until APNs accepts the key again: delivered, ready, resumed.

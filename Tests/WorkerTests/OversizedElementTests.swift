@@ -35,7 +35,7 @@ final class OversizedElementTests: XCTestCase {
         try await client.lpush(keys.queue, [messageJSON(id: "after", tokens: [token("c1", 2)])])
         try await eventually(timeout: .seconds(120)) {
             let deadLetters = try await client.length(keys.deadLetters)
-            return deadLetters == 1 && apns.answered().filter { $0.status == 200 }.count == 2
+            return deadLetters == 1 && apns.answeredCount(status: 200) == 2
         }
         let record = jsonObject(Array(try await client.strings(keys.deadLetters)[0].utf8))
         XCTAssertEqual(record["reason"] as? String, "Malformed: element is \(huge.utf8.count) bytes, over the 1048576-byte limit")

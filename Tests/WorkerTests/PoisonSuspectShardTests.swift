@@ -43,7 +43,7 @@ final class PoisonSuspectShardTests: XCTestCase {
             "COLLECTOR_MAX_IN_FLIGHT": "100", "COLLECTOR_WINDOW_MS": "10", "REDIS_HEARTBEAT_TTL_MS": "1000",
             "SHUTDOWN_TIMEOUT_S": "2",
         ]), logFile: "\(directory)/live.log")
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 100 }
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 100 }
         // Only now is the dead holder registered (long silent): its suspect comes back while shard 1 is busy.
         try await client.execute(["ZADD", keys[0].workers, "1", "dead2"])
 

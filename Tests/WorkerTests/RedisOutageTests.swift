@@ -25,7 +25,7 @@ final class RedisOutageTests: XCTestCase {
             ]), logFile: makeTemporaryDirectory("outage-\(n)") + "/worker.log")
         }
         defer { workers.forEach { $0.signal(SIGKILL) } }
-        try await eventually(timeout: .seconds(60)) { apns.answered().filter { $0.status == 200 }.count >= 300 }
+        try await eventually(timeout: .seconds(60)) { apns.answeredCount(status: 200) >= 300 }
         // Redis down for three TTLs and back from its AOF (a restart): every liveness key has lapsed when it
         // answers again, while both workers hold requests answered and not yet acknowledged.
         redis.kill()

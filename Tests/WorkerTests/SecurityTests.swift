@@ -36,7 +36,7 @@ final class SecurityTests: XCTestCase {
             "APNS_APPS_1_CERT_PASSWORD": certPassword,
             "COLLECTOR_WINDOW_MS": "20", "WORKER_ID": "secretive",
         ], logFile: "\(directory)/worker.log")
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 30 }
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 30 }
         try await eventually(timeout: .seconds(10)) {
             let queued = try await client.length(self.keys.queue)
             let claimed = try await client.claimedCount(self.keys.processing(worker: "secretive"))

@@ -34,8 +34,8 @@ final class SentinelFailoverWorkerTests: XCTestCase {
                 "REDIS_HEARTBEAT_TTL_MS": "15000",
             ]), logFile: "\(directory)/sw\(n).log")
         }
-        try await eventually(timeout: .seconds(30)) { apns.answered().count >= 300 }
-        let answeredAtKill = apns.answered().count
+        try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 300 }
+        let answeredAtKill = apns.answeredCount
         servers.primary.kill()
         try await eventually(timeout: .seconds(30)) { await servers.namedPrimary() == "127.0.0.1:\(servers.replica.port)" }
         try await eventually(timeout: .seconds(120)) {

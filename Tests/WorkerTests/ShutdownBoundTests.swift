@@ -48,7 +48,7 @@ final class ShutdownBoundTests: XCTestCase {
                 return claimed > 0 && apns.emulator.stats.peakConcurrentStreams >= 1
             }
         } else {
-            try await eventually(timeout: .seconds(30)) { apns.answered().count >= 20 }
+            try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 20 }
         }
         if faults.redisBlackholed { redisProxy.blackhole() }
         if faults.redisStopped { redis.signal(SIGSTOP) }

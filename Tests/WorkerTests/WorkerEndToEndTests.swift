@@ -179,7 +179,7 @@ final class WorkerEndToEndTests: XCTestCase {
         try await client.lpush(keys.queue, (0..<20).map { messageJSON(id: "r\($0)", tokens: [token("5030", $0)]) })
         let worker = try startWorker(["RETRY_MAX_ATTEMPTS": "5", "RETRY_BASE_DELAY_MS": "5000", "RETRY_MAX_DELAY_MS": "5000",
                                       "SHUTDOWN_TIMEOUT_S": "60", "WORKER_ID": "impatient"])
-        try await eventually(timeout: .seconds(30)) { self.apns.answered().count >= 20 }
+        try await eventually(timeout: .seconds(30)) { self.apns.answeredCount >= 20 }
         worker.signal(SIGTERM)
         try await eventually { worker.log.contains("shutting down") }
         worker.signal(SIGTERM)
