@@ -63,6 +63,88 @@ final class IsolationTests: XCTestCase {
         await fcm.stop()
     }
 
+    /// FCM's endpoint unreachable (every connection refused) with 30,000 FCM tokens claimed first: APNs messages
+    /// enqueued behind them are delivered while it is down; once it answers every FCM token is delivered once,
+    /// none dead-lettered.
+    func testAnUnreachableEndpointHoldsNoOtherProvider() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        try await client.lpush(keys.queue, (0..<300).map { m in fcmMessageJSON(id: "u\(m)", tokens: (0..<100).map { fcmToken("u", m * 100 + $0) }) })
+        // Nothing listens there yet: every connection to FCM is refused.
+        let endpointPort = freePort()
+        let port = freePort()
+        let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
+            "WORKER_ID": "iso-down", "METRICS_LISTEN": "127.0.0.1:\(port)", "COLLECTOR_MAX_IN_FLIGHT": "20000",
+            "FCM_ENDPOINT": "https://127.0.0.1:\(endpointPort)", "RETRY_MAX_DELAY_MS": "2000",
+        ]), logFile: makeTemporaryDirectory("iso-down") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
+        let enqueued = ContinuousClock.now
+        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
+        print("isolation: 1,000 APNs messages behind 30,000 FCM tokens of an unreachable endpoint delivered \(ContinuousClock.now - enqueued) after their enqueue")
+        XCTAssertEqual(fcm.fcm.stats.requests, 0, "FCM still unreachable")
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertGreaterThan(prometheusSample(metrics, "push_messages_parked_total", ["provider": "fcm", "app": FCMStandIn.topic]) ?? 0, 0)
+
+        // FCM reachable again, on the same address.
+        let proxy = try BlackholeProxy(targetPort: fcm.emulator.fcmPort, port: endpointPort)
+        defer { proxy.stop() }
+        try await eventually(timeout: .seconds(120)) {
+            let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
+            return try await self.drained(client, worker: "iso-down") && parkedNow == 0
+                && fcm.fcm.stats.distinctTokensDelivered == 30_000
+        }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("u", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
+        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
+    /// FCM answering only after 3 s (a tenth of the request timeout is 1 s) with 30,000 FCM tokens claimed first:
+    /// APNs messages enqueued behind them are delivered while FCM is slow; once it is fast again every FCM token
+    /// is delivered once, none dead-lettered.
+    func testASlowEndpointHoldsNoOtherProvider() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let fcm = try await FCMStandIn { $0.fcmFaults.latencyMillis = 3000 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        try await client.lpush(keys.queue, (0..<300).map { m in fcmMessageJSON(id: "s\(m)", tokens: (0..<100).map { fcmToken("s", m * 100 + $0) }) })
+        let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
+            "WORKER_ID": "iso-slow", "COLLECTOR_MAX_IN_FLIGHT": "20000",
+        ]), logFile: makeTemporaryDirectory("iso-slow") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
+        let enqueued = ContinuousClock.now
+        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
+        print("isolation: 1,000 APNs messages behind 30,000 FCM tokens of a slow endpoint delivered \(ContinuousClock.now - enqueued) after their enqueue, with \(fcm.fcm.stats.distinctTokensDelivered) FCM tokens delivered by then")
+        XCTAssertLessThan(fcm.fcm.stats.distinctTokensDelivered, 30_000, "FCM was still slow")
+
+        fcm.fcm.updateFaults { $0.latencyMillis = 0 }
+        try await eventually(timeout: .seconds(120)) {
+            let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
+            return try await self.drained(client, worker: "iso-slow") && parkedNow == 0
+                && fcm.fcm.stats.distinctTokensDelivered == 30_000
+        }
+        let delivered = fcm.fcm.stats.deliveredByToken
+        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("s", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
+        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await fcm.stop()
+    }
+
     /// One APNs app whose key Apple refuses, with 30,000 of its tokens first: another app's messages behind them
     /// are delivered; the refused app's messages stay (claimed or parked), none dead-lettered.
     func testARefusedAppHoldsNoOtherApp() async throws {

@@ -97,6 +97,14 @@ public final class Scheduler: @unchecked Sendable {
     @exclusivity(unchecked) private var passAuthorization: Authorization?
     /// Why the service's credential cannot be had just now (`Authorization.wait`), said once per spell.
     private var waitingForCredential: String?
+    /// Why the endpoint cannot be reached (a request failed before it was sent while no connection was open: a
+    /// refused or timed-out connect, a TLS failure), until a connection opens or an answer comes. Its work then
+    /// waits for the endpoint, not for room (isolation).
+    private var unreachable: String?
+    /// The recent average time an answer took on the wire (microseconds, over about the last 16 answers). A
+    /// lane whose answers take longer than a tenth of the request timeout while requests wait for a stream is
+    /// slow: the work it cannot start yet waits for the endpoint, not for room (isolation).
+    private var recentLatencyMicros: Int64 = 0
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     private var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
@@ -444,6 +452,8 @@ public final class Scheduler: @unchecked Sendable {
         let request = entry.request
         switch completion.result {
         case .answered(let status, let body, let wireMicros, let retryAfter):
+            unreachable = nil
+            recentLatencyMicros += (max(0, min(wireMicros, 3_600_000_000)) - recentLatencyMicros) / 16
             let (decision, answerReason) = service.classify(status: status, body: body, retryAfter: retryAfter)
             metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
@@ -500,6 +510,7 @@ public final class Scheduler: @unchecked Sendable {
             again.unprocessedInARow += 1
             ready.append(again, lane: request.job.lane)
         case .failed(let reason, let sent):
+            if !sent && driver.openConnections == 0 { unreachable = reason }
             answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
             notePauseAnswer(status: nil)
             // Sent on a connection that died before the answer: the service may have it (counted as ambiguous).
@@ -569,7 +580,14 @@ public final class Scheduler: @unchecked Sendable {
             reason = "no credential: \(waitingForCredential)"
         } else if credential.holdUntil(now: now) != nil {
             reason = "held: the service asked to slow down"
+        } else if let unreachable, driver.openConnections == 0 {
+            reason = "unreachable: \(unreachable)"
+        } else if !ready.isEmpty && recentLatencyMicros >= Int64(settings.requestTimeoutMillis) * 100 {
+            // Requests wait for a stream of an endpoint that answers slowly; the reason stays the same text
+            // while it lasts (a change wakes the gate).
+            reason = "slow: answers take over \(settings.requestTimeoutMillis / 10) ms"
         } else {
+            unreachable = nil
             reason = nil
         }
         board.report(lane: settings.boardLane, waiting: reason != nil, queued: ready.count + delayed.count, reason: reason ?? "")
