@@ -33,7 +33,7 @@ final class HuaweiJWTVerifier: @unchecked Sendable {
 
     deinit { accounts.values.forEach { EVP_PKEY_free($0.publicKey) } }
 
-    /// The account when the JWT holds for `project` at `now`; `postedTo` is `https://<authority>` of the request
+    /// The account when the JWT holds for `project` at `now`; `authority` is the request's `:authority` (Host)
     /// (the emulator's own token URL there is accepted as `aud` besides Huawei's).
     func verify(_ jwt: String, project: String, now: Double, authority: String?) -> Result<EmulatorConfiguration.HuaweiServiceAccount, HuaweiRefusal> {
         let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
@@ -59,6 +59,9 @@ final class HuaweiJWTVerifier: @unchecked Sendable {
         guard audiences.contains(where: accepted.contains) else {
             return .failure(HuaweiRefusal("80200001", "The JWT's aud must be \(audience)."))
         }
+        guard account.settings.projectID == project else {
+            return .failure(HuaweiRefusal("80200001", "The key belongs to project \(account.settings.projectID), not \(project)."))
+        }
         guard let issuedAt = (claims["iat"] as? NSNumber)?.doubleValue, let expiry = (claims["exp"] as? NSNumber)?.doubleValue,
               issuedAt.isFinite, expiry.isFinite, expiry > issuedAt
         else { return .failure(HuaweiRefusal("80200001", "The JWT needs numeric iat and exp, exp after iat.")) }
@@ -67,9 +70,6 @@ final class HuaweiJWTVerifier: @unchecked Sendable {
         }
         guard expiry - issuedAt <= Self.longestValiditySeconds else { return .failure(HuaweiRefusal("80300036")) }
         guard expiry > now else { return .failure(HuaweiRefusal("80200005")) }
-        guard account.settings.projectID == project else {
-            return .failure(HuaweiRefusal("80200001", "The key belongs to project \(account.settings.projectID), not \(project)."))
-        }
         return .success(account.settings)
     }
 
