@@ -17,10 +17,17 @@ public final class APNsEmulator: Sendable {
     public let fcmTokens: AccessTokenRegistry
     /// `messages:send`: its counters and its faults, changeable while running.
     public let fcm: FCMSide
+    /// Huawei Push Kit (OAuth token endpoint, v1 and v3 sends) and Xiaomi MiPush (regId sends): counters, clocks
+    /// and faults, changeable while running.
+    public let huawei: HuaweiSide
+    public let xiaomi: XiaomiSide
     /// The certificate clients must trust (PEM): the generated one, or the one configured.
     public let certificatePEM: String
     private let core: EmulatorCore
     private let tls: NIOSSLContext
+    /// The vendor listener's TLS: the same certificate, ALPN `h2` and `http/1.1`.
+    private let vendorTLS: NIOSSLContext
+    private let vendorServer = NIOLockedValueBox<(channel: Channel?, port: Int)>((nil, 0))
     private let group: MultiThreadedEventLoopGroup
     private let server = NIOLockedValueBox<(channel: Channel?, port: Int)>((nil, 0))
     private let fcmServer = NIOLockedValueBox<(channel: Channel?, port: Int)>((nil, 0))
@@ -53,6 +60,11 @@ public final class APNsEmulator: Sendable {
             tlsConfiguration.trustRoots = .file(clientCA)
         }
         tls = try NIOSSLContext(configuration: tlsConfiguration)
+        tlsConfiguration.applicationProtocols = ["h2", "http/1.1"]
+        vendorTLS = try NIOSSLContext(configuration: tlsConfiguration)
+        let vendors = try ChinaVendors(configuration: configuration)
+        huawei = vendors.huawei.side
+        xiaomi = vendors.xiaomi.side
         let fcmTokens = AccessTokenRegistry(lifetimeSeconds: configuration.fcmAccessTokenLifetimeSeconds)
         self.fcmTokens = fcmTokens
         let faults = FCMFaultInjector(configuration.fcmFaults)
@@ -62,7 +74,8 @@ public final class APNsEmulator: Sendable {
                               onAnswer: configuration.onFCMAnswer)
         core = EmulatorCore(configuration: configuration, judge: try RequestJudge(configuration: configuration),
                             stats: stats, recorder: try DeliveryRecorder(path: configuration.recordFile),
-                            fcmTokenEndpoint: try FCMTokenEndpoint(configuration: configuration, registry: fcmTokens), fcm: fcmCore)
+                            fcmTokenEndpoint: try FCMTokenEndpoint(configuration: configuration, registry: fcmTokens), fcm: fcmCore,
+                            vendors: vendors)
         group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
     }
 
@@ -74,6 +87,10 @@ public final class APNsEmulator: Sendable {
     /// `https://host:fcmPort`: what a sender's `fcm.endpoint` names.
     public var fcmEndpoint: String { "https://\(configuration.host):\(fcmPort)" }
 
+    /// The vendor listener's bound port (0 when `vendorPort` is not set), and `https://host:vendorPort`.
+    public var vendorPort: Int { vendorServer.withLockedValue { $0.port } }
+    public var vendorEndpoint: String { "https://\(configuration.host):\(vendorPort)" }
+
     /// Binds the listeners (the main one, and the FCM one when configured) and starts the scheduled FCM
     /// faults; returns the main port.
     @discardableResult
@@ -84,6 +101,11 @@ public final class APNsEmulator: Sendable {
         if let fcmPort = configuration.fcmPort {
             let fcmChannel = try await listen(port: fcmPort, streamLimit: max(1, configuration.fcmMaxConcurrentStreams))
             fcmServer.withLockedValue { $0 = (fcmChannel, fcmChannel.localAddress?.port ?? fcmPort) }
+        }
+        if let vendorPort = configuration.vendorPort {
+            let vendorChannel = try await VendorListener.bind(group: group, configuration: configuration, port: vendorPort,
+                                                              tls: vendorTLS, core: core, stats: stats)
+            vendorServer.withLockedValue { $0 = (vendorChannel, vendorChannel.localAddress?.port ?? vendorPort) }
         }
         scheduleTokenFaults()
         return port
@@ -170,6 +192,8 @@ public final class APNsEmulator: Sendable {
         cancels.forEach { $0() }
         let fcmChannel = fcmServer.withLockedValue { $0.channel }
         try? await fcmChannel?.close()
+        let vendorChannel = vendorServer.withLockedValue { $0.channel }
+        try? await vendorChannel?.close()
         let channel = server.withLockedValue { $0.channel }
         try await channel?.close()
         try await group.shutdownGracefully()

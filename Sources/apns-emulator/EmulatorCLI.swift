@@ -6,10 +6,11 @@ import Foundation
 struct EmulatorCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apns-emulator",
-        abstract: "An APNs and FCM stand-in: HTTP/2 over TLS, Apple's and Google's checks, status codes and reasons, and injectable faults.",
+        abstract: "An APNs, FCM, Huawei Push Kit and Xiaomi MiPush stand-in: HTTP/2 (and HTTP/1.1 for the vendors) over TLS, each vendor's checks and answers, and injectable faults.",
         discussion: """
-        Prints `listening on https://HOST:PORT` when ready, and `fcm listening on https://HOST:PORT` with --fcm-port.
-        GET /_emulator/stats returns counters as JSON.
+        Prints `listening on https://HOST:PORT` when ready, `fcm listening on https://HOST:PORT` with --fcm-port and
+        `vendor listening on https://HOST:PORT` with --vendor-port.
+        GET /_emulator/stats returns counters as JSON; /_emulator/huawei/stats and /_emulator/xiaomi/stats the vendors'.
         SIGTERM or SIGINT prints the counters and exits 0.
         """
     )
@@ -57,6 +58,36 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("fcm-revoke-every"), help: "Revoke every FCM access token issued so far every N seconds.") var fcmRevokeEvery: Int?
     @Option(name: .customLong("fcm-token-down-for"), help: "The FCM token endpoint answers 503 for the first N seconds.") var fcmTokenDownFor: Int?
     @Option(name: .customLong("fcm-record"), help: "Append every delivered FCM message to this file as a JSON line.") var fcmRecord: String?
+    @Option(name: .customLong("vendor-port"),
+            help: "Also listen here for Huawei and Xiaomi clients, offering h2 and http/1.1 by ALPN (0 picks a free port). Their paths are answered on every port.")
+    var vendorPort: Int?
+    @Option(name: .customLong("vendor-max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of --vendor-port's HTTP/2 connections.")
+    var vendorMaxStreams = 100
+    @Option(name: .customLong("huawei-app"), parsing: .singleValue,
+            help: "APP_ID:SECRET_FILE, a Huawei Android app (Push Kit v1): its OAuth client id and the file holding its client secret; repeatable.")
+    var huaweiApps: [String] = []
+    @Option(name: .customLong("huawei-service-account"), parsing: .singleValue,
+            help: "A Huawei service account key JSON file (project_id, key_id, sub_account, private_key) whose PS256 JWTs v3 sends accept; repeatable.")
+    var huaweiServiceAccounts: [String] = []
+    @Option(name: .customLong("huawei-jwt-audience"), help: "The aud a v3 JWT must carry (besides this emulator's own token URL).")
+    var huaweiJWTAudience = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
+    @Option(name: .customLong("huawei-token-lifetime"), help: "expires_in (seconds) of the Huawei access tokens issued.")
+    var huaweiTokenLifetime: Int64 = 3600
+    @Option(name: .customLong("huawei-answer"), parsing: .singleValue,
+            help: "PREFIX=REASON: Huawei tokens starting with PREFIX are refused with that v3 reason (noRight, tokenFormatError, ...; v1 lists them in illegal_tokens); repeatable, before the built-in prefixes.")
+    var huaweiAnswers: [String] = []
+    @Flag(name: .customLong("huawei-flow-control"), help: "Answer every Huawei send HTTP 503 (flow control).") var huaweiFlowControl = false
+    @Option(name: .customLong("huawei-requests-per-s"), help: "Huawei sends per second per app; more are answered 503.") var huaweiRequestsPerS: Int?
+    @Option(name: .customLong("huawei-tokens-per-s"), help: "Huawei tokens per second per app (Huawei counts devices); more are answered 503.") var huaweiTokensPerS: Int?
+    @Option(name: .customLong("xiaomi-app"), parsing: .singleValue,
+            help: "SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS]], a Xiaomi app: the file holding its AppSecret, its comma-separated packages, its daily message quota, its registered channel ids; repeatable.")
+    var xiaomiApps: [String] = []
+    @Option(name: .customLong("xiaomi-quota-reset"), help: "When Xiaomi's quota day rolls over, HH:MM+HH:MM.") var xiaomiQuotaReset = "00:00+08:00"
+    @Option(name: .customLong("xiaomi-answer"), parsing: .singleValue,
+            help: "PREFIX: Xiaomi regIds starting with PREFIX come back in data.bad_regids; repeatable, before the built-in prefixes.")
+    var xiaomiAnswers: [String] = []
+    @Flag(name: .customLong("xiaomi-flow-control"), help: "Answer every Xiaomi send HTTP 503.") var xiaomiFlowControl = false
+    @Option(name: .customLong("xiaomi-requests-per-s"), help: "Xiaomi sends per second per app; more are answered code 10027.") var xiaomiRequestsPerS: Int?
     @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
     var topics: [String] = []
     @Option(name: .customLong("initial-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new connection (Apple: 1).") var initialStreams = 1
@@ -131,6 +162,7 @@ struct EmulatorCLI: AsyncParsableCommand {
         configuration.fcmRevokeTokensEverySeconds = fcmRevokeEvery
         configuration.fcmTokenEndpointDownForSeconds = fcmTokenDownFor
         configuration.fcmRecordFile = fcmRecord
+        try configureVendors(&configuration)
         for text in unregistered {
             let parts = text.split(separator: "@").map(String.init)
             let since = parts.count > 1 ? Int64(parts[1]) : nil
@@ -156,6 +188,7 @@ struct EmulatorCLI: AsyncParsableCommand {
         let port = try await emulator.start()
         say("listening on https://\(host):\(port)")
         if fcmPort != nil { say("fcm listening on https://\(host):\(emulator.fcmPort)") }
+        if vendorPort != nil { say("vendor listening on https://\(host):\(emulator.vendorPort)") }
         let stop = { @Sendable (name: String) in
             say("\(name): \(emulator.stats.json)")
             Foundation.exit(0)
@@ -170,6 +203,55 @@ struct EmulatorCLI: AsyncParsableCommand {
         }
         try await emulator.waitUntilClosed()
         _ = sources
+    }
+}
+
+extension EmulatorCLI {
+    /// The --vendor-*, --huawei-* and --xiaomi-* flags. Secrets are read from files, surrounding whitespace trimmed.
+    func configureVendors(_ configuration: inout EmulatorConfiguration) throws {
+        configuration.vendorPort = vendorPort
+        configuration.vendorMaxConcurrentStreams = vendorMaxStreams
+        func secret(_ path: String, _ flag: String) throws -> String {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("\(flag): cannot read \(path)") }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        for text in huaweiApps {
+            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+            guard parts.count == 2 else { throw ValidationError("--huawei-app '\(text)' is not APP_ID:SECRET_FILE") }
+            configuration.huawei.apps.append(.init(appID: parts[0], clientSecret: try secret(parts[1], "--huawei-app")))
+        }
+        configuration.huawei.serviceAccounts = try huaweiServiceAccounts.map { try .init(keyJSONFile: $0) }
+        configuration.huawei.jwtAudience = huaweiJWTAudience
+        configuration.huawei.accessTokenLifetimeSeconds = huaweiTokenLifetime
+        let huaweiScripted = try huaweiAnswers.map { text -> EmulatorConfiguration.VendorTokenAnswer in
+            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { throw ValidationError("--huawei-answer '\(text)' is not PREFIX=REASON") }
+            return .init(prefix: parts[0], reason: parts[1])
+        }
+        configuration.huawei.tokenAnswers = huaweiScripted + EmulatorConfiguration.VendorTokenAnswer.huaweiDefaults
+        configuration.huawei.faults.flowControl = huaweiFlowControl
+        configuration.huawei.faults.requestsPerSecond = huaweiRequestsPerS
+        configuration.huawei.faults.tokensPerSecond = huaweiTokensPerS
+        for text in xiaomiApps {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard (2...4).contains(parts.count), !parts[1].isEmpty else {
+                throw ValidationError("--xiaomi-app '\(text)' is not SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS]]")
+            }
+            var quota: Int?
+            if parts.count > 2, !parts[2].isEmpty {
+                guard let value = Int(parts[2]), value >= 0 else { throw ValidationError("--xiaomi-app '\(text)': DAILY_QUOTA is not a number") }
+                quota = value
+            }
+            let channels = parts.count > 3 ? parts[3].split(separator: ",").map(String.init) : []
+            configuration.xiaomi.apps.append(.init(appSecret: try secret(parts[0], "--xiaomi-app"),
+                                                   packages: parts[1].split(separator: ",").map(String.init),
+                                                   channels: channels, dailyQuota: quota))
+        }
+        configuration.xiaomi.quotaReset = xiaomiQuotaReset
+        configuration.xiaomi.tokenAnswers = xiaomiAnswers.map { .init(prefix: $0, reason: "bad_regid") }
+            + EmulatorConfiguration.VendorTokenAnswer.xiaomiDefaults
+        configuration.xiaomi.faults.flowControl = xiaomiFlowControl
+        configuration.xiaomi.faults.requestsPerSecond = xiaomiRequestsPerS
     }
 }
 

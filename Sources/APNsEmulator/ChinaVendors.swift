@@ -1,0 +1,38 @@
+import Foundation
+
+/// One answer of a vendor side, ready to write on an HTTP/2 stream or an HTTP/1.1 connection.
+struct VendorResponse: Sendable {
+    var status: Int
+    var headers: [(String, String)]
+    var body: String
+}
+
+/// The China vendor sides (Huawei Push Kit, Xiaomi MiPush) behind one router: `answer` takes any request and
+/// answers those on their paths (and their stats pages, `GET /_emulator/huawei/stats`, `/_emulator/xiaomi/stats`),
+/// nil for the rest (APNs's and FCM's).
+struct ChinaVendors: Sendable {
+    let huawei: HuaweiCore
+    let xiaomi: XiaomiCore
+
+    init(configuration: EmulatorConfiguration) throws {
+        huawei = try HuaweiCore(settings: configuration.huawei)
+        xiaomi = try XiaomiCore(settings: configuration.xiaomi)
+    }
+
+    /// Whether a path is a vendor's (its streams are not FCM's, though Huawei's `/v1/<app>/messages:send` looks alike).
+    static func handles(path: String) -> Bool {
+        HuaweiSendJudge.app(inPath: path) != nil || HuaweiV3SendJudge.project(inPath: path) != nil
+            || XiaomiSendJudge.handles(path: path) || path.hasPrefix("/oauth2/") || path.hasPrefix("/_emulator/huawei/")
+            || path.hasPrefix("/_emulator/xiaomi/")
+    }
+
+    func answer(_ request: IncomingRequest) -> VendorResponse? {
+        if request.method == "GET" && request.path == "/_emulator/huawei/stats" {
+            return VendorResponse(status: 200, headers: [("content-type", "application/json")], body: huawei.shared.stats.json)
+        }
+        if request.method == "GET" && request.path == "/_emulator/xiaomi/stats" {
+            return VendorResponse(status: 200, headers: [("content-type", "application/json")], body: xiaomi.stats.json)
+        }
+        return huawei.answer(request) ?? xiaomi.answer(request)
+    }
+}

@@ -1,0 +1,45 @@
+import NIOConcurrencyHelpers
+
+/// The faults a vendor side (Huawei, Xiaomi) injects into its sends: set at start (`EmulatorConfiguration.huawei`
+/// / `.xiaomi`, the CLI's `--huawei-*` / `--xiaomi-*` flags) and changed while running (`APNsEmulator.huawei`,
+/// `.xiaomi`).
+public struct VendorFaults: Sendable, Equatable {
+    /// Every send is answered HTTP 503, as both vendors do under flow control (Huawei: "distribute the sending
+    /// speed evenly").
+    public var flowControl = false
+    /// Requests per second per app (Xiaomi counts requests: over it code 10027; Huawei: 503).
+    public var requestsPerSecond: Int?
+    /// Tokens per second per app (Huawei counts devices: over it 503). Nil: not limited.
+    public var tokensPerSecond: Int?
+
+    public init() {}
+}
+
+/// The live faults, shared by all connections, and the vendor codes a test queued for the next sends
+/// ("the next 2 sends get 81000001"), deterministic where a rate is not.
+final class VendorFaultInjector: Sendable {
+    private struct State {
+        var faults: VendorFaults
+        var queued: [String] = []
+    }
+
+    private let state: NIOLockedValueBox<State>
+
+    init(_ faults: VendorFaults) { state = NIOLockedValueBox(State(faults: faults)) }
+
+    var faults: VendorFaults { state.withLockedValue { $0.faults } }
+
+    func set(_ faults: VendorFaults) { state.withLockedValue { $0.faults = faults } }
+
+    func update(_ change: (inout VendorFaults) -> Void) { state.withLockedValue { change(&$0.faults) } }
+
+    func queue(_ code: String, count: Int) {
+        guard count > 0 else { return }
+        state.withLockedValue { $0.queued.append(contentsOf: repeatElement(code, count: count)) }
+    }
+
+    /// The queued code for one send that passed its checks, if any.
+    func next() -> String? {
+        state.withLockedValue { $0.queued.isEmpty ? nil : $0.queued.removeFirst() }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// The emulator's Xiaomi MiPush side as a program embedding it (a test) sees it: counters, the clock its rate
+/// windows and quota day read, the quotas, and the faults to change while it runs. `APNsEmulator.xiaomi`.
+public final class XiaomiSide: Sendable {
+    public let stats: VendorStats
+    /// Freeze it to hold a rate window still; `startNextDay()` moves it to the next quota day.
+    public let clock: VendorClock
+    private let injector: VendorFaultInjector
+    private let quota: XiaomiQuota
+
+    init(stats: VendorStats, clock: VendorClock, injector: VendorFaultInjector, quota: XiaomiQuota) {
+        self.stats = stats
+        self.clock = clock
+        self.injector = injector
+        self.quota = quota
+    }
+
+    public var faults: VendorFaults { injector.faults }
+
+    public func setFaults(_ faults: VendorFaults) { injector.set(faults) }
+
+    public func updateFaults(_ change: (inout VendorFaults) -> Void) { injector.update(change) }
+
+    /// The next `count` sends that pass their checks get Xiaomi code `code` (any integer: 10027, 20301, 21301,
+    /// ...; 503 answers HTTP 503).
+    public func failNext(_ count: Int, with code: Int) { injector.queue(String(code), count: count) }
+
+    /// Moves the clock to the start of the next Xiaomi day (`quota_reset`): every app's quota is whole again.
+    public func startNextDay() { clock.advance(by: quota.nextReset(after: clock.now) - clock.now) }
+
+    /// The Xiaomi day (days since 1970 counted from `quota_reset`) the clock is in.
+    public var day: Int64 { quota.day(at: clock.now) }
+
+    /// Messages `appSecret`'s app sent in the current Xiaomi day.
+    public func messagesToday(appSecret: String) -> Int { quota.spent(app: appSecret, at: clock.now) }
+
+    /// Changes an app's daily quota (nil: none).
+    public func setDailyQuota(appSecret: String, _ messages: Int?) { quota.setLimit(app: appSecret, quota: messages) }
+}
+
+/// Everything Xiaomi's paths share across connections.
+struct XiaomiCore: Sendable {
+    let judge: XiaomiSendJudge
+    let stats = VendorStats()
+
+    init(settings: EmulatorConfiguration.XiaomiSettings) throws {
+        judge = XiaomiSendJudge(
+            apps: Dictionary(settings.apps.map { ($0.appSecret, $0) }, uniquingKeysWith: { first, _ in first }),
+            tokenAnswers: settings.tokenAnswers, clock: VendorClock(), faults: VendorFaultInjector(settings.faults),
+            rate: VendorRate(), quota: try XiaomiQuota(reset: settings.quotaReset, apps: settings.apps))
+    }
+
+    var side: XiaomiSide { XiaomiSide(stats: stats, clock: judge.clock, injector: judge.faults, quota: judge.quota) }
+
+    func answer(_ request: IncomingRequest) -> VendorResponse? {
+        guard XiaomiSendJudge.handles(path: request.path) else { return nil }
+        let answer = judge.judge(request)
+        stats.record(request, status: answer.status, code: String(answer.code), delivered: answer.delivered,
+                     refused: answer.badRegIDs.count, validatedOnly: false, classification: answer.channel)
+        return VendorResponse(status: answer.status, headers: [("content-type", "application/json;charset=utf-8")], body: answer.json)
+    }
+}
