@@ -257,20 +257,26 @@ final class FCMDeliveryTests: XCTestCase {
         addTeardownBlock { await client.close() }
         let keys = RedisKeys()
         var elements: [String] = []
-        for n in 0..<2_000 {
+        for n in 0..<10_000 {
             elements.append(fcmMessageJSON(id: "o\(n)", tokens: [fcmToken("o", n)]))
-            if n % 100 == 0 { elements.append(fcmMessageJSON(id: "busy\(n)", tokens: [fcmToken("busy", 1)])) }
+            if n % 500 == 0 { elements.append(fcmMessageJSON(id: "busy\(n)", tokens: [fcmToken("busy", 1)])) }
         }
         try await client.lpush(keys.queue, elements)
         let worker = try start(fcm, redis: redis, id: "fcm-device", ["RETRY_MAX_ATTEMPTS": "2", "RETRY_BASE_DELAY_MS": "20",
                                                                     "RETRY_MAX_DELAY_MS": "50", "LOG_LEVEL": "info"])
         defer { worker.signal(SIGKILL) }
+        let started = ContinuousClock.now
         try await eventually(timeout: .seconds(120)) { try await self.drained(client, worker: "fcm-device") }
+        let took = ContinuousClock.now - started
         let delivered = fcm.fcm.stats.deliveredByToken
-        XCTAssertEqual((0..<2_000).filter { delivered[fcmToken("o", $0)] != 1 }.count, 0, "every other token delivered once")
-        XCTAssertEqual(delivered[fcmToken("busy", 1)], 5, "the busy device got its rate's worth")
+        XCTAssertEqual((0..<10_000).filter { delivered[fcmToken("o", $0)] != 1 }.count, 0, "every other token delivered once")
+        print("FCM: 10,000 other tokens delivered once in \(took) beside one device over its rate, with no project hold")
+        // Five a minute: five in a run under a minute (a loaded machine's longer run may start another minute).
+        let busy = delivered[fcmToken("busy", 1)] ?? 0
+        let minutes = Int(took.components.seconds / 60) + 1
+        XCTAssertTrue(busy >= 5 && busy <= 5 * minutes, "the busy device got its rate's worth: \(busy) in \(took)")
         let deadLetters = try await client.strings(keys.deadLetters).map { jsonObject(Array($0.utf8)) }
-        XCTAssertEqual(deadLetters.count, 15, "the rest spent their attempts on the device's quota: \(deadLetters)")
+        XCTAssertEqual(deadLetters.count, 20 - busy, "the rest spent their attempts on the device's quota: \(deadLetters)")
         XCTAssertTrue(deadLetters.allSatisfy { $0["reason"] as? String == "QUOTA_EXCEEDED" }, "\(deadLetters)")
         XCTAssertFalse(worker.log.contains("asks this project to slow down"), "a device's rate never holds the project")
         worker.signal(SIGTERM)
