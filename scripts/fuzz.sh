@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
 # Fuzzes the queue-element parser with libFuzzer for a bounded time (default 60 s; `scripts/fuzz.sh 600`
 # for ten minutes). The seed corpus is Fuzz/corpus/message; what a run discovers goes to a scratch folder
-# (scripts/fuzz.sh --merge folds it back into the repo's corpus, keeping only inputs that add coverage).
+# (scripts/fuzz.sh --merge folds it back into the repo's corpus, keeping only inputs that add coverage;
+# scripts/fuzz.sh --build-only builds the fuzzer and stops).
 # A crash leaves crash-* / timeout-* files here and exits non-zero; replay one with
 # `.build/debug/message-fuzzer FILE`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=60
 merge=0
+build_only=0
 for arg in "$@"; do
   case "$arg" in
     --merge) merge=1 ;;
+    --build-only) build_only=1 ;;
     *) seconds="$arg" ;;
   esac
 done
 scratch=.build-fuzz
 swift build -c release --sanitize=fuzzer -Xswiftc -DFUZZING --product message-fuzzer --scratch-path "$scratch" 2>&1 | tail -n 3
+[ "$build_only" -eq 1 ] && exit 0
 fuzzer="$scratch/release/message-fuzzer"
 found="$scratch/found"
 mkdir -p "$found"
