@@ -188,7 +188,7 @@ final class DeploymentFilesTests: XCTestCase {
         for metric in Self.specMetrics + Self.workerExtras {
             XCTAssertTrue(used.contains(metric), "no panel queries \(metric)")
         }
-        XCTAssertEqual(Set(used).subtracting(Self.specMetrics + Self.workerExtras), [], "the dashboard names a metric neither SPEC nor the worker has")
+        XCTAssertEqual(Set(used).subtracting(Self.specMetrics + Self.workerExtras), [], "the dashboard names a metric neither docs/metrics.md nor the worker has")
         XCTAssertTrue(queries.contains { $0.expr.contains("push_notifications_total") && $0.expr.contains("by (provider") },
                       "outcomes split by provider")
         // Readiness per worker from a real readiness series: the pod's Ready condition, which /readyz decides.
