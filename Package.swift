@@ -133,7 +133,7 @@ let package = Package(
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore"]),
+        .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore", "TestSupport"]),
         .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),
         .testTarget(name: "CollectorTests", dependencies: ["Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),

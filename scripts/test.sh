@@ -19,7 +19,11 @@ if [ $# -eq 0 ]; then
   # Every test in a process of its own, TEST_WORKERS (4) at a time: most of a test's time is spent waiting on
   # the servers and workers it starts (each on free ports, in a directory of its own), so more processes than
   # cores still shortens the run (13 min serially on two cores, about 5 min this way).
-  swift test --skip-build --parallel --num-workers "${TEST_WORKERS:-4}"
+  # The parallel runner shows only failing tests' output: the figures tests measure are gathered and shown here.
+  figures=$(mktemp)
+  PUSH_TEST_FIGURES="$figures" swift test --skip-build --parallel --num-workers "${TEST_WORKERS:-4}"
+  echo "Figures the tests measured:"
+  sort "$figures"
 else
   swift test --skip-build "$@"
 fi

@@ -28,23 +28,7 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         self.registry = registry
         var loaded: [String: Account] = [:]
         for account in configuration.fcmServiceAccounts {
-            guard let contents = FileManager.default.contents(atPath: account.keyFile) else {
-                throw EmulatorError.configuration("service account key file \(account.keyFile) cannot be read")
-            }
-            // A PEM key, or the service account's JSON key file itself (its `private_key`).
-            let pem = (try? JSONSerialization.jsonObject(with: contents) as? [String: Any])?["private_key"]
-                .flatMap { $0 as? String }.map { Data($0.utf8) } ?? contents
-            let pkey: OpaquePointer? = pem.withUnsafeBytes { raw in
-                guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
-                defer { BIO_free(bio) }
-                if let privateKey = PEM_read_bio_PrivateKey(bio, nil, nil, nil) { return privateKey }
-                _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)
-                return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
-            }
-            ERR_clear_error()
-            guard let pkey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_RSA else {
-                throw EmulatorError.configuration("service account key file \(account.keyFile) holds no PEM RSA key")
-            }
+            let pkey = try RSAKeyFile.load(account.keyFile, owner: "service account key file")
             loaded[account.privateKeyID] = Account(clientEmail: account.clientEmail, publicKey: pkey)
         }
         accounts = loaded

@@ -93,22 +93,6 @@ final class HuaweiJWTVerifier: @unchecked Sendable {
 
     /// An RSA key from a PEM file (private or public) or a key JSON file's `private_key`.
     static func loadRSAKey(_ path: String) throws -> OpaquePointer {
-        guard let contents = FileManager.default.contents(atPath: path) else {
-            throw EmulatorError.configuration("Huawei service account key file \(path) cannot be read")
-        }
-        let pem = (try? JSONSerialization.jsonObject(with: contents) as? [String: Any])?["private_key"]
-            .flatMap { $0 as? String }.map { Data($0.utf8) } ?? contents
-        let pkey: OpaquePointer? = pem.withUnsafeBytes { raw in
-            guard let bio = BIO_new_mem_buf(raw.baseAddress, Int32(clamping: raw.count)) else { return nil }
-            defer { BIO_free(bio) }
-            if let privateKey = PEM_read_bio_PrivateKey(bio, nil, nil, nil) { return privateKey }
-            _ = BIO_ctrl(bio, BIO_CTRL_RESET, 0, nil)
-            return PEM_read_bio_PUBKEY(bio, nil, nil, nil)
-        }
-        ERR_clear_error()
-        guard let pkey, EVP_PKEY_get_base_id(pkey) == EVP_PKEY_RSA else {
-            throw EmulatorError.configuration("Huawei service account key file \(path) holds no PEM RSA key")
-        }
-        return pkey
+        try RSAKeyFile.load(path, owner: "Huawei service account key file")
     }
 }

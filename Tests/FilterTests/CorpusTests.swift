@@ -1,5 +1,6 @@
 import Filter
 import Foundation
+import TestSupport
 import XCTest
 
 /// The corpus in `Corpus/`: texts that must and must not be dropped by `words.txt` (with `allow.txt`),
@@ -38,12 +39,12 @@ final class CorpusTests: XCTestCase {
         let matched = truePositives + wrongEntry.count + knownCaught
         let precision = Double(matched) / Double(max(1, matched + falsePositives.count))
         let recall = Double(matched) / Double(max(1, matched + falseNegatives.count + knownMissed))
-        print(String(format: "filter corpus: precision %.3f, recall %.3f (%d texts to drop, %d known misses among them; %d innocent texts)",
+        printFigure(String(format: "filter corpus: precision %.3f, recall %.3f (%d texts to drop, %d known misses among them; %d innocent texts)",
                      precision, recall, matched + falseNegatives.count + knownMissed, knownMissed, try lines("must-not-match.txt").count))
         // For comparison: every entry as an infix (`*word*`), the way substring filters match.
         let substring = SensitiveWordFilter(words: try lines("words.txt").map { "*\($0.trimmingCharacters(in: CharacterSet(charactersIn: "*")))*" })
         let innocentHits = try lines("must-not-match.txt").filter { substring.firstBlocked(in: $0) != nil }.count
-        print("filter corpus, every entry as *infix* instead: \(innocentHits) of \(try lines("must-not-match.txt").count) innocent texts dropped")
+        printFigure("filter corpus, every entry as *infix* instead: \(innocentHits) of \(try lines("must-not-match.txt").count) innocent texts dropped")
         XCTAssertEqual(falseNegatives, [], "missed")
         XCTAssertEqual(falsePositives, [], "innocent texts dropped")
         XCTAssertEqual(wrongEntry, [], "matched another entry than expected")

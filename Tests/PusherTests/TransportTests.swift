@@ -297,7 +297,7 @@ class TransportTests: XCTestCase {
         } else {
             XCTAssertEqual(twice.count, 0, "accepted twice: \(twice); \(server.emulator.stats.json)")
         }
-        print("stream collapse (\(kind), socket action \(socketAction)): \(twice.count) accepted twice, \(resentByLibcurl) resent by libcurl, \(resentAfterConnectionLoss) after a connection loss")
+        printFigure("stream collapse (\(kind), socket action \(socketAction)): \(twice.count) accepted twice, \(resentByLibcurl) resent by libcurl, \(resentAfterConnectionLoss) after a connection loss")
         XCTAssertEqual(sends.count, tokens.count)
         XCTAssertGreaterThan(server.emulator.stats.streamLimitCollapses, 5, server.emulator.stats.json)
     }

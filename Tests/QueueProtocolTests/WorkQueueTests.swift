@@ -338,7 +338,7 @@ final class WorkQueueTests: RedisTestCase {
         let hkeys = stats.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cmdstat_hkeys:") }
         XCTAssertTrue(hkeys?.hasPrefix("cmdstat_hkeys:calls=1,") == true, "the hash's fields are read once: \(hkeys ?? "none")")
         let evalsha = stats.split(whereSeparator: \.isNewline).first { $0.hasPrefix("cmdstat_evalsha:") }
-        print("recovery of \(total) claims, Redis time: \(hkeys ?? ""); \(evalsha ?? "")")
+        printFigure("recovery of \(total) claims, Redis time: \(hkeys ?? ""); \(evalsha ?? "")")
         try await assertEqual(try await connection.length(keys.queue), total)
         let consumingEnd = try await connection.execute(["LRANGE", keys.queue, "-3", "-1"]).array?.compactMap(\.string)
         XCTAssertEqual(consumingEnd, ["e2", "e1", "e0"], "the oldest claims are consumed first")

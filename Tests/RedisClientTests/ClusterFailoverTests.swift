@@ -37,7 +37,7 @@ final class ClusterFailoverTests: XCTestCase {
         let resumed = ContinuousClock.now - killed
         var promoted: Duration?
         if await cluster.isPromoted(replica) { promoted = ContinuousClock.now - killed }
-        print("cluster failover: commands resumed \(resumed) after the kill, \(failures) failed meanwhile; replica promoted: \(promoted != nil)")
+        printFigure("cluster failover: commands resumed \(resumed) after the kill, \(failures) failed meanwhile; replica promoted: \(promoted != nil)")
         XCTAssertEqual(value, 11, "the eleventh increment, on the promoted replica, after the ten replicated ones")
         XCTAssertLessThan(resumed, .seconds(15))
         XCTAssertEqual(client.currentNode, "127.0.0.1:\(cluster.nodes[replica].port)", "the promoted replica serves the slot")

@@ -31,7 +31,7 @@ final class SentinelFailoverTests: XCTestCase {
             }
         }
         let resumed = ContinuousClock.now - killed
-        print("sentinel failover: commands resumed \(resumed) after the kill, \(failures) failed meanwhile")
+        printFigure("sentinel failover: commands resumed \(resumed) after the kill, \(failures) failed meanwhile")
         XCTAssertEqual(value, 11)
         XCTAssertLessThan(resumed, .seconds(20))
         XCTAssertEqual(client.currentPrimary, "127.0.0.1:\(servers.replica.port)")
@@ -77,7 +77,7 @@ final class SentinelFailoverTests: XCTestCase {
             }
             return client.currentPrimary == "127.0.0.1:\(servers.replica.port)"
         }
-        print("sentinel switchover: on the new primary \(ContinuousClock.now - switched) after the sentinels named it; \(refused) refused with READONLY, \(failed) failed otherwise")
+        printFigure("sentinel switchover: on the new primary \(ContinuousClock.now - switched) after the sentinels named it; \(refused) refused with READONLY, \(failed) failed otherwise")
         XCTAssertLessThan(ContinuousClock.now - switched, .seconds(20))
         XCTAssertEqual(refused, 0, "a command refused with READONLY is sent again to the new primary, not failed")
         XCTAssertEqual(client.currentPrimary, "127.0.0.1:\(servers.replica.port)")

@@ -84,6 +84,6 @@ final class SentinelRoleTests: XCTestCase {
                 return "\(error)".contains("is not a primary")
             }
         }
-        print("sentinel role: \(answered.count) reads answered by the demoted node before the client noticed")
+        printFigure("sentinel role: \(answered.count) reads answered by the demoted node before the client noticed")
     }
 }

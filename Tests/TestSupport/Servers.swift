@@ -23,27 +23,35 @@ public func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
+/// A socket connected to the loopback `port`, or nil when nothing accepts there; the caller closes it.
+private func connectedLoopbackSocket(_ port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = UInt16(port).bigEndian
+    let result = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    if result == 0 { return fd }
+    close(fd)
+    return nil
+}
+
 /// True once the plain-text Redis on the loopback `port` answers PING with anything but `-LOADING` (PONG, or
 /// NOAUTH where a password is required), tried until `timeout`.
 public func answersPing(_ port: Int, timeout: TimeInterval = 30) -> Bool {
     let end = Date().addingTimeInterval(timeout)
     repeat {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
         var reply = [UInt8](repeating: 0, count: 64)
         var received = 0
-        if withUnsafePointer(to: &address, {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }) == 0 {
+        if let fd = connectedLoopbackSocket(port) {
             let ping = Array("PING\r\n".utf8)
             if send(fd, ping, ping.count, Int32(MSG_NOSIGNAL)) == ping.count {
                 received = recv(fd, &reply, reply.count, 0)
             }
+            close(fd)
         }
-        close(fd)
         if received > 0, !String(decoding: reply[0..<received], as: UTF8.self).hasPrefix("-LOADING") { return true }
         usleep(20_000)
     } while Date() < end
@@ -54,16 +62,10 @@ public func answersPing(_ port: Int, timeout: TimeInterval = 30) -> Bool {
 public func waitForPort(_ port: Int, timeout: TimeInterval = 10) -> Bool {
     let end = Date().addingTimeInterval(timeout)
     repeat {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        if let fd = connectedLoopbackSocket(port) {
+            close(fd)
+            return true
         }
-        close(fd)
-        if result == 0 { return true }
         if timeout > 0 { usleep(20_000) }
     } while Date() < end
     return false

@@ -36,7 +36,7 @@ final class BulkLaneTests: XCTestCase {
         let answered = apns.answered()
         let chatAt = answered.firstIndex { $0.token == chatToken } ?? answered.count
         let waitingAtPush = 8000 - pushedAt
-        print("bulk lane: the chat push was answered after \(chatAt - pushedAt) broadcast answers; \(waitingAtPush) were waiting when it was pushed")
+        printFigure("bulk lane: the chat push was answered after \(chatAt - pushedAt) broadcast answers; \(waitingAtPush) were waiting when it was pushed")
         XCTAssertLessThan(chatAt - pushedAt, waitingAtPush / 2, "the chat push did not wait behind the broadcast")
 
         try await eventually(timeout: .seconds(120)) {

@@ -74,15 +74,15 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         let promotion = try XCTUnwrap(promotedAt, "the replica was promoted")
         let resumption = try XCTUnwrap(resumedAt, "the fleet resumed the affected shards")
         XCTAssertTrue(notReady?.contains("Redis unreachable (push:{") == true, "readiness during the failover: \(notReady ?? "always ready")")
-        print("cluster failover (workers): /readyz meanwhile: \(notReady ?? "ready")")
-        print("cluster failover (workers): replica promoted \(promotion) after the kill; affected shards \(affected) resumed \(resumption) after the kill, \(resumption - promotion) after the promotion")
+        printFigure("cluster failover (workers): /readyz meanwhile: \(notReady ?? "ready")")
+        printFigure("cluster failover (workers): replica promoted \(promotion) after the kill; affected shards \(affected) resumed \(resumption) after the kill, \(resumption - promotion) after the promotion")
 
         try await waitUntilShardsDrained(clients, keys: keys, workers: (0..<3).map { "fw\($0)" }, timeout: .seconds(120))
         let delivered = acceptances(by: apns)
         let expected = (0..<4).flatMap { index in (0..<perShard).map { token("a\(index)", $0) } }
         XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
         let duplicates = expected.filter { (delivered[$0] ?? 0) > 1 }
-        print("cluster failover (workers): \(duplicates.count) delivered twice: \(duplicates.map { String($0.prefix(2)) + "…" + String($0.suffix(4)) })")
+        printFigure("cluster failover (workers): \(duplicates.count) delivered twice: \(duplicates.map { String($0.prefix(2)) + "…" + String($0.suffix(4)) })")
         // A duplicate can only come from an acknowledgement the dead primary had not replicated: at most what
         // the affected shards held in flight (20 per worker), and never on a shard whose primary lived.
         XCTAssertLessThanOrEqual(duplicates.count, 3 * 20)
@@ -168,12 +168,12 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         }
         try await waitUntilShardsDrained(clients, keys: keys, workers: (0..<3).map { "sw\($0)" }, timeout: .seconds(60))
         let drained = ContinuousClock.now
-        print("seed failover (workers): promoted \(promoted - killed) after the kill; each shard delivering again \(resumed.map { "\($0!)" }.joined(separator: ", ")) after the promotion; every shard drained \(drained - promoted) after it, with \(left) notifications left then (\(Int(Double(left) / rate)) s of work at the \(Int(rate))/s before the kill)")
+        printFigure("seed failover (workers): promoted \(promoted - killed) after the kill; each shard delivering again \(resumed.map { "\($0!)" }.joined(separator: ", ")) after the promotion; every shard drained \(drained - promoted) after it, with \(left) notifications left then (\(Int(Double(left) / rate)) s of work at the \(Int(rate))/s before the kill)")
         let delivered = acceptances(by: apns)
         let expected = (0..<4).flatMap { index in (0..<perShard).map { token("c\(index)", $0) } }
         XCTAssertEqual(expected.filter { delivered[$0] == nil }.count, 0, "every message delivered")
         let duplicates = expected.filter { (delivered[$0] ?? 0) > 1 }
-        print("seed failover (workers): \(duplicates.count) delivered twice")
+        printFigure("seed failover (workers): \(duplicates.count) delivered twice")
         // Issue 40: with a TTL shorter than the failover, every liveness key lapsed in it; a worker that then took
         // its live peers' claims re-sent what they had sent but not acknowledged (0, 0, 419 and 2,998 in four runs
         // without the rule that a worker back from an outage waits a TTL; 0 in five with it).

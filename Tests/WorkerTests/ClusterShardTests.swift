@@ -88,7 +88,7 @@ final class ClusterShardTests: XCTestCase {
                                              "--cluster-slots", String(source.count), "--cluster-yes", "--cluster-pipeline", "1"])
             XCTAssertEqual(moved.status, 0, String(moved.output.suffix(2000)))
         }
-        print("redis-cli reshard: answers when each round began: \(answeredAtRound) of \(4 * perShard)")
+        printFigure("redis-cli reshard: answers when each round began: \(answeredAtRound) of \(4 * perShard)")
         XCTAssertLessThan(answeredAtRound[1], 4 * perShard, "the workers were still sending while slots moved")
         try await waitUntilShardsDrained(clients, keys: keys, workers: ["rw0", "rw1"], timeout: .seconds(180))
         let delivered = acceptances(by: apns)

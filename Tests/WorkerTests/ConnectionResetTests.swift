@@ -50,7 +50,7 @@ final class ConnectionResetTests: XCTestCase {
             return queued == 0 && claimed == 0
         }
         XCTAssertTrue(worker.process.isRunning, "alive after the resets: \(worker.log.suffix(2000))")
-        print("connection resets: \(proxy.resets) connections reset over \(healed - resetting); everything delivered and acknowledged \(ContinuousClock.now - healed) after the resets stopped")
+        printFigure("connection resets: \(proxy.resets) connections reset over \(healed - resetting); everything delivered and acknowledged \(ContinuousClock.now - healed) after the resets stopped")
         let delivered = Set(apns.answered().filter { $0.status == 200 }.map(\.token))
         XCTAssertEqual((0..<total).filter { !delivered.contains(token("a1", $0)) }.count, 0, "everything delivered")
         try await assertEqual(try await client.length(keys.deadLetters), 0)

@@ -126,7 +126,7 @@ final class FCMDeliveryTests: XCTestCase {
         let seconds = Int(elapsed.components.seconds) + 1
         // One renewal per half lifetime (2 s) plus one per rejection spell, never more than one a second.
         XCTAssertLessThanOrEqual(requests, seconds / 2 + 4, "\(requests) token requests in \(seconds) s")
-        print("access tokens: \(requests) token requests over \(elapsed) (lifetime 4 s, revoked once); 401 answers: \(fcm.fcm.stats.count(status: 401))")
+        printFigure("access tokens: \(requests) token requests over \(elapsed) (lifetime 4 s, revoked once); 401 answers: \(fcm.fcm.stats.count(status: 401))")
         worker.signal(SIGTERM)
         _ = await worker.waitForExit(timeout: 30)
         await fcm.stop()
@@ -270,7 +270,7 @@ final class FCMDeliveryTests: XCTestCase {
         let took = ContinuousClock.now - started
         let delivered = fcm.fcm.stats.deliveredByToken
         XCTAssertEqual((0..<10_000).filter { delivered[fcmToken("o", $0)] != 1 }.count, 0, "every other token delivered once")
-        print("FCM: 10,000 other tokens delivered once in \(took) beside one device over its rate, with no project hold")
+        printFigure("FCM: 10,000 other tokens delivered once in \(took) beside one device over its rate, with no project hold")
         // Five a minute: five in a run under a minute (a loaded machine's longer run may start another minute).
         let busy = delivered[fcmToken("busy", 1)] ?? 0
         let minutes = Int(took.components.seconds / 60) + 1
@@ -349,7 +349,7 @@ final class FCMDeliveryTests: XCTestCase {
         let delivered = fcm.fcm.stats.deliveredByToken
         XCTAssertEqual((0..<total).filter { (delivered[fcmToken("d", $0)] ?? 0) < 1 }.count, 0, "nothing lost")
         let twice = fcm.fcm.stats.duplicates.count
-        print("SIGKILL with FCM in flight: \(total) delivered, \(twice) delivered twice (in flight at the kill)")
+        printFigure("SIGKILL with FCM in flight: \(total) delivered, \(twice) delivered twice (in flight at the kill)")
         XCTAssertLessThanOrEqual(twice, 1000, "only what was in flight at the kill can go twice")
         try await assertEqual(try await client.length(keys.deadLetters), 0)
         second.signal(SIGTERM)

@@ -81,7 +81,7 @@ final class FencingTests: XCTestCase {
         let leaseLines = fenced.log.split(separator: "\n").filter { $0.contains("lease") || $0.contains("ownership") || $0.contains("took over") }
         XCTAssertEqual(resent, [], "sent by the fenced worker after \(what) although its peer had taken them over; its log: \(leaseLines.joined(separator: "\n"))")
         let duplicates = Set(accepted(slow)).intersection(peerSent).count
-        print("fencing (\(what)): \(sentBefore) requests answered before, \(sentAfter.count) sent after, \(duplicates) tokens sent by both (on the wire or unacknowledged at the lapse)")
+        printFigure("fencing (\(what)): \(sentBefore) requests answered before, \(sentAfter.count) sent after, \(duplicates) tokens sent by both (on the wire or unacknowledged at the lapse)")
         XCTAssertLessThanOrEqual(duplicates, Self.maxInFlight, "at most what was in flight at the lapse")
         let delivered = peerSent.union(accepted(slow))
         XCTAssertEqual((0..<Self.total).filter { !delivered.contains(token("a1", $0)) }, [], "everything delivered")

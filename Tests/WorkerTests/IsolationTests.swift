@@ -21,127 +21,78 @@ final class IsolationTests: XCTestCase {
         try await client.length(RedisKeys().parked(provider: provider, topic: topic, lane: .chat))
     }
 
-    /// FCM's token endpoint down with 30,000 FCM tokens claimed first: APNs messages enqueued behind them are
-    /// delivered while it is still down; once it is back every FCM token is delivered once, none dead-lettered.
-    func testATokenEndpointDownHoldsNoAPNsMessage() async throws {
+    /// The FCM scenarios: 30,000 FCM tokens (300 messages) claimed first while `trouble` keeps FCM from sending,
+    /// then 1,000 APNs messages, which must be delivered while it lasts (the time is printed); then `recover`,
+    /// after which every FCM token is delivered exactly once and nothing is dead-lettered.
+    private func fcmBacklogScenario(_ name: String, tokenPrefix: String, _ fcm: FCMStandIn, environment extra: [String: String] = [:],
+                                    whileTroubled check: (FCMStandIn) -> Void = { _ in }, recover: () throws -> Void) async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
-        let fcm = try await FCMStandIn()
-        fcm.fcm.setTokenEndpointDown(true)
         let client = RedisConnection(url: redis.url, name: "test-client")
         addTeardownBlock { await client.close() }
         let keys = RedisKeys()
-        let fcmMessages = (0..<300).map { m in fcmMessageJSON(id: "f\(m)", tokens: (0..<100).map { fcmToken("d", m * 100 + $0) }) }
-        try await client.lpush(keys.queue, fcmMessages)
+        try await client.lpush(keys.queue, (0..<300).map { m in
+            fcmMessageJSON(id: "\(tokenPrefix)\(m)", tokens: (0..<100).map { fcmToken(tokenPrefix, m * 100 + $0) })
+        })
         let port = freePort()
+        let id = "iso-\(tokenPrefix)"
         let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
-            "WORKER_ID": "iso-fcm", "METRICS_LISTEN": "127.0.0.1:\(port)", "COLLECTOR_MAX_IN_FLIGHT": "20000",
-        ]), logFile: makeTemporaryDirectory("iso-fcm") + "/worker.log")
+            "WORKER_ID": id, "METRICS_LISTEN": "127.0.0.1:\(port)", "COLLECTOR_MAX_IN_FLIGHT": "20000",
+        ].merging(extra) { $1 }), logFile: makeTemporaryDirectory(id) + "/worker.log")
         defer { worker.signal(SIGKILL) }
         // The pipeline fills with FCM work that cannot go, then its further messages are parked.
         try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
         let enqueued = ContinuousClock.now
         try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
         try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
-        print("isolation: 1,000 APNs messages behind 30,000 waiting FCM tokens delivered \(ContinuousClock.now - enqueued) after their enqueue")
-        XCTAssertEqual(fcm.fcm.stats.requests, 0, "still no access token")
+        printFigure("isolation: 1,000 APNs messages behind 30,000 FCM tokens (\(name)) delivered \(ContinuousClock.now - enqueued) after their enqueue, with \(fcm.fcm.stats.distinctTokensDelivered) FCM tokens delivered by then")
+        check(fcm)
         let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
         XCTAssertGreaterThan(prometheusSample(metrics, "push_messages_parked_total", ["provider": "fcm", "app": FCMStandIn.topic]) ?? 0, 0)
 
-        fcm.fcm.setTokenEndpointDown(false)
+        try recover()
         try await eventually(timeout: .seconds(120)) {
             let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
-            return try await self.drained(client, worker: "iso-fcm") && parkedNow == 0
-                && fcm.fcm.stats.distinctTokensDelivered == 30_000
+            return try await self.drained(client, worker: id) && parkedNow == 0 && fcm.fcm.stats.distinctTokensDelivered == 30_000
         }
         let delivered = fcm.fcm.stats.deliveredByToken
-        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
+        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken(tokenPrefix, $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
         XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
         try await assertEqual(try await client.length(keys.deadLetters), 0)
         worker.signal(SIGTERM)
         _ = await worker.waitForExit(timeout: 30)
-        await fcm.stop()
     }
 
-    /// FCM's endpoint unreachable (every connection refused) with 30,000 FCM tokens claimed first: APNs messages
-    /// enqueued behind them are delivered while it is down; once it answers every FCM token is delivered once,
-    /// none dead-lettered.
-    func testAnUnreachableEndpointHoldsNoOtherProvider() async throws {
-        let redis = try RedisServer()
-        defer { redis.kill() }
+    /// FCM's token endpoint down: no access token, so nothing of FCM can go.
+    func testATokenEndpointDownHoldsNoAPNsMessage() async throws {
         let fcm = try await FCMStandIn()
-        let client = RedisConnection(url: redis.url, name: "test-client")
-        addTeardownBlock { await client.close() }
-        let keys = RedisKeys()
-        try await client.lpush(keys.queue, (0..<300).map { m in fcmMessageJSON(id: "u\(m)", tokens: (0..<100).map { fcmToken("u", m * 100 + $0) }) })
-        // Nothing listens there yet: every connection to FCM is refused.
-        let endpointPort = freePort()
-        let port = freePort()
-        let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
-            "WORKER_ID": "iso-down", "METRICS_LISTEN": "127.0.0.1:\(port)", "COLLECTOR_MAX_IN_FLIGHT": "20000",
-            "FCM_ENDPOINT": "https://127.0.0.1:\(endpointPort)", "RETRY_MAX_DELAY_MS": "2000",
-        ]), logFile: makeTemporaryDirectory("iso-down") + "/worker.log")
-        defer { worker.signal(SIGKILL) }
-        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
-        let enqueued = ContinuousClock.now
-        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
-        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
-        print("isolation: 1,000 APNs messages behind 30,000 FCM tokens of an unreachable endpoint delivered \(ContinuousClock.now - enqueued) after their enqueue")
-        XCTAssertEqual(fcm.fcm.stats.requests, 0, "FCM still unreachable")
-        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
-        XCTAssertGreaterThan(prometheusSample(metrics, "push_messages_parked_total", ["provider": "fcm", "app": FCMStandIn.topic]) ?? 0, 0)
-
-        // FCM reachable again, on the same address.
-        let proxy = try BlackholeProxy(targetPort: fcm.emulator.fcmPort, port: endpointPort)
-        defer { proxy.stop() }
-        try await eventually(timeout: .seconds(120)) {
-            let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
-            return try await self.drained(client, worker: "iso-down") && parkedNow == 0
-                && fcm.fcm.stats.distinctTokensDelivered == 30_000
-        }
-        let delivered = fcm.fcm.stats.deliveredByToken
-        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("u", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
-        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
-        try await assertEqual(try await client.length(keys.deadLetters), 0)
-        worker.signal(SIGTERM)
-        _ = await worker.waitForExit(timeout: 30)
+        fcm.fcm.setTokenEndpointDown(true)
+        try await fcmBacklogScenario("token endpoint down", tokenPrefix: "d", fcm, whileTroubled: {
+            XCTAssertEqual($0.fcm.stats.requests, 0, "still no access token")
+        }, recover: { fcm.fcm.setTokenEndpointDown(false) })
         await fcm.stop()
     }
 
-    /// FCM answering only after 3 s (a tenth of the request timeout is 1 s) with 30,000 FCM tokens claimed first:
-    /// APNs messages enqueued behind them are delivered while FCM is slow; once it is fast again every FCM token
-    /// is delivered once, none dead-lettered.
-    func testASlowEndpointHoldsNoOtherProvider() async throws {
-        let redis = try RedisServer()
-        defer { redis.kill() }
-        let fcm = try await FCMStandIn { $0.fcmFaults.latencyMillis = 3000 }
-        let client = RedisConnection(url: redis.url, name: "test-client")
-        addTeardownBlock { await client.close() }
-        let keys = RedisKeys()
-        try await client.lpush(keys.queue, (0..<300).map { m in fcmMessageJSON(id: "s\(m)", tokens: (0..<100).map { fcmToken("s", m * 100 + $0) }) })
-        let worker = try WorkerProcess(environment: fcm.workerEnvironment(redis: redis, [
-            "WORKER_ID": "iso-slow", "COLLECTOR_MAX_IN_FLIGHT": "20000",
-        ]), logFile: makeTemporaryDirectory("iso-slow") + "/worker.log")
-        defer { worker.signal(SIGKILL) }
-        try await eventually(timeout: .seconds(60)) { try await self.parked(client, .fcm, FCMStandIn.topic) > 0 }
-        let enqueued = ContinuousClock.now
-        try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
-        try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
-        print("isolation: 1,000 APNs messages behind 30,000 FCM tokens of a slow endpoint delivered \(ContinuousClock.now - enqueued) after their enqueue, with \(fcm.fcm.stats.distinctTokensDelivered) FCM tokens delivered by then")
-        XCTAssertLessThan(fcm.fcm.stats.distinctTokensDelivered, 30_000, "FCM was still slow")
+    /// FCM's endpoint unreachable: every connection refused, until it listens again on the same address.
+    func testAnUnreachableEndpointHoldsNoOtherProvider() async throws {
+        let fcm = try await FCMStandIn()
+        let endpointPort = freePort()
+        var proxy: BlackholeProxy?
+        defer { proxy?.stop() }
+        try await fcmBacklogScenario("unreachable endpoint", tokenPrefix: "u", fcm, environment: [
+            "FCM_ENDPOINT": "https://127.0.0.1:\(endpointPort)", "RETRY_MAX_DELAY_MS": "2000",
+        ], whileTroubled: {
+            XCTAssertEqual($0.fcm.stats.requests, 0, "FCM still unreachable")
+        }, recover: { proxy = try BlackholeProxy(targetPort: fcm.emulator.fcmPort, port: endpointPort) })
+        await fcm.stop()
+    }
 
-        fcm.fcm.updateFaults { $0.latencyMillis = 0 }
-        try await eventually(timeout: .seconds(120)) {
-            let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
-            return try await self.drained(client, worker: "iso-slow") && parkedNow == 0
-                && fcm.fcm.stats.distinctTokensDelivered == 30_000
-        }
-        let delivered = fcm.fcm.stats.deliveredByToken
-        XCTAssertEqual((0..<30_000).filter { delivered[fcmToken("s", $0)] != 1 }.count, 0, "every FCM token delivered exactly once")
-        XCTAssertEqual(fcm.fcm.stats.duplicates, [:])
-        try await assertEqual(try await client.length(keys.deadLetters), 0)
-        worker.signal(SIGTERM)
-        _ = await worker.waitForExit(timeout: 30)
+    /// FCM answering only after 3 s (a tenth of the request timeout is 1 s), until it is fast again.
+    func testASlowEndpointHoldsNoOtherProvider() async throws {
+        let fcm = try await FCMStandIn { $0.fcmFaults.latencyMillis = 3000 }
+        try await fcmBacklogScenario("slow endpoint", tokenPrefix: "s", fcm, whileTroubled: {
+            XCTAssertLessThan($0.fcm.stats.distinctTokensDelivered, 30_000, "FCM was still slow")
+        }, recover: { fcm.fcm.updateFaults { $0.latencyMillis = 0 } })
         await fcm.stop()
     }
 
@@ -177,7 +128,7 @@ final class IsolationTests: XCTestCase {
             for answer in fresh where answer.status == 200 { accepted.insert(answer.token) }
             return accepted.isSuperset(of: wanted)
         }
-        print("isolation: 1,000 messages of a healthy app behind 30,000 tokens of a refused one delivered \(ContinuousClock.now - enqueued) after their enqueue")
+        printFigure("isolation: 1,000 messages of a healthy app behind 30,000 tokens of a refused one delivered \(ContinuousClock.now - enqueued) after their enqueue")
         try await assertEqual(try await client.length(keys.deadLetters), 0)
         // Nothing of the refused app is lost: every message is still claimed or parked.
         let held = try await client.execute(["HVALS", keys.processing(worker: "iso-apns")]).array?.compactMap(\.string) ?? []
@@ -212,7 +163,7 @@ final class IsolationTests: XCTestCase {
         let enqueued = ContinuousClock.now
         try await client.lpush(keys.queue, (0..<1000).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
         try await eventually(timeout: .seconds(60)) { fcm.apns.answeredCount(status: 200) == 1000 }
-        print("isolation: 1,000 APNs messages behind an FCM project on hold delivered \(ContinuousClock.now - enqueued) after their enqueue")
+        printFigure("isolation: 1,000 APNs messages behind an FCM project on hold delivered \(ContinuousClock.now - enqueued) after their enqueue")
         XCTAssertTrue(worker.log.contains("asks this project to slow down"), "the project is held")
         try await assertEqual(try await client.length(keys.deadLetters), 0)
         worker.signal(SIGTERM)

@@ -43,7 +43,7 @@ final class OversizedElementTests: XCTestCase {
         for worker in workers {
             XCTAssertTrue(worker.process.isRunning, "no worker died: \(worker.log.suffix(2000))")
             let peak = peakRSS(worker.pid) ?? 0
-            print("oversized: worker \(worker.pid) peak RSS \(peak >> 20) MB after a 200 MB element")
+            printFigure("oversized: worker \(worker.pid) peak RSS \(peak >> 20) MB after a 200 MB element")
             XCTAssertFalse(worker.log.contains("invalid message"), "the element was never claimed and parsed")
             XCTAssertLessThan(peak, 100 << 20, "the element never entered the worker")
         }

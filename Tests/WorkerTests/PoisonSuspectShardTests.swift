@@ -51,7 +51,7 @@ final class PoisonSuspectShardTests: XCTestCase {
         let waiting = try await client.length(keys[1].queue)
         let held = try await client.claimedCount(keys[1].processing(worker: "live"))
         let delivered = apns.answered().filter { $0.token.hasPrefix("b1") }.count
-        print("poison suspect: shard 1 had \(delivered) of its \(backlog) messages answered and \(waiting) queued when the wait for the suspect ended")
+        printFigure("poison suspect: shard 1 had \(delivered) of its \(backlog) messages answered and \(waiting) queued when the wait for the suspect ended")
         XCTAssertGreaterThan(waiting, 0, "the suspect was delivered while the other shard still had work queued")
         XCTAssertGreaterThan(held, 0, "and in flight")
         XCTAssertTrue(worker.log.contains("returned a dead worker's claims"), worker.log.suffix(2000).description)

@@ -108,7 +108,7 @@ final class ReplayTests: ToolTestCase {
         let stats = try await client.execute(["INFO", "commandstats"]).string ?? ""
         let lines = stats.split(whereSeparator: \.isNewline)
         XCTAssertNil(lines.first { $0.hasPrefix("cmdstat_lrem:") }, "no search through the list")
-        print("replay of \(total) dead letters, half kept: \(lines.filter { $0.hasPrefix("cmdstat_evalsha:") || $0.hasPrefix("cmdstat_lrange:") })")
+        printFigure("replay of \(total) dead letters, half kept: \(lines.filter { $0.hasPrefix("cmdstat_evalsha:") || $0.hasPrefix("cmdstat_lrange:") })")
         let queued = try await client.strings(keys.queue).map { jsonObject($0)["id"] as? String ?? "" }
         XCTAssertEqual(queued.count, total / 2)
         XCTAssertEqual(queued.last, "h0", "the oldest replayed is consumed first")

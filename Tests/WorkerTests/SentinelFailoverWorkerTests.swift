@@ -55,7 +55,7 @@ final class SentinelFailoverWorkerTests: XCTestCase {
         XCTAssertLessThan(answeredAtKill, total, "the primary died while the workers were sending")
         XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
         let duplicates = expected.filter { (delivered[$0] ?? 0) > 1 }
-        print("sentinel failover (workers): \(answeredAtKill) of \(total) answered at the kill; \(duplicates.count) delivered twice")
+        printFigure("sentinel failover (workers): \(answeredAtKill) of \(total) answered at the kill; \(duplicates.count) delivered twice")
         try await assertEqual(try await producer.execute(["LLEN", keys.deadLetters]).integer, 0)
         for worker in workers { worker.signal(SIGTERM) }
         for worker in workers {

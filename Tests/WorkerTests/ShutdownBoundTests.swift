@@ -59,7 +59,7 @@ final class ShutdownBoundTests: XCTestCase {
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)
         let took = ContinuousClock.now - stop
-        print("shutdown with \(faults): exited in \(took)")
+        printFigure("shutdown with \(faults): exited in \(took)")
         XCTAssertEqual(status, 0, worker.log.suffix(3000).description)
         XCTAssertLessThan(took, .seconds(Self.timeoutSeconds + 2), "shutdown.timeout_s + 2 s:\n\(worker.log.suffix(3000))")
         if faults.redisStopped { redis.signal(SIGCONT) }
