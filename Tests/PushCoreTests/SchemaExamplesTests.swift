@@ -28,6 +28,31 @@ final class SchemaExamplesTests: XCTestCase {
         }
     }
 
+    /// Every message of the fuzzing corpus (`Fuzz/corpus/message`: what fuzzing runs found, merged) that the
+    /// parser accepts, the schema accepts too (`scripts/check-schema.py --must-accept`, python3-jsonschema).
+    func testEveryCorpusMessageTheParserAcceptsTheSchemaAcceptsToo() throws {
+        let root = examples.deletingLastPathComponent().deletingLastPathComponent()
+        let corpus = root.appendingPathComponent("Fuzz/corpus/message")
+        let inputs = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil).sorted { $0.path < $1.path }
+        XCTAssertGreaterThan(inputs.count, 100)
+        let accepted = try inputs.filter { if case .valid = try parse($0) { return true } else { return false } }
+        XCTAssertGreaterThan(accepted.count, 10, "the corpus holds messages the worker sends")
+        let listing = FileManager.default.temporaryDirectory.appendingPathComponent("schema-accepted-\(UUID().uuidString)")
+        try accepted.map(\.path).joined(separator: "\n").write(to: listing, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: listing) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", root.appendingPathComponent("scripts/check-schema.py").path, "--must-accept", listing.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        XCTAssertTrue(text.contains("\(accepted.count) passed, 0 failed"), text)
+    }
+
     func testEveryInvalidExampleIsADeadLetter() throws {
         let invalid = try files("invalid")
         XCTAssertGreaterThanOrEqual(invalid.count, 12)

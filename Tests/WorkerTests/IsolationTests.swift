@@ -81,6 +81,9 @@ final class IsolationTests: XCTestCase {
         defer { proxy?.stop() }
         try await fcmBacklogScenario("unreachable endpoint", tokenPrefix: "u", fcm, environment: [
             "FCM_ENDPOINT": "https://127.0.0.1:\(endpointPort)", "RETRY_MAX_DELAY_MS": "2000",
+            // Once FCM is back it is reached through the test's proxy (python), which a busy machine can slow
+            // past the 10 s request timeout: a request sent again then would count as delivered twice.
+            "FCM_REQUEST_TIMEOUT_MS": "120000",
         ], whileTroubled: {
             XCTAssertEqual($0.fcm.stats.requests, 0, "FCM still unreachable")
         }, recover: { proxy = try BlackholeProxy(targetPort: fcm.emulator.fcmPort, port: endpointPort) })

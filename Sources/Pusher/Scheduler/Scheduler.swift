@@ -98,8 +98,9 @@ public final class Scheduler: @unchecked Sendable {
     /// Why the service's credential cannot be had just now (`Authorization.wait`), said once per spell.
     private var waitingForCredential: String?
     /// Why the endpoint cannot be reached (a request failed before it was sent while no connection was open: a
-    /// refused or timed-out connect, a TLS failure), until a connection opens or an answer comes. Its work then
-    /// waits for the endpoint, not for room (isolation).
+    /// refused or timed-out connect, a TLS failure), until an answer comes: a connection that opens (or is
+    /// being opened) proves nothing yet. While the lane holds work that waits for the endpoint, that work waits
+    /// for the endpoint, not for room (isolation); the lane's own retries are its probes.
     private var unreachable: String?
     /// The recent average time an answer took on the wire (microseconds, over about the last 16 answers). A
     /// lane whose answers take longer than a tenth of the request timeout while requests wait for a stream is
@@ -580,14 +581,13 @@ public final class Scheduler: @unchecked Sendable {
             reason = "no credential: \(waitingForCredential)"
         } else if credential.holdUntil(now: now) != nil {
             reason = "held: the service asked to slow down"
-        } else if let unreachable, driver.openConnections == 0 {
+        } else if let unreachable, active + ready.count + delayed.count > 0 {
             reason = "unreachable: \(unreachable)"
         } else if !ready.isEmpty && recentLatencyMicros >= Int64(settings.requestTimeoutMillis) * 100 {
             // Requests wait for a stream of an endpoint that answers slowly; the reason stays the same text
             // while it lasts (a change wakes the gate).
             reason = "slow: answers take over \(settings.requestTimeoutMillis / 10) ms"
         } else {
-            unreachable = nil
             reason = nil
         }
         board.report(lane: settings.boardLane, waiting: reason != nil, queued: ready.count + delayed.count, reason: reason ?? "")
