@@ -184,6 +184,24 @@ public final class APNsEmulator: Sendable {
             .get()
     }
 
+    /// Stops accepting FCM connections on the FCM listener (`fcmPort`): a client is refused there, as by an FCM
+    /// endpoint that cannot be reached, until `reopenFCMListener()`. The main listener (the token endpoint) stays.
+    public func closeFCMListener() async {
+        let channel = fcmServer.withLockedValue { state -> Channel? in
+            defer { state.channel = nil }
+            return state.channel
+        }
+        try? await channel?.close()
+    }
+
+    /// Listens again on the FCM port `closeFCMListener()` closed, with the same stream rule.
+    public func reopenFCMListener() async throws {
+        let port = fcmPort
+        guard configuration.fcmPort != nil, port > 0, fcmServer.withLockedValue({ $0.channel == nil }) else { return }
+        let channel = try await listen(port: port, streamLimit: max(1, configuration.fcmMaxConcurrentStreams))
+        fcmServer.withLockedValue { $0 = (channel, port) }
+    }
+
     public func stop() async throws {
         let cancels = scheduled.withLockedValue { cancels in
             defer { cancels = [] }

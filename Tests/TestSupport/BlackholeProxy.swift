@@ -8,15 +8,14 @@ public final class BlackholeProxy: @unchecked Sendable {
     private let process = Process()
     private let resetLog = makeTemporaryDirectory("proxy") + "/resets"
 
-    /// - Parameter port: where to listen (a free one when nil): a port clients were refused on until now.
-    public init(targetPort: Int, port: Int? = nil) throws {
-        self.port = port ?? freePort()
+    public init(targetPort: Int) throws {
+        port = freePort()
         guard let python = which("python3") else { throw TestSetupError("python3 is not installed") }
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [repositoryRoot() + "/Tests/TestSupport/blackhole_proxy.py", String(self.port), String(targetPort), resetLog]
+        process.arguments = [repositoryRoot() + "/Tests/TestSupport/blackhole_proxy.py", String(port), String(targetPort), resetLog]
         process.standardOutput = FileHandle.nullDevice
         try process.run()
-        guard waitForPort(self.port) else { throw TestSetupError("the black-hole proxy did not start on port \(self.port)") }
+        guard waitForPort(port) else { throw TestSetupError("the black-hole proxy did not start on port \(port)") }
     }
 
     /// From now on nothing passes, and new connections hang.

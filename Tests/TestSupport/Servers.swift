@@ -9,6 +9,15 @@ public func freeClusterPort() -> Int {
     }
 }
 
+/// A free loopback port below the kernel's ephemeral range (32768 and up) and below `freeClusterPort`'s: one a
+/// test may leave closed for a while and listen on again later, which no outgoing connection will take meanwhile.
+public func freeReservedPort() -> Int {
+    while true {
+        let port = Int.random(in: 10_000...19_999)
+        if !waitForPort(port, timeout: 0) { return port }
+    }
+}
+
 /// A loopback port nobody listens on right now.
 public func freePort() -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

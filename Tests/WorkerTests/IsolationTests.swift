@@ -25,7 +25,7 @@ final class IsolationTests: XCTestCase {
     /// then 1,000 APNs messages, which must be delivered while it lasts (the time is printed); then `recover`,
     /// after which every FCM token is delivered exactly once and nothing is dead-lettered.
     private func fcmBacklogScenario(_ name: String, tokenPrefix: String, _ fcm: FCMStandIn, environment extra: [String: String] = [:],
-                                    whileTroubled check: (FCMStandIn) -> Void = { _ in }, recover: () throws -> Void) async throws {
+                                    whileTroubled check: (FCMStandIn) -> Void = { _ in }, recover: () async throws -> Void) async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
         let client = RedisConnection(url: redis.url, name: "test-client")
@@ -50,7 +50,7 @@ final class IsolationTests: XCTestCase {
         let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
         XCTAssertGreaterThan(prometheusSample(metrics, "push_messages_parked_total", ["provider": "fcm", "app": FCMStandIn.topic]) ?? 0, 0)
 
-        try recover()
+        try await recover()
         try await eventually(timeout: .seconds(120)) {
             let parkedNow = try await self.parked(client, .fcm, FCMStandIn.topic)
             return try await self.drained(client, worker: id) && parkedNow == 0 && fcm.fcm.stats.distinctTokensDelivered == 30_000
@@ -73,20 +73,15 @@ final class IsolationTests: XCTestCase {
         await fcm.stop()
     }
 
-    /// FCM's endpoint unreachable: every connection refused, until it listens again on the same address.
+    /// FCM's endpoint unreachable: every connection refused, until the emulator's FCM listener opens again on the
+    /// same port (one no outgoing connection takes meanwhile).
     func testAnUnreachableEndpointHoldsNoOtherProvider() async throws {
-        let fcm = try await FCMStandIn()
-        let endpointPort = freePort()
-        var proxy: BlackholeProxy?
-        defer { proxy?.stop() }
-        try await fcmBacklogScenario("unreachable endpoint", tokenPrefix: "u", fcm, environment: [
-            "FCM_ENDPOINT": "https://127.0.0.1:\(endpointPort)", "RETRY_MAX_DELAY_MS": "2000",
-            // Once FCM is back it is reached through the test's proxy (python), which a busy machine can slow
-            // past the 10 s request timeout: a request sent again then would count as delivered twice.
-            "FCM_REQUEST_TIMEOUT_MS": "120000",
-        ], whileTroubled: {
+        let fcm = try await FCMStandIn { $0.fcmPort = freeReservedPort() }
+        await fcm.emulator.closeFCMListener()
+        try await fcmBacklogScenario("unreachable endpoint", tokenPrefix: "u", fcm, environment: ["RETRY_MAX_DELAY_MS": "2000"],
+                                     whileTroubled: {
             XCTAssertEqual($0.fcm.stats.requests, 0, "FCM still unreachable")
-        }, recover: { proxy = try BlackholeProxy(targetPort: fcm.emulator.fcmPort, port: endpointPort) })
+        }, recover: { try await fcm.emulator.reopenFCMListener() })
         await fcm.stop()
     }
 
