@@ -29,6 +29,8 @@ public final class Scheduler: @unchecked Sendable {
     private let service: any PushService
     private let sink: @Sendable ([Resolution]) -> Void
     private let driver: any TransportDriver
+    /// Every time the policy reads comes from here (`TransportSettings.clock`).
+    private let clock: SchedulerClock
     /// Tokens accepted and not yet final, across all jobs: what a drain waits for.
     public let outstanding = Atomic<Int>(0)
     /// Requests the HTTP client sent again on its own, unasked (libcurl; reason `ResentByLibcurl`).
@@ -147,10 +149,12 @@ public final class Scheduler: @unchecked Sendable {
                       credential: credential, lease: lease, sink: sink)
     }
 
+    /// `driver`: a driver of the caller's instead of the one `settings.driver` names (tests).
     init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
          credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
-         sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+         driver injected: (any TransportDriver)? = nil, sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         self.settings = settings
+        self.clock = SchedulerClock(settings.clock)
         self.lease = lease
         self.credential = credential
         self.readiness = readiness
@@ -158,11 +162,15 @@ public final class Scheduler: @unchecked Sendable {
         self.service = service
         self.metrics = service.metrics
         self.sink = sink
-        switch settings.driver {
-        case .libcurl:
-            driver = CurlDriver(settings: settings, service: service, logger: logger)
-        case .nghttp2:
-            driver = try NGHTTP2Driver(settings: settings, service: service, logger: logger)
+        if let injected {
+            driver = injected
+        } else {
+            switch settings.driver {
+            case .libcurl:
+                driver = CurlDriver(settings: settings, service: service, logger: logger)
+            case .nghttp2:
+                driver = try NGHTTP2Driver(settings: settings, service: service, logger: logger)
+            }
         }
         activeLimit = max(1, min(settings.initialActiveRequests, settings.maxActiveRequests))
         pause = CredentialPause(firstNanos: UInt64(max(1, settings.credentialProbeFirstMillis)) * 1_000_000,
@@ -256,7 +264,7 @@ public final class Scheduler: @unchecked Sendable {
                 swap(&batch, &batches[index])
                 admit(&batch)
             }
-            let now = DispatchTime.now().uptimeNanoseconds
+            let now = clock.uptimeNanoseconds
             while let due = delayed.popDue(now: now) { ready.append(due, lane: due.job.lane) }
             refreshLease()
             let room = startRequests()
@@ -265,7 +273,7 @@ public final class Scheduler: @unchecked Sendable {
             driver.process(into: &completions)
             batchNowMillis = nil
             for completion in completions { complete(completion) }
-            let scanTime = DispatchTime.now().uptimeNanoseconds
+            let scanTime = clock.uptimeNanoseconds
             if scanTime &- lastDeadlineScan >= Self.deadlineScanNanos { scanDeadlines(now: scanTime) }
             if !resolutions.isEmpty {
                 let batch = resolutions
@@ -283,7 +291,7 @@ public final class Scheduler: @unchecked Sendable {
             // Work waits for a stream: the driver may open another connection, unless answers already queue (more
             // streams would then add latency, not throughput).
             driver.noteWaitingWork(waiting && room == 0 && !pause.paused && !limiter.queueing)
-            driver.wait(timeoutMillis: waitMillis(now: DispatchTime.now().uptimeNanoseconds, waiting: waiting))
+            driver.wait(timeoutMillis: waitMillis(now: clock.uptimeNanoseconds, waiting: waiting))
         }
         shutdown()
     }
@@ -327,8 +335,8 @@ public final class Scheduler: @unchecked Sendable {
     private func startRequests() -> Int {
         passAuthorization = nil
         // The service (an FCM project after a 429) is held back until the time it named.
-        if credential.holdUntil(now: DispatchTime.now().uptimeNanoseconds) != nil { return driver.room(limit: activeLimit - active) }
-        var allowance = pause.allowance(now: pause.paused ? DispatchTime.now().uptimeNanoseconds : 0, active: active)
+        if credential.holdUntil(now: clock.uptimeNanoseconds) != nil { return driver.room(limit: activeLimit - active) }
+        var allowance = pause.allowance(now: pause.paused ? clock.uptimeNanoseconds : 0, active: active)
         var room = driver.room(limit: activeLimit - active)
         while room > 0 && allowance > 0,
               let request = ready.popNext(bulkBelowFloor: bulkBelowFloor, bulkAllowed: bulkAllowed) {
@@ -379,7 +387,7 @@ public final class Scheduler: @unchecked Sendable {
 
     /// Hands one request to the driver; false if it was resolved or held instead.
     private func start(_ request: PendingRequest) -> Bool {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         switch fence(request, now: now) {
         case .send:
             break
@@ -392,7 +400,7 @@ public final class Scheduler: @unchecked Sendable {
         }
         // The wall clock only for the few requests that carry an expiration.
         if request.job.job.headers.expiresAtATime,
-           request.job.job.headers.isExpired(nowSeconds: Int64(Date().timeIntervalSince1970)) {
+           request.job.job.headers.isExpired(nowSeconds: clock.wallSeconds) {
             resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
             return false
         }
@@ -460,7 +468,7 @@ public final class Scheduler: @unchecked Sendable {
             bulkLimiter.observe(latencyMicros: wireMicros)
             if status == 429 || status == 503 { limiter.observeOverload(answered: true) }
             if let enqueued = request.job.job.enqueuedAtMillis {
-                let now = batchNowMillis ?? WallClock.nowMillis()
+                let now = batchNowMillis ?? clock.wallMillis
                 batchNowMillis = now
                 let waited = now - enqueued
                 if waited >= 0 { metrics.queueToService(request.job.lane).recordMilliseconds(waited) }
@@ -606,7 +614,7 @@ public final class Scheduler: @unchecked Sendable {
             if holdService, let notBefore {
                 // Capped at an hour: a server's `Retry-After` of a day is no reason to hold a project that long.
                 let holdMillis = min(max(0, notBefore), Self.longestHoldMillis)
-                let now = DispatchTime.now().uptimeNanoseconds
+                let now = clock.uptimeNanoseconds
                 let alreadyHeld = credential.holdUntil(now: now) != nil
                 if credential.hold(until: now &+ UInt64(holdMillis) &* 1_000_000), !alreadyHeld {
                     // Once per hold, not once per answer of the requests that were in flight when it began.
@@ -645,14 +653,14 @@ public final class Scheduler: @unchecked Sendable {
                 "token": "\(request.job.job.tokens[request.token].prefix(8))", "app": "\(settings.app)",
             ])
         }
-        delayed.insert(next, due: DispatchTime.now().uptimeNanoseconds + delay)
+        delayed.insert(next, due: clock.uptimeNanoseconds + delay)
     }
 
     /// Says (at most once per `unprocessedNoticeNanos`, with a count) that requests keep coming back unprocessed
     /// and now spend attempts: what a server that refuses everything looks like, without a line per request.
     private func noteUsedUpFreeResends(reason: String) {
         unprocessedSinceNotice += 1
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         if let last = lastUnprocessedNoticeAt, now < last &+ Self.unprocessedNoticeNanos { return }
         lastUnprocessedNoticeAt = now
         logger?.notice("\(service.name) keeps sending requests back unprocessed (refused streams, GOAWAY): a request not processed \(Self.freeResendsInARow + 1) times in a row spends an attempt and waits its retry backoff", metadata: [
@@ -677,7 +685,7 @@ public final class Scheduler: @unchecked Sendable {
 
     /// A request refused for the app's credential waits (its attempt not spent) while the app is paused.
     private func refuseCredential(_ request: PendingRequest, reason: String, detail: String?) {
-        let now = DispatchTime.now().uptimeNanoseconds
+        let now = clock.uptimeNanoseconds
         let started = pause.refused(now: now)
         if started { credential.lanePaused(app: settings.app, metrics: metrics) }
         if credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
@@ -697,7 +705,7 @@ public final class Scheduler: @unchecked Sendable {
 
     private func notePauseAnswer(status: Int?) {
         guard pause.paused else { return }
-        if pause.answered(status: status, now: DispatchTime.now().uptimeNanoseconds) {
+        if pause.answered(status: status, now: clock.uptimeNanoseconds) {
             credential.laneResumed(app: settings.app, metrics: metrics)
             logger?.notice("\(service.name) authenticates this app's requests again: sending resumes", metadata: ["app": "\(settings.app)"])
         }
