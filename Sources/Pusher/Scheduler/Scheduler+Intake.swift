@@ -15,12 +15,8 @@ extension Scheduler {
     /// Returns when every submitted token has a final outcome; the thread then ends.
     public func finish() async {
         await withCheckedContinuation { continuation in
-            let exited = intake.withLock { state -> Bool in
-                state.finishing = true
-                if !state.exited { state.drained.append(continuation) }
-                return state.exited
-            }
-            if exited {
+            let waiting = intake.withLock { $0.phase.finish(continuation) }
+            if !waiting {
                 continuation.resume()  // aborted before the drain began
             } else {
                 driver.wake()
@@ -35,7 +31,7 @@ extension Scheduler {
 
     /// Drops whatever is in flight (its messages stay claimed in Redis) and ends the thread.
     public func abort() {
-        intake.withLock { $0.aborting = true }
+        intake.withLock { $0.phase.abort() }
         driver.wake()
     }
 

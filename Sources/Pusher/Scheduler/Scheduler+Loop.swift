@@ -14,7 +14,7 @@ extension Scheduler {
             var batches: [[PushJob]] = []
             let (finishing, aborting) = intake.withLock { state in
                 swap(&batches, &state.batches)
-                return (state.finishing, state.aborting)
+                return (state.phase.draining, state.phase.aborting)
             }
             if aborting { break }
             for index in batches.indices {
@@ -75,12 +75,7 @@ extension Scheduler {
     }
 
     func shutdown() {
-        let (drained, aborting) = intake.withLock { state -> ([CheckedContinuation<Void, Never>], Bool) in
-            let list = state.drained
-            state.drained = []
-            state.exited = true
-            return (list, state.aborting)
-        }
+        let (drained, aborting) = intake.withLock { $0.phase.exit() }
         flushMetrics()
         // Aborting drops what is in flight: its messages stay claimed and return to the queue.
         let dropped = driver.close()

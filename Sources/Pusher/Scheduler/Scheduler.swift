@@ -22,11 +22,8 @@ public final class Scheduler: @unchecked Sendable {
         /// Submitted batches as they came: appending a batch retains one array, where appending its jobs would
         /// retain every string and array of every job, on a thread other than the one that made them.
         var batches: [[PushJob]] = []
-        var finishing = false
-        var aborting = false
-        /// The thread has ended: nothing will resume a drain waiter any more.
-        var exited = false
-        var drained: [CheckedContinuation<Void, Never>] = []
+        /// Running, draining, aborting or ended (`IntakePhase`).
+        var phase = IntakePhase<CheckedContinuation<Void, Never>>.running
     }
 
     let intake = Locked(Intake())
