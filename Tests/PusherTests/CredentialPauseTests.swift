@@ -55,4 +55,30 @@ final class CredentialPauseTests: XCTestCase {
         XCTAssertTrue(pause.refused(now: 4 * second), "a new refusal starts a new pause from the first interval")
         XCTAssertEqual(pause.resumeAt, 5 * second)
     }
+
+    func testTheStatesAndTheirTransitions() {
+        var pause = CredentialPause(firstNanos: second, longestNanos: 4 * second)
+        XCTAssertEqual(pause.state, .sending)
+        XCTAssertFalse(pause.answered(status: nil, now: 0), "an answer while sending changes nothing")
+        pause.probeStarted()
+        XCTAssertEqual(pause.state, .sending, "no probe while sending")
+        XCTAssertTrue(pause.refused(now: 10 * second))
+        XCTAssertEqual(pause.state, .paused(resumeAt: 11 * second, lengthNanos: second))
+        XCTAssertFalse(pause.refused(now: 10 * second))
+        XCTAssertFalse(pause.answered(status: nil, now: 10 * second))
+        XCTAssertEqual(pause.state, .paused(resumeAt: 11 * second, lengthNanos: second), "in-flight requests change nothing")
+        pause.probeStarted()
+        XCTAssertEqual(pause.state, .probing(lengthNanos: second))
+        pause.probeStarted()
+        XCTAssertEqual(pause.state, .probing(lengthNanos: second), "still the one probe")
+        XCTAssertFalse(pause.refused(now: 12 * second))
+        XCTAssertEqual(pause.state, .paused(resumeAt: 14 * second, lengthNanos: 2 * second), "a refused probe doubles")
+        pause.probeStarted()
+        XCTAssertFalse(pause.answered(status: nil, now: 15 * second))
+        XCTAssertEqual(pause.state, .paused(resumeAt: 17 * second, lengthNanos: 2 * second),
+                       "a probe without an answer: the same length again")
+        pause.probeStarted()
+        XCTAssertTrue(pause.answered(status: 200, now: 18 * second))
+        XCTAssertEqual(pause.state, .sending)
+    }
 }

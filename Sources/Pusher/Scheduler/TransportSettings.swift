@@ -52,6 +52,9 @@ public struct TransportSettings: Sendable {
     /// (among all of the worker's lanes).
     public var waitBoard: AppWaitBoard?
     public var boardLane = 0
+    /// Where the lane's policy reads the time (backoff, deadlines, holds, the credential pause, expiry): the
+    /// system's clocks unless a test moves time itself (`ManualTransportClock`).
+    public var clock: any TransportClock = SystemTransportClock()
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }

@@ -1,0 +1,178 @@
+import Logging
+import PushCore
+
+/// Completions: what each answer (or its absence) means for the request: delivered, dead-lettered, retried
+/// after its backoff, sent again at once, or held for the credential.
+extension Scheduler {
+    /// Takes a request out of the in-flight table (moved out: no retain and release of what it holds).
+    func finished(_ id: Int) -> InFlight? {
+        guard id >= 0, id < inFlight.count, let entry = inFlight[id].take() else { return nil }
+        freeIDs.append(id)
+        active -= 1
+        if entry.request.job.lane == .bulk { bulkActive -= 1 }
+        return entry
+    }
+
+    func complete(_ completion: DriverCompletion) {
+        guard let entry = finished(completion.id) else { return }
+        if completion.resends > 0 { noteResends(completion.resends, result: completion.result) }
+        let request = entry.request
+        switch completion.result {
+        case .answered(let status, let body, let wireMicros, let retryAfter):
+            unreachable = nil
+            recentLatencyMicros += (max(0, min(wireMicros, 3_600_000_000)) - recentLatencyMicros) / 16
+            let (decision, answerReason) = service.classify(status: status, body: body, retryAfter: retryAfter)
+            metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
+            limiter.observe(latencyMicros: wireMicros)
+            bulkLimiter.observe(latencyMicros: wireMicros)
+            if status == 429 || status == 503 { limiter.observeOverload(answered: true) }
+            if let enqueued = request.job.job.enqueuedAtMillis {
+                let now = batchNowMillis ?? clock.wallMillis
+                batchNowMillis = now
+                let waited = now - enqueued
+                if waited >= 0 { metrics.queueToService(request.job.lane).recordMilliseconds(waited) }
+            }
+            if status == 200 {
+                answered200 += 1
+            } else {
+                answerCounts[AnswerKey(status: status, reason: answerReason), default: 0] += 1
+            }
+            if case .credentialRefused(let reason) = decision {
+                refuseCredential(request, reason: reason, detail: nil)
+            } else if case .renewAndResend(let reason) = decision, request.unprocessedInARow < Self.freeResendsInARow {
+                // The credential was rejected before the message was looked at: a new one, and the request
+                // goes again at once without spending an attempt (bounded like any unprocessed re-send).
+                service.renew(generation: entry.generation)
+                retryCounts[reason, default: 0] += 1
+                var again = request
+                again.unprocessedInARow += 1
+                ready.append(again, lane: request.job.lane)
+            } else {
+                noteAccepted(status: status)
+                notePauseAnswer(status: status)
+                apply(decision, to: request, status: status, generation: entry.generation)
+            }
+        case .unprocessed(let reason, let overload):
+            notePauseAnswer(status: nil)
+            // Refused by the server, or cut by a GOAWAY naming an error; not a graceful GOAWAY (a rotation), nor a
+            // request that merely found no stream or connection.
+            if overload { limiter.observeOverload(answered: false) }
+            guard request.unprocessedInARow < Self.freeResendsInARow else {
+                // Not processed again and again: the server refuses everything (or goes away on every
+                // connection). This one spends an attempt and backs off like any retry.
+                noteUsedUpFreeResends(reason: reason)
+                apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation)
+                return
+            }
+            // Never processed by the server: again at once, no attempt spent, no duplicate possible.
+            retryCounts[reason, default: 0] += 1
+            resentUnprocessed.add(1, ordering: .relaxed)
+            if let logger, logger.logLevel <= .debug {
+                logger.debug("\(service.name) request not processed by the server: sent again", metadata: [
+                    "reason": "\(reason)", "attempt": "\(request.attempt)", "app": "\(settings.app)",
+                    "token": "\(request.job.job.tokens[request.token].prefix(8))",
+                ])
+            }
+            var again = request
+            again.unprocessedInARow += 1
+            ready.append(again, lane: request.job.lane)
+        case .failed(let reason, let sent):
+            if !sent && driver.openConnections == 0 { unreachable = reason }
+            answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
+            notePauseAnswer(status: nil)
+            // Sent on a connection that died before the answer: the service may have it (counted as ambiguous).
+            apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation,
+                  label: sent ? "ConnectionLost" : nil)
+        }
+    }
+
+    func apply(_ decision: ServiceDecision, to request: PendingRequest, status: Int?, generation: Int,
+                       label: String? = nil) {
+        switch decision {
+        case .delivered:
+            resolve(request, .delivered)
+        case .feedback(let reason, let timestamp):
+            resolve(request, .feedback(reason: reason, timestampMillis: timestamp))
+        case .deadLetter(let reason, let detail):
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt, detail: detail))
+        case .retry(let reason, let notBefore, let holdService, let detail):
+            if holdService, let notBefore {
+                // Capped at an hour: a server's `Retry-After` of a day is no reason to hold a project that long.
+                let holdMillis = min(max(0, notBefore), Self.longestHoldMillis)
+                let now = clock.uptimeNanoseconds
+                let alreadyHeld = credential.holdUntil(now: now) != nil
+                if credential.hold(until: now &+ UInt64(holdMillis) &* 1_000_000), !alreadyHeld {
+                    // Once per hold, not once per answer of the requests that were in flight when it began.
+                    logger?.warning("\(service.name) asks this project to slow down: every request of the app waits \(holdMillis / 1000) s", metadata: [
+                        "app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
+                    ])
+                }
+            }
+            retry(request, reason: reason, status: status, label: label, notBeforeMillis: notBefore, detail: detail)
+        case .renewAndRetry(let reason), .renewAndResend(let reason):
+            // The service's renewal rules apply (APNs: 20 minutes); if none is allowed, a plain retry.
+            service.renew(generation: generation)
+            retry(request, reason: reason, status: status, label: label)
+        case .credentialRefused(let reason):
+            refuseCredential(request, reason: reason, detail: nil)
+        }
+    }
+
+    func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?, notBeforeMillis: Int64? = nil,
+                       detail: String? = nil) {
+        guard request.attempt < settings.retry.maxAttempts else {
+            resolve(request, .failed(reason: reason, status: status, attempts: request.attempt, detail: detail))
+            return
+        }
+        retryCounts[label ?? reason, default: 0] += 1
+        if label == "ConnectionLost" { resentAfterConnectionLoss.add(1, ordering: .relaxed) }
+        var next = request
+        next.attempt += 1
+        next.unprocessedInARow = 0
+        // Never sooner than the server asked (`Retry-After`), capped at an hour.
+        let asked = UInt64(min(max(0, notBeforeMillis ?? 0), 3_600_000))
+        let delay = max(UInt64(settings.retry.delayMillis(afterAttempt: request.attempt)), asked) * 1_000_000
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("\(service.name) request retried", metadata: [
+                "reason": "\(reason)", "attempt": "\(next.attempt)", "delay_ms": "\(delay / 1_000_000)",
+                "token": "\(request.job.job.tokens[request.token].prefix(8))", "app": "\(settings.app)",
+            ])
+        }
+        delayed.insert(next, due: clock.uptimeNanoseconds + delay)
+    }
+
+    func resolve(_ request: PendingRequest, _ outcome: TokenOutcome) {
+        // Read through the context in place: binding `request.job.job` to a constant copied the whole job.
+        let context = request.job
+        let token = context.job.tokens[request.token]
+        resolvedTokens += 1
+        context.job.forEachOwner(ofToken: request.token) { resolutions.append(Resolution(seq: $0, token: token, outcome: outcome)) }
+    }
+
+    /// Says (at most once per `unprocessedNoticeNanos`, with a count) that requests keep coming back unprocessed
+    /// and now spend attempts: what a server that refuses everything looks like, without a line per request.
+    func noteUsedUpFreeResends(reason: String) {
+        unprocessedSinceNotice += 1
+        let now = clock.uptimeNanoseconds
+        if let last = lastUnprocessedNoticeAt, now < last &+ Self.unprocessedNoticeNanos { return }
+        lastUnprocessedNoticeAt = now
+        logger?.notice("\(service.name) keeps sending requests back unprocessed (refused streams, GOAWAY): a request not processed \(Self.freeResendsInARow + 1) times in a row spends an attempt and waits its retry backoff", metadata: [
+            "app": "\(settings.app)", "lane": "\(settings.lane)", "reason": "\(reason)",
+            "requests": "\(unprocessedSinceNotice)",
+        ])
+        unprocessedSinceNotice = 0
+    }
+
+    /// libcurl 7.88 re-sends a request by itself after REFUSED_STREAM or a GOAWAY that did not cover its
+    /// stream, or when a reused connection proves dead; a server that had in fact received the first send
+    /// may then deliver it twice. Made visible here.
+    func noteResends(_ count: Int, result: DriverCompletion.Result) {
+        retryCounts["ResentByLibcurl", default: 0] += count
+        resentByLibcurl.add(count, ordering: .relaxed)
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("libcurl sent a request again on its own (a refused stream, a GOAWAY or a reused connection that had died)", metadata: [
+                "app": "\(settings.app)", "times": "\(count)", "result": "\(result)",
+            ])
+        }
+    }
+}

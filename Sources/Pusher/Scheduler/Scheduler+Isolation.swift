@@ -1,0 +1,28 @@
+import Logging
+import PushCore
+
+/// Isolation: what the lane tells the wait board about why its work waits.
+extension Scheduler {
+    /// Tells the wait board (isolation) whether this lane can send and, while it cannot, how many requests it
+    /// holds: that work then takes no room from claims, and the app's newly claimed messages are parked.
+    func reportWaiting(now: UInt64) {
+        guard let board = settings.waitBoard else { return }
+        let reason: String?
+        if pause.paused {
+            reason = "paused: the service refuses the credential"
+        } else if let waitingForCredential {
+            reason = "no credential: \(waitingForCredential)"
+        } else if credential.holdUntil(now: now) != nil {
+            reason = "held: the service asked to slow down"
+        } else if let unreachable, active + ready.count + delayed.count > 0 {
+            reason = "unreachable: \(unreachable)"
+        } else if !ready.isEmpty && recentLatencyMicros >= Int64(settings.requestTimeoutMillis) * 100 {
+            // Requests wait for a stream of an endpoint that answers slowly; the reason stays the same text
+            // while it lasts (a change wakes the gate).
+            reason = "slow: answers take over \(settings.requestTimeoutMillis / 10) ms"
+        } else {
+            reason = nil
+        }
+        board.report(lane: settings.boardLane, waiting: reason != nil, queued: ready.count + delayed.count, reason: reason ?? "")
+    }
+}

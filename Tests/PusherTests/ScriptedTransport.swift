@@ -1,0 +1,147 @@
+import Foundation
+import PushCore
+@testable import Pusher
+import XCTest
+
+/// A driver that sends nothing: it records what the scheduler starts and cancels, completes requests when a test
+/// says so, and lets the scheduler's loop run only when a test steps it (`step`), so that a test moves the
+/// scheduler and a `ManualTransportClock` in turns and never waits for time to pass.
+final class ScriptedDriver: TransportDriver, @unchecked Sendable {
+    struct Start {
+        let id: Int
+        let token: String
+        /// The scheduler's clock when it started the request (`DriverRequest.now`).
+        let at: UInt64
+    }
+
+    // Everything below is guarded by `condition`: the scheduler's thread and the test's both use it.
+    private let condition = NSCondition()
+    private var started: [Start] = []
+    private var onWire: [Int: UInt64] = [:]
+    private var cancelledIDs: [Int] = []
+    private var pending: [DriverCompletion] = []
+    /// `wake` was called and the loop has not yet taken it.
+    private var woken = false
+    /// The loop sleeps in `wait` until it is woken.
+    private var sleeping = false
+    /// Calls of `wait`: one per turn of the loop.
+    private var turns = 0
+
+    private func locked<T>(_ body: () -> T) -> T {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
+    // MARK: the scheduler's side
+
+    func room(limit: Int) -> Int { limit }
+
+    func start(_ request: DriverRequest) {
+        locked {
+            started.append(Start(id: request.id, token: request.job.job.tokens[request.token], at: request.now))
+            onWire[request.id] = request.now
+        }
+    }
+
+    func cancel(id: Int) {
+        locked {
+            onWire[id] = nil
+            cancelledIDs.append(id)
+        }
+    }
+
+    func onWireSince(id: Int) -> UInt64? { locked { onWire[id] } }
+
+    func process(into completions: inout [DriverCompletion]) {
+        let ready = locked { () -> [DriverCompletion] in
+            defer { pending = [] }
+            return pending
+        }
+        completions += ready
+    }
+
+    /// Sleeps until woken, whatever the timeout: time passes only when the test moves the clock.
+    func wait(timeoutMillis: Int32) {
+        condition.lock()
+        defer { condition.unlock() }
+        turns += 1
+        while !woken {
+            sleeping = true
+            condition.broadcast()
+            condition.wait()
+        }
+        sleeping = false
+        woken = false
+    }
+
+    func wake() {
+        locked {
+            woken = true
+            condition.broadcast()
+        }
+    }
+
+    func close() -> [Int] { locked { Array(onWire.keys) } }
+    func noteWaitingWork(_ waiting: Bool) {}
+    var openConnections: Int { 1 }
+    var streamsLimit: Int? { nil }
+
+    // MARK: the test's side
+
+    var starts: [Start] { locked { started } }
+    var cancelled: [Int] { locked { cancelledIDs } }
+    var inFlight: [Int] { locked { onWire.keys.sorted() } }
+
+    /// The request `id` is answered with `status` (and a `retry-after` value); the next turn takes it.
+    func answer(_ id: Int, status: Int, retryAfter: String? = nil) {
+        locked {
+            onWire[id] = nil
+            pending.append(DriverCompletion(id: id, result: .answered(status: status, body: [], wireMicros: 1000,
+                                                                      retryAfter: retryAfter)))
+        }
+    }
+
+    /// Returns once a whole turn of the scheduler's loop has run that began after this call: what it read from
+    /// the clock and the driver is what the test had set up. Waits for the event, not for time (the deadline
+    /// only turns a scheduler that stopped into a failure rather than a hang).
+    func step(file: StaticString = #filePath, line: UInt = #line) {
+        condition.lock()
+        defer { condition.unlock() }
+        let before = turns
+        woken = true
+        condition.broadcast()
+        let deadline = Date().addingTimeInterval(30)
+        // Woken while in a turn, the loop finishes it, takes the wake at once and runs a whole turn more before
+        // it sleeps; asleep, it runs one. Either way: a later turn, asleep again, the wake taken.
+        while !(turns > before && sleeping && !woken) {
+            if !condition.wait(until: deadline) {
+                XCTFail("the scheduler's loop did not come round", file: file, line: line)
+                return
+            }
+        }
+    }
+}
+
+/// A push service with fixed answers: 200 delivered; 503 a retry (`retry-after` in milliseconds, if given); 429
+/// a retry that holds the whole service for the `retry-after` milliseconds; 403 a refused credential.
+final class ScriptedService: PushService {
+    let name = "Scripted"
+    let metrics = ServiceMetrics.apns
+
+    func authorization() -> Authorization { .none }
+    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String) { ("/3/device/", job.job.tokens[token]) }
+    func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] { [] }
+    func body(for job: JobContext, token: Int) -> [UInt8] { job.job.payload }
+    func renew(generation: Int) {}
+
+    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String) {
+        let asked = retryAfter.flatMap { Int64($0) }
+        switch status {
+        case 200: return (.delivered, "")
+        case 429: return (.retry(reason: "TooManyRequests", notBeforeMillis: asked, holdService: true), "TooManyRequests")
+        case 403: return (.credentialRefused(reason: "InvalidProviderToken"), "InvalidProviderToken")
+        default: return (.retry(reason: "ServiceUnavailable", notBeforeMillis: asked), "ServiceUnavailable")
+        }
+    }
+}
