@@ -7,33 +7,27 @@ import PushCore
 /// token (`rejected(generation:)`). At most one request runs at a time and requests are at least a second
 /// apart, so neither rejections from many streams nor a failing endpoint make a storm.
 ///
-/// The renewal thread's states: waiting until the next attempt is due (the renewal moment, a backoff after a
-/// failure, or now after a rejection), asking, stopped.
+/// The token's states and their transitions are `AccessTokenLife`'s; this class adds the thread, the lock and
+/// the clock (injected: a test gives a `ManualTransportClock`).
 public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertible {
     /// Asks for one token (blocking); the default signs an assertion and posts it to the endpoint. It should
     /// give up soon once `stopping` returns true.
     public typealias Exchange = @Sendable (_ stopping: @escaping @Sendable () -> Bool) -> TokenGrant
 
+    /// The token's life, and the renewal thread's own (stopped, then exited).
     private struct Machine {
-        var state: AccessTokenState = .unavailable(reason: "the first access token is being requested")
-        var nextAttempt = 0.0
-        var lastAttempt = -Double.infinity
-        var asking = false
-        /// Why the last request got no token (said when the token in use expires meanwhile).
-        var lastFailure: String?
+        var life = AccessTokenLife()
         var stopped = false
         var exited = false
-        var failures = 0
-        var generation = 0
-        var requests = 0
-        /// When the last few requests started (tests check the one-second floor on them).
-        var recentStarts: [Double] = []
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
     public let name: String
     private let exchange: Exchange
-    private let clock: @Sendable () -> Double
+    private let clock: any TransportClock
+    /// The system clock wakes the thread at the moment it waits for; a manual one moves without telling it, so
+    /// the thread then looks again at least this often (real seconds).
+    private let longestWait: Double
     private let refusedRetrySeconds: Double
     private let maxBackoffSeconds: Double
     private let onChange: (@Sendable (AccessTokenState) -> Void)?
@@ -47,14 +41,16 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     /// - Parameters:
     ///   - name: what log lines and readiness call it (the app's topic, or the client email).
     ///   - refusedRetrySeconds: how long after a refusal the key is tried again (a clock fixed, a key restored).
+    ///   - clock: whose uptime times the token's life, renewals and retries.
     ///   - onChange: called on the renewal thread after each change of state (readiness, waking lanes).
     /// The thread runs until `shutdown()`.
     public init(name: String, refusedRetrySeconds: Double = 60, maxBackoffSeconds: Double = 30,
-                clock: @escaping @Sendable () -> Double = AccessTokenCache.monotonicSeconds,
+                clock: any TransportClock = SystemTransportClock(),
                 onChange: (@Sendable (AccessTokenState) -> Void)? = nil, exchange: @escaping Exchange) {
         self.name = name
         self.exchange = exchange
         self.clock = clock
+        longestWait = clock is SystemTransportClock ? .infinity : 0.01
         self.refusedRetrySeconds = max(AccessTokenRenewal.minimumInterval, refusedRetrySeconds)
         self.maxBackoffSeconds = max(AccessTokenRenewal.minimumInterval, maxBackoffSeconds)
         self.onChange = onChange
@@ -80,23 +76,22 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     public var state: AccessTokenState {
         condition.lock()
         defer { condition.unlock() }
-        // Between the expiry and the renewal thread noticing it (it wakes at that moment).
-        if case .ready(let token) = machine.state, clock() >= token.expiresAt { return expiredState() }
-        return machine.state
+        // Between the expiry and the renewal thread noticing it (it wakes at that moment), the view says expired.
+        return machine.life.view(now: seconds())
     }
 
     /// Token requests sent so far (tests, metrics).
     public var requestCount: Int {
         condition.lock()
         defer { condition.unlock() }
-        return machine.requests
+        return machine.life.requests
     }
 
     /// When the last (up to 16) token requests started, on the cache's clock.
     var recentRequestStarts: [Double] {
         condition.lock()
         defer { condition.unlock() }
-        return machine.recentStarts
+        return machine.life.recentStarts
     }
 
     /// A server answered 401 to `generation`: unless a newer token exists, it is dropped and renewed now (no
@@ -104,13 +99,11 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     @discardableResult
     public func rejected(generation: Int) -> Bool {
         condition.lock()
-        guard !machine.stopped, case .ready(let token) = machine.state, token.generation == generation else {
+        guard !machine.stopped, machine.life.rejected(generation: generation, now: seconds()) else {
             condition.unlock()
             return false
         }
-        let state = AccessTokenState.unavailable(reason: "the access token was rejected (401); a new one is being requested")
-        machine.state = state
-        machine.nextAttempt = clock()
+        let state = machine.life.published
         condition.signal()
         condition.unlock()
         logger.warning("FCM access token #\(generation) rejected by the server; renewing it")
@@ -190,72 +183,37 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         condition.lock()
         defer { condition.unlock() }
         while !machine.stopped {
-            let now = clock()
-            let expiry = machine.state.token?.expiresAt ?? .infinity
-            if now >= expiry {
-                machine.state = expiredState()
-                return .expired(machine.state)
+            let now = seconds()
+            switch machine.life.next(now: now) {
+            case .ask(let started): return .ask(startedAt: started)
+            case .expired(let state): return .expired(state)
+            case .wait(let until):
+                _ = condition.wait(until: Date(timeIntervalSinceNow: min(until - now, longestWait, 86_400 * 365)))
             }
-            let due = max(machine.nextAttempt, machine.lastAttempt + AccessTokenRenewal.minimumInterval)
-            if now >= due {
-                machine.lastAttempt = now
-                machine.asking = true
-                machine.requests += 1
-                if machine.recentStarts.count == 16 { machine.recentStarts.removeFirst() }
-                machine.recentStarts.append(now)
-                return .ask(startedAt: now)
-            }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: min(due, expiry) - now))
         }
         return .stop
     }
 
-    /// Under the lock.
-    private func expiredState() -> AccessTokenState {
-        .unavailable(reason: "the access token expired before a new one could be had"
-            + (machine.lastFailure.map { " (\($0))" } ?? ""))
-    }
-
     private func apply(_ grant: TokenGrant, startedAt: Double) {
         condition.lock()
-        machine.asking = false
         if machine.stopped {
             // Abandoned for the shutdown, or answered too late to matter: nothing to tell anyone.
             condition.unlock()
             return
         }
-        let now = clock()
-        let previous = machine.state
+        let now = seconds()
+        let previous = machine.life.published
         var retryIn = 0.0
         switch grant {
         case .granted(let bearer, let expiresIn):
-            machine.generation += 1
-            machine.failures = 0
-            machine.lastFailure = nil
-            // Timed from the request, not the answer: the token's life began no later than that.
-            machine.state = .ready(AccessToken(bearer: bearer, expiresIn: expiresIn, generation: machine.generation,
-                                               expiresAt: startedAt + Double(expiresIn)))
-            machine.nextAttempt = startedAt + AccessTokenRenewal.renewAfter(expiresIn: expiresIn)
+            machine.life.granted(bearer: bearer, expiresIn: expiresIn, startedAt: startedAt)
         case .unavailable(let reason):
-            machine.failures += 1
-            machine.lastFailure = reason
-            let delay = backoff(failures: machine.failures)
-            retryIn = delay
-            machine.nextAttempt = now + delay
-            // A token still valid stays in use while renewal fails; otherwise callers wait, and say why.
-            if case .ready(let token) = machine.state, now < token.expiresAt {
-                break
-            }
-            let said = reason.hasSuffix(".") ? String(reason.dropLast()) : reason
-            machine.state = .unavailable(reason: "\(said); asking again in \(Int(delay.rounded(.up))) s")
+            retryIn = machine.life.unavailable(reason: reason, now: now, backoff: backoff(failures:))
         case .refused(let reason):
-            machine.failures += 1
-            machine.lastFailure = reason
-            machine.nextAttempt = now + refusedRetrySeconds
-            machine.state = .refused(reason: reason)
+            machine.life.refused(reason: reason, now: now, retryAfter: refusedRetrySeconds)
         }
-        let state = machine.state
-        let generation = machine.generation
+        let state = machine.life.published
+        let generation = machine.life.generation
         condition.unlock()
 
         switch grant {
@@ -287,7 +245,13 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         for lane in sleepers.withLock({ $0 }) { lane.wake() }
     }
 
+    /// The cache's clock in seconds.
+    private func seconds() -> Double {
+        Double(clock.uptimeNanoseconds()) / 1_000_000_000
+    }
+
+    /// The system's uptime in seconds (the clock the cache uses unless given another).
     public static func monotonicSeconds() -> Double {
-        Double(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
+        Double(SystemTransportClock().uptimeNanoseconds()) / 1_000_000_000
     }
 }
