@@ -65,7 +65,9 @@ token="a1$(printf '%062x' 7)"
 ftoken="d1Zq7:APA91b$(printf 'Xk_9-%.0s' $(seq 24))"
 redis-cli -p "$redis_port" LPUSH push:queue "{\"id\":\"r1\",\"topic\":\"com.example.chat\",\"tokens\":[\"$token\"],\"payload\":{\"aps\":{\"alert\":\"hi\"}}}" >/dev/null
 redis-cli -p "$redis_port" LPUSH push:queue "{\"id\":\"r2\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$ftoken\"],\"payload\":{\"notification\":{\"body\":\"hi\"}}}" >/dev/null
-noswift "$worker" run --config "$run/worker.yaml" >"$run/worker.log" 2>&1 &
+# Not through `noswift`: a shell function run in the background is a subshell, whose pid (`$!`) is not the
+# worker's, so the TERM below and the cleanup would leave the worker running. `env` execs the worker itself.
+env -i PATH=/usr/bin:/bin HOME="$run" LANG=C.UTF-8 "$worker" run --config "$run/worker.yaml" >"$run/worker.log" 2>&1 &
 wpid=$!
 pids+=($wpid)
 for _ in $(seq 300); do
