@@ -77,19 +77,13 @@ final class FCMTokenEndpoint: @unchecked Sendable {
     /// The assertion's `iss` when it holds, else Google's refusal. `postedTo` is the URL the request reached
     /// (`https://` + its `:authority` + the token path).
     func verify(_ assertion: String, now: Double, postedTo: String?) -> Result<String, Refusal> {
-        let parts = assertion.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-              let headerBytes = ProviderTokenVerifier.base64URL(parts[0]),
-              let claimBytes = ProviderTokenVerifier.base64URL(parts[1]),
-              let signature = ProviderTokenVerifier.base64URL(parts[2]),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
-        else { return .failure(Refusal("Invalid JWT: not a JWS compact serialization")) }
+        guard let jws = CompactJWS(assertion) else { return .failure(Refusal("Invalid JWT: not a JWS compact serialization")) }
+        let (header, claims) = (jws.header, jws.claims)
         guard header["alg"] as? String == "RS256" else { return .failure(Refusal("Invalid JWT: alg must be RS256")) }
         guard let keyID = header["kid"] as? String, let account = accounts[keyID] else {
             return .failure(Refusal("Invalid grant: account not found"))
         }
-        guard Self.verifyRS256(signature: signature, message: Array("\(parts[0]).\(parts[1])".utf8), key: account.publicKey) else {
+        guard Self.verifyRS256(signature: jws.signature, message: jws.signingInput, key: account.publicKey) else {
             return .failure(Refusal("Invalid JWT Signature."))
         }
         guard claims["iss"] as? String == account.clientEmail else {

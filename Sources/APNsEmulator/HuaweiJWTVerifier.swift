@@ -36,19 +36,13 @@ final class HuaweiJWTVerifier: @unchecked Sendable {
     /// The account when the JWT holds for `project` at `now`; `authority` is the request's `:authority` (Host)
     /// (the emulator's own token URL there is accepted as `aud` besides Huawei's).
     func verify(_ jwt: String, project: String, now: Double, authority: String?) -> Result<EmulatorConfiguration.HuaweiServiceAccount, HuaweiRefusal> {
-        let parts = jwt.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-              let headerBytes = ProviderTokenVerifier.base64URL(parts[0]),
-              let claimBytes = ProviderTokenVerifier.base64URL(parts[1]),
-              let signature = ProviderTokenVerifier.base64URL(parts[2]),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
-        else { return .failure(HuaweiRefusal("80200001", "The bearer is not a JSON Web Token (v3 takes no OAuth access token).")) }
+        guard let jws = CompactJWS(jwt) else { return .failure(HuaweiRefusal("80200001", "The bearer is not a JSON Web Token (v3 takes no OAuth access token).")) }
+        let (header, claims) = (jws.header, jws.claims)
         guard header["alg"] as? String == "PS256" else { return .failure(HuaweiRefusal("80200001", "The JWT's alg must be PS256.")) }
         guard let keyID = header["kid"] as? String, let account = accounts[keyID] else {
             return .failure(HuaweiRefusal("80200001", "The JWT's kid names no service account key."))
         }
-        guard Self.verifyPS256(signature: signature, message: Array("\(parts[0]).\(parts[1])".utf8), key: account.publicKey) else {
+        guard Self.verifyPS256(signature: jws.signature, message: jws.signingInput, key: account.publicKey) else {
             return .failure(HuaweiRefusal("80200001", "The JWT's PS256 signature does not verify."))
         }
         guard claims["iss"] as? String == account.settings.subAccount else {

@@ -45,20 +45,15 @@ final class ProviderTokenVerifier: @unchecked Sendable {
 
     /// Decodes and verifies `token`; the age rule is the caller's (it depends on the clock and the connection).
     func verify(_ token: String) throws -> Claims {
-        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3,
-              let headerBytes = Self.base64URL(parts[0]), let claimBytes = Self.base64URL(parts[1]),
-              let signature = Self.base64URL(parts[2]),
-              let header = (try? JSONSerialization.jsonObject(with: Data(headerBytes))) as? [String: Any],
-              let claims = (try? JSONSerialization.jsonObject(with: Data(claimBytes))) as? [String: Any]
-        else { throw Failure.invalid("not a JWT") }
+        guard let jws = CompactJWS(token) else { throw Failure.invalid("not a JWT") }
+        let (header, claims, signature) = (jws.header, jws.claims, jws.signature)
         guard header["alg"] as? String == "ES256" else { throw Failure.invalid("alg is not ES256") }
         guard let keyID = header["kid"] as? String else { throw Failure.invalid("no kid") }
         guard let key = keys[keyID] else { throw Failure.invalid("unknown kid \(keyID)") }
         guard let issuer = claims["iss"] as? String, issuer == key.teamID else { throw Failure.invalid("iss is not the key's team") }
         guard let issuedAt = (claims["iat"] as? NSNumber)?.int64Value else { throw Failure.invalid("no iat") }
         guard signature.count == 64,
-              Self.verifyES256(signature: signature, message: Array("\(parts[0]).\(parts[1])".utf8), key: key.publicKey)
+              Self.verifyES256(signature: signature, message: jws.signingInput, key: key.publicKey)
         else { throw Failure.invalid("bad signature") }
         return Claims(keyID: keyID, teamID: issuer, issuedAt: issuedAt)
     }
@@ -78,11 +73,6 @@ final class ProviderTokenVerifier: @unchecked Sendable {
         return EVP_DigestVerify(context, der, Int(length), message, message.count) == 1
     }
 
-    static func base64URL(_ text: Substring) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map(Array.init)
-    }
 }
 
 public enum EmulatorError: Error, CustomStringConvertible {
