@@ -15,6 +15,22 @@ final class DelayedQueueTests: XCTestCase {
         XCTAssertEqual(queue.popDue(now: 100).map { dues[$0] }, 50)
     }
 
+    /// The tokens of a batch that retry together share a due time and must come out together and in order,
+    /// whatever else waits for the same time.
+    func testElementsDueAtTheSameTimeComeOutInTheOrderTheyWentIn() {
+        var queue = DelayedQueue<Int>()
+        for index in 0..<1000 { queue.insert(index, due: index % 3 == 0 ? 7 : UInt64(index % 5)) }
+        var out: [Int] = []
+        while let index = queue.popDue(now: 10) { out.append(index) }
+        let dueSeven = out.filter { $0 % 3 == 0 }
+        XCTAssertEqual(dueSeven, (0..<1000).filter { $0 % 3 == 0 }, "in insertion order")
+        XCTAssertEqual(Array(out.suffix(dueSeven.count)), dueSeven, "together, after every earlier due time")
+        for due in 0..<5 {
+            let group = out.filter { $0 % 3 != 0 && $0 % 5 == due }
+            XCTAssertEqual(group, group.sorted())
+        }
+    }
+
     /// A whole window answered 503 at once: 100,000 retries scheduled and taken back in order.
     func testAHundredThousandRetriesStayOrdered() {
         var queue = DelayedQueue<UInt64>()

@@ -9,7 +9,10 @@ import XCTest
 final class ScriptedDriver: TransportDriver, @unchecked Sendable {
     struct Start {
         let id: Int
+        /// The request's first token (the only one unless the service takes a list).
         let token: String
+        /// Every token of the request, in the order it lists them.
+        let tokens: [String]
         /// The scheduler's clock when it started the request (`DriverRequest.now`).
         let at: UInt64
     }
@@ -39,7 +42,9 @@ final class ScriptedDriver: TransportDriver, @unchecked Sendable {
 
     func start(_ request: DriverRequest) {
         locked {
-            started.append(Start(id: request.id, token: request.job.job.tokens[request.token], at: request.now))
+            var tokens: [String] = []
+            request.tokens.forEach { _, index in tokens.append(request.job.job.tokens[index]) }
+            started.append(Start(id: request.id, token: tokens[0], tokens: tokens, at: request.now))
             onWire[request.id] = request.now
         }
     }
@@ -94,10 +99,10 @@ final class ScriptedDriver: TransportDriver, @unchecked Sendable {
     var inFlight: [Int] { locked { onWire.keys.sorted() } }
 
     /// The request `id` is answered with `status` (and a `retry-after` value); the next turn takes it.
-    func answer(_ id: Int, status: Int, retryAfter: String? = nil) {
+    func answer(_ id: Int, status: Int, body: String = "", retryAfter: String? = nil) {
         locked {
             onWire[id] = nil
-            pending.append(DriverCompletion(id: id, result: .answered(status: status, body: [], wireMicros: 1000,
+            pending.append(DriverCompletion(id: id, result: .answered(status: status, body: Array(body.utf8), wireMicros: 1000,
                                                                       retryAfter: retryAfter)))
         }
     }
@@ -130,18 +135,58 @@ final class ScriptedService: PushService {
     let metrics = ServiceMetrics.apns
 
     func authorization() -> Authorization { .none }
-    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String) { ("/3/device/", job.job.tokens[token]) }
+    func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) { ("/3/device/", job.job.tokens[tokens.first]) }
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] { [] }
-    func body(for job: JobContext, token: Int) -> [UInt8] { job.job.payload }
+    func body(for job: JobContext, tokens: RequestTokens) -> RequestBody { .payload }
     func renew(generation: Int) {}
 
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String) {
+    func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
         let asked = retryAfter.flatMap { Int64($0) }
         switch status {
-        case 200: return (.delivered, "")
-        case 429: return (.retry(reason: "TooManyRequests", notBeforeMillis: asked, holdService: true), "TooManyRequests")
-        case 403: return (.credentialRefused(reason: "InvalidProviderToken"), "InvalidProviderToken")
-        default: return (.retry(reason: "ServiceUnavailable", notBeforeMillis: asked), "ServiceUnavailable")
+        case 200: return ServiceAnswer(.delivered, reason: "")
+        case 429: return ServiceAnswer(.retry(reason: "TooManyRequests", notBeforeMillis: asked, holdService: true), reason: "TooManyRequests")
+        case 403: return ServiceAnswer(.credentialRefused(reason: "InvalidProviderToken"), reason: "InvalidProviderToken")
+        default: return ServiceAnswer(.retry(reason: "ServiceUnavailable", notBeforeMillis: asked), reason: "ServiceUnavailable")
         }
+    }
+}
+
+/// A push service that takes lists of up to `batchLimit` tokens, as Huawei and Xiaomi do, and answers in their
+/// manner: a 200 whose body names the tokens that did not go, `dead=a,b;busy=c` (dead ones to feedback,
+/// busy ones to retry), every other token of the request delivered; other statuses as `ScriptedService`.
+final class ScriptedListService: PushService {
+    let name = "ScriptedList"
+    let metrics = ServiceMetrics.apns
+    let batchLimit: Int
+
+    init(batchLimit: Int) { self.batchLimit = batchLimit }
+
+    func authorization() -> Authorization { .none }
+    func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) { ("/send", "") }
+    func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] { [] }
+    func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
+        var listed: [String] = []
+        tokens.forEach { _, index in listed.append(job.job.tokens[index]) }
+        return .bytes(Array(listed.joined(separator: ",").utf8))
+    }
+    func renew(generation: Int) {}
+
+    func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
+        guard status == 200 else {
+            return ScriptedService().classify(status: status, body: body, retryAfter: retryAfter, job: job, tokens: tokens)
+        }
+        var named: [String: ServiceDecision] = [:]
+        for part in String(decoding: body, as: UTF8.self).split(separator: ";") {
+            let pair = part.split(separator: "=", maxSplits: 1)
+            guard pair.count == 2 else { continue }
+            let decision: ServiceDecision = pair[0] == "dead"
+                ? .feedback(reason: "Unregistered", timestampMillis: 0) : .retry(reason: "Busy")
+            for token in pair[1].split(separator: ",") { named[String(token)] = decision }
+        }
+        var exceptions: [(position: Int, decision: ServiceDecision)] = []
+        tokens.forEach { position, index in
+            if let decision = named[job.job.tokens[index]] { exceptions.append((position, decision)) }
+        }
+        return ServiceAnswer(.delivered, reason: "", exceptions: exceptions)
     }
 }

@@ -24,8 +24,8 @@ final class APNsService: PushService {
         }
     }
 
-    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String) {
-        ("/3/device/", job.job.tokens[token])
+    func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) {
+        ("/3/device/", job.job.tokens[tokens.first])
     }
 
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] {
@@ -43,11 +43,11 @@ final class APNsService: PushService {
         return fields
     }
 
-    func body(for job: JobContext, token: Int) -> [UInt8] { job.job.payload }
+    func body(for job: JobContext, tokens: RequestTokens) -> RequestBody { .payload }
 
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String) {
+    func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
         let decision = decide(status: status, body: body)
-        return (decision, decision.reason)
+        return ServiceAnswer(decision, reason: decision.reason)
     }
 
     private func decide(status: Int, body: [UInt8]) -> ServiceDecision {

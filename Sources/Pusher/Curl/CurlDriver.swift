@@ -23,7 +23,8 @@ final class CurlDriver: TransportDriver {
     private var headerCache = HeaderCache<CurlHeaderList>()
     private let service: any PushService
 
-    /// For APNs only: the request body is the job's payload, which libcurl reads in place (`JobContext.payload`).
+    /// The service says each request's body: the job's payload (APNs), which libcurl reads in place
+    /// (`JobContext.payload`), or bytes of the request's own, which its slot keeps while libcurl reads them.
     init(settings: TransportSettings, service: any PushService, logger: Logger?) {
         self.service = service
         CurlGlobal.initialize()
@@ -49,8 +50,9 @@ final class CurlDriver: TransportDriver {
         let headers = headerCache.block(for: request.job, generation: request.generation, bearer: request.bearer) {
             CurlHeaderList(service.headerFields(for: $0, bearer: $1))
         }
-        let path = service.path(for: request.job, token: request.token)
-        slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)\(path.fixed)\(path.suffix)", headers: headers)
+        let path = service.path(for: request.job, tokens: request.tokens)
+        slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)\(path.fixed)\(path.suffix)", headers: headers,
+                     body: service.body(for: request.job, tokens: request.tokens))
         let code = curl_multi_add_handle(multi, slot.easy)
         guard code == CURLM_OK else {
             slot.release()

@@ -13,7 +13,7 @@ final class RequestSlot {
     var status = 0
     /// The scheduler's id of the request in flight; nil while the slot is idle.
     var id: Int?
-    /// Kept while in flight: libcurl points at the job's payload and at the header list.
+    /// Kept while in flight: libcurl points at the job's payload (or the slot's own body) and at the header list.
     var job: JobContext?
     var headers: CurlHeaderList?
     /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, on the wire.
@@ -85,9 +85,16 @@ final class RequestSlot {
         }
     }
 
-    deinit { curl_easy_cleanup(easy) }
+    /// The body of a request whose bytes are its own (`RequestBody.bytes`): copied here, where libcurl reads it
+    /// while the request is in flight; grown when a body is larger, reused by the slot's later requests.
+    private var ownBody = UnsafeMutableRawBufferPointer(start: nil, count: 0)
 
-    func prepare(id: Int, job: JobContext, url: String, headers: CurlHeaderList) {
+    deinit {
+        curl_easy_cleanup(easy)
+        ownBody.deallocate()
+    }
+
+    func prepare(id: Int, job: JobContext, url: String, headers: CurlHeaderList, body requestBody: RequestBody) {
         self.id = id
         self.job = job
         self.headers = headers
@@ -97,8 +104,19 @@ final class RequestSlot {
         sends = 0
         _ = curlx_easy_ptr(easy, CURLOPT_URL, url)
         _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers.list)
-        _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)
-        _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(job.job.payload.count))
+        switch requestBody {
+        case .payload:
+            _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)
+            _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(job.job.payload.count))
+        case .bytes(let bytes):
+            if ownBody.count < bytes.count {
+                ownBody.deallocate()
+                ownBody = .allocate(byteCount: max(bytes.count, 1024), alignment: 1)
+            }
+            ownBody.copyBytes(from: bytes)
+            _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, ownBody.baseAddress)
+            _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+        }
     }
 
     /// Drops the references so the job's buffers can be freed when its last request ends.

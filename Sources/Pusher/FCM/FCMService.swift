@@ -22,7 +22,7 @@ final class FCMService: PushService {
         }
     }
 
-    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String) { (sendPath, "") }
+    func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) { (sendPath, "") }
 
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] {
         var fields: [(name: String, value: String)] = [("content-type", "application/json")]
@@ -30,7 +30,7 @@ final class FCMService: PushService {
         return fields
     }
 
-    func body(for job: JobContext, token: Int) -> [UInt8] {
+    func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
         let body: FCMRequestBody
         if let cached = job.serviceCache as? CachedBody {
             body = cached.body
@@ -43,13 +43,13 @@ final class FCMService: PushService {
             // The ttl is what is left at this send, not what was left when the job was made.
             body = FCMRequestBody(payload: job.job.payload, expiration: job.job.headers.expiration, nowSeconds: WallClock.nowSeconds())
         }
-        return body.body(token: job.job.tokens[token])
+        return .bytes(body.body(token: job.job.tokens[tokens.first]))
     }
 
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String) {
-        if status == 200 { return (.delivered, "") }
-        return (FCMResponseClassifier.classify(status: status, body: body, retryAfter: retryAfter, nowMillis: WallClock.nowMillis()),
-                FCMResponseClassifier.code(status: status, body: body))
+    func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
+        if status == 200 { return ServiceAnswer(.delivered, reason: "") }
+        return ServiceAnswer(FCMResponseClassifier.classify(status: status, body: body, retryAfter: retryAfter, nowMillis: WallClock.nowMillis()),
+                             reason: FCMResponseClassifier.code(status: status, body: body))
     }
 
     func renew(generation: Int) {

@@ -76,9 +76,14 @@ final class NGHTTP2Driver: TransportDriver {
         // The parts as arguments: an HTTP2Request would retain each of them once more, and release them after.
         // APNs's payload is the job's own array, shared by its tokens' streams (an HTTP2Body per job was an
         // object to make and free for every one-token message).
-        let path = service.path(for: job, token: request.token)
+        let path = service.path(for: job, tokens: request.tokens)
+        let payload: [UInt8]
+        switch service.body(for: job, tokens: request.tokens) {
+        case .payload: payload = job.job.payload
+        case .bytes(let bytes): payload = bytes
+        }
         let sent = client.start(id: UInt64(request.id), path: path.fixed, pathSuffix: path.suffix,
-                                headers: headers, payload: service.body(for: job, token: request.token))
+                                headers: headers, payload: payload)
         if sent {
             startedAt[request.id] = request.now
         } else {

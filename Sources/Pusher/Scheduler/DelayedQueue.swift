@@ -1,7 +1,11 @@
 /// Requests waiting for their retry time: a binary min-heap by due time, so a whole window answered 503
-/// costs O(n log n) to schedule, not the O(n²) of a sorted array with linear inserts.
+/// costs O(n log n) to schedule, not the O(n²) of a sorted array with linear inserts. Elements due at the same
+/// time come out in the order they went in: the tokens of a request that retry together stay together, in order,
+/// and go again as one request.
 struct DelayedQueue<Element> {
-    private var heap: [(due: UInt64, element: Element)] = []
+    private var heap: [(due: UInt64, order: UInt64, element: Element)] = []
+    /// Insertion order, the tie-break between equal due times.
+    private var inserted: UInt64 = 0
 
     var isEmpty: Bool { heap.isEmpty }
     var count: Int { heap.count }
@@ -9,11 +13,12 @@ struct DelayedQueue<Element> {
     var soonest: UInt64? { heap.first?.due }
 
     mutating func insert(_ element: Element, due: UInt64) {
-        heap.append((due, element))
+        inserted &+= 1
+        heap.append((due, inserted, element))
         var child = heap.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
-            guard heap[child].due < heap[parent].due else { break }
+            guard sooner(child, than: parent) else { break }
             heap.swapAt(child, parent)
             child = parent
         }
@@ -30,13 +35,17 @@ struct DelayedQueue<Element> {
             let left = 2 * parent + 1
             let right = left + 1
             var smallest = parent
-            if left < heap.count && heap[left].due < heap[smallest].due { smallest = left }
-            if right < heap.count && heap[right].due < heap[smallest].due { smallest = right }
+            if left < heap.count && sooner(left, than: smallest) { smallest = left }
+            if right < heap.count && sooner(right, than: smallest) { smallest = right }
             if smallest == parent { break }
             heap.swapAt(parent, smallest)
             parent = smallest
         }
         return first.element
+    }
+
+    private func sooner(_ a: Int, than b: Int) -> Bool {
+        heap[a].due < heap[b].due || (heap[a].due == heap[b].due && heap[a].order < heap[b].order)
     }
 
     /// Everything still waiting, in no particular order (shutdown).

@@ -11,19 +11,52 @@ protocol PushService: AnyObject {
     var metrics: ServiceMetrics { get }
     /// The credential for the requests of one start pass, read once per pass.
     func authorization() -> Authorization
-    /// `:path` for one token: a fixed part and the part that varies per token ("" when the token is in the body).
-    func path(for job: JobContext, token: Int) -> (fixed: String, suffix: String)
-    /// The request's header fields besides the pseudo-headers, the same for every token of `job`.
+    /// The most tokens one request may carry: 1 for a request per device (APNs, FCM), the service's list limit
+    /// for one that takes a list (1,000 for Huawei and Xiaomi). The scheduler sends a job's ready tokens in
+    /// batches up to it; retries, attempts, the fence, expiry and outcomes stay per token.
+    var batchLimit: Int { get }
+    /// `:path` for a request: a fixed part and the part that varies per token ("" when the tokens are in the body).
+    func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String)
+    /// The request's header fields besides the pseudo-headers, the same for every request of `job`.
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)]
-    /// The request body for one token (APNs: the job's payload itself, shared by its tokens).
-    func body(for job: JobContext, token: Int) -> [UInt8]
-    /// What an HTTP answer means, and the answer's own reason for the responses metric (FCM's error code, where
-    /// the decision's reason is the outcome's: `UNREGISTERED` is the feedback reason `Unregistered`).
-    /// `retryAfter`: the answer's `retry-after` header.
-    func classify(status: Int, body: [UInt8], retryAfter: String?) -> (decision: ServiceDecision, reason: String)
+    /// The request body for `tokens` (APNs: the job's payload itself, shared by its tokens).
+    func body(for job: JobContext, tokens: RequestTokens) -> RequestBody
+    /// What an HTTP answer means for the request's tokens. `retryAfter`: the answer's `retry-after` header.
+    func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer
     /// The server refused the credential of `generation` as expired or invalid: renew it (within the
     /// service's own rules: APNs's 20 minutes, FCM's one renewal a second).
     func renew(generation: Int)
+}
+
+extension PushService {
+    var batchLimit: Int { 1 }
+}
+
+/// A request's body.
+enum RequestBody {
+    /// The job's payload as it is, shared by every request of the job (APNs): a driver may read it in place.
+    case payload
+    /// Bytes made for this request (FCM's message with its token, a vendor's list of tokens).
+    case bytes([UInt8])
+}
+
+/// What one answer means for the tokens of its request.
+struct ServiceAnswer {
+    /// The outcome of every token of the request, except those in `exceptions`.
+    var decision: ServiceDecision
+    /// The answer's own reason for the responses metric (FCM's error code, where the decision's reason is the
+    /// outcome's: `UNREGISTERED` is the feedback reason `Unregistered`).
+    var reason: String
+    /// The tokens the answer names apart (a batch's partial failures: a vendor's list of dead or malformed
+    /// tokens inside a success), by position in the request's `RequestTokens`, each with its own outcome.
+    /// Empty for a request of one token.
+    var exceptions: [(position: Int, decision: ServiceDecision)]
+
+    init(_ decision: ServiceDecision, reason: String, exceptions: [(position: Int, decision: ServiceDecision)] = []) {
+        self.decision = decision
+        self.reason = reason
+        self.exceptions = exceptions
+    }
 }
 
 /// The credential for a pass of requests.

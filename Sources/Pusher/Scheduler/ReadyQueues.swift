@@ -27,6 +27,11 @@ struct ReadyQueues<Element> {
         for (element, lane) in elements { append(element, lane: lane) }
     }
 
+    /// The head of `lane`'s queue if `matches` says so (the next token of a batch's job).
+    mutating func popFirst(lane: Lane, where matches: (Element) -> Bool) -> Element? {
+        lane == .bulk ? bulk.popFirst(where: matches) : chat.popFirst(where: matches)
+    }
+
     /// The next request to start: chat first, unless bulk is below its floor of active requests; bulk only
     /// while `bulkAllowed` (its own limit, which keeps the servers' queues short for chat).
     mutating func popNext(bulkBelowFloor: Bool, bulkAllowed: Bool) -> Element? {
@@ -56,6 +61,12 @@ struct FIFO<Element> {
         } else {
             items.insert(element, at: 0)
         }
+    }
+
+    /// The head, if `matches` says so.
+    mutating func popFirst(where matches: (Element) -> Bool) -> Element? {
+        guard head < items.count, let first = items[head], matches(first) else { return nil }
+        return popFirst()
     }
 
     mutating func popFirst() -> Element? {

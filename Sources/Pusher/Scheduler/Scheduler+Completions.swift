@@ -21,7 +21,7 @@ extension Scheduler {
         case .answered(let status, let body, let wireMicros, let retryAfter):
             unreachable = nil
             recentLatencyMicros += (max(0, min(wireMicros, 3_600_000_000)) - recentLatencyMicros) / 16
-            let (decision, answerReason) = service.classify(status: status, body: body, retryAfter: retryAfter)
+            let answer = service.classify(status: status, body: body, retryAfter: retryAfter, job: request.job, tokens: entry.tokens)
             metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
             bulkLimiter.observe(latencyMicros: wireMicros)
@@ -35,55 +35,121 @@ extension Scheduler {
             if status == 200 {
                 answered200 += 1
             } else {
-                answerCounts[AnswerKey(status: status, reason: answerReason), default: 0] += 1
+                answerCounts[AnswerKey(status: status, reason: answer.reason), default: 0] += 1
             }
-            if case .credentialRefused(let reason) = decision {
-                refuseCredential(request, reason: reason, detail: nil)
-            } else if case .renewAndResend(let reason) = decision, request.unprocessedInARow < Self.freeResendsInARow {
-                // The credential was rejected before the message was looked at: a new one, and the request
-                // goes again at once without spending an attempt (bounded like any unprocessed re-send).
-                service.renew(generation: entry.generation)
-                retryCounts[reason, default: 0] += 1
-                var again = request
-                again.unprocessedInARow += 1
-                ready.append(again, lane: request.job.lane)
+            if entry.batch.isEmpty && answer.exceptions.isEmpty {
+                settle(request, answer.decision, status: status, generation: entry.generation)
             } else {
-                noteAccepted(status: status)
-                notePauseAnswer(status: status)
-                apply(decision, to: request, status: status, generation: entry.generation)
+                settleBatch(entry, answer, status: status)
             }
         case .unprocessed(let reason, let overload):
             notePauseAnswer(status: nil)
             // Refused by the server, or cut by a GOAWAY naming an error; not a graceful GOAWAY (a rotation), nor a
             // request that merely found no stream or connection.
             if overload { limiter.observeOverload(answered: false) }
-            guard request.unprocessedInARow < Self.freeResendsInARow else {
-                // Not processed again and again: the server refuses everything (or goes away on every
-                // connection). This one spends an attempt and backs off like any retry.
-                noteUsedUpFreeResends(reason: reason)
-                apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation)
-                return
-            }
-            // Never processed by the server: again at once, no attempt spent, no duplicate possible.
-            retryCounts[reason, default: 0] += 1
-            resentUnprocessed.add(1, ordering: .relaxed)
-            if let logger, logger.logLevel <= .debug {
-                logger.debug("\(service.name) request not processed by the server: sent again", metadata: [
-                    "reason": "\(reason)", "attempt": "\(request.attempt)", "app": "\(settings.app)",
-                    "token": "\(request.job.job.tokens[request.token].prefix(8))",
-                ])
-            }
-            var again = request
-            again.unprocessedInARow += 1
-            ready.append(again, lane: request.job.lane)
+            forEachToken(of: entry) { resendUnprocessed($0, reason: reason, generation: entry.generation) }
         case .failed(let reason, let sent):
             if !sent && driver.openConnections == 0 { unreachable = reason }
             answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
             notePauseAnswer(status: nil)
             // Sent on a connection that died before the answer: the service may have it (counted as ambiguous).
-            apply(.retry(reason: reason), to: request, status: nil, generation: entry.generation,
-                  label: sent ? "ConnectionLost" : nil)
+            forEachToken(of: entry) {
+                apply(.retry(reason: reason), to: $0, status: nil, generation: entry.generation, label: sent ? "ConnectionLost" : nil)
+            }
         }
+    }
+
+    /// Calls `body` with each token's pending request of an entry: the request's own, then a batch's others.
+    /// A batch's tokens that retry come due together (`requestRetryDue`).
+    func forEachToken(of entry: InFlight, _ body: (PendingRequest) -> Void) {
+        guard !entry.batch.isEmpty else { return body(entry.request) }
+        settlingRequest = true
+        defer {
+            settlingRequest = false
+            requestRetryDue = nil
+        }
+        body(entry.request)
+        for member in entry.batch { body(member) }
+    }
+
+    /// One token's outcome of an answer. The credential's pause and readiness hear the answer once per request
+    /// (`settleBatch`), not once per token.
+    func settle(_ request: PendingRequest, _ decision: ServiceDecision, status: Int, generation: Int,
+                noteAnswer: Bool = true) {
+        if case .credentialRefused(let reason) = decision {
+            refuseCredential(request, reason: reason, detail: nil)
+        } else if case .renewAndResend(let reason) = decision, request.unprocessedInARow < Self.freeResendsInARow {
+            // The credential was rejected before the message was looked at: a new one, and the request
+            // goes again at once without spending an attempt (bounded like any unprocessed re-send).
+            if noteAnswer { service.renew(generation: generation) }
+            retryCounts[reason, default: 0] += 1
+            var again = request
+            again.unprocessedInARow += 1
+            ready.append(again, lane: request.job.lane)
+        } else {
+            if noteAnswer {
+                noteAccepted(status: status)
+                notePauseAnswer(status: status)
+            }
+            apply(decision, to: request, status: status, generation: generation)
+        }
+    }
+
+    /// The outcomes of a batch's answer: the answer's decision for each token, except those it names apart.
+    /// Only the tokens that need it are sent again: nothing delivered goes twice because a neighbour failed.
+    func settleBatch(_ entry: InFlight, _ answer: ServiceAnswer, status: Int) {
+        var decisions: [ServiceDecision?] = []
+        if !answer.exceptions.isEmpty {
+            decisions = Array(repeating: nil, count: entry.tokens.count)
+            for (position, decision) in answer.exceptions where position >= 0 && position < decisions.count {
+                decisions[position] = decision
+            }
+        }
+        // The request as a whole: the credential worked unless the answer refused or rejected it.
+        switch answer.decision {
+        case .credentialRefused:
+            break
+        case .renewAndResend, .renewAndRetry:
+            service.renew(generation: entry.generation)
+            notePauseAnswer(status: status)
+        default:
+            noteAccepted(status: status)
+            notePauseAnswer(status: status)
+        }
+        var position = 0
+        forEachToken(of: entry) { member in
+            let decision = decisions.isEmpty ? answer.decision : (decisions[position] ?? answer.decision)
+            position += 1
+            if case .renewAndRetry(let reason) = decision {
+                // Renewed once above for the request; each token retries.
+                retry(member, reason: reason, status: status, label: nil)
+            } else {
+                settle(member, decision, status: status, generation: entry.generation, noteAnswer: false)
+            }
+        }
+    }
+
+    /// A request the server never processed: again at once, no attempt spent, no duplicate possible; after
+    /// `freeResendsInARow` such times it spends an attempt and waits its backoff like any retry.
+    func resendUnprocessed(_ request: PendingRequest, reason: String, generation: Int) {
+        guard request.unprocessedInARow < Self.freeResendsInARow else {
+            // Not processed again and again: the server refuses everything (or goes away on every
+            // connection). This one spends an attempt and backs off like any retry.
+            noteUsedUpFreeResends(reason: reason)
+            apply(.retry(reason: reason), to: request, status: nil, generation: generation)
+            return
+        }
+        retryCounts[reason, default: 0] += 1
+        resentUnprocessed.add(1, ordering: .relaxed)
+        if let logger, logger.logLevel <= .debug {
+            logger.debug("\(service.name) request not processed by the server: sent again", metadata: [
+                "reason": "\(reason)", "attempt": "\(request.attempt)", "app": "\(settings.app)",
+                "token": "\(request.job.job.tokens[request.token].prefix(8))",
+            ])
+        }
+        var again = request
+        again.unprocessedInARow += 1
+        ready.append(again, lane: request.job.lane)
     }
 
     func apply(_ decision: ServiceDecision, to request: PendingRequest, status: Int?, generation: Int,
@@ -138,7 +204,14 @@ extension Scheduler {
                 "token": "\(request.job.job.tokens[request.token].prefix(8))", "app": "\(settings.app)",
             ])
         }
-        delayed.insert(next, due: clock.uptimeNanoseconds + delay)
+        let due: UInt64
+        if let shared = requestRetryDue {
+            due = shared
+        } else {
+            due = clock.uptimeNanoseconds + delay
+            if settlingRequest { requestRetryDue = due }
+        }
+        delayed.insert(next, due: due)
     }
 
     func resolve(_ request: PendingRequest, _ outcome: TokenOutcome) {

@@ -26,7 +26,7 @@ extension Scheduler {
             answerCounts[AnswerKey(status: 0, reason: "Timeout"), default: 0] += 1
             limiter.observeOverload(answered: false)
             notePauseAnswer(status: nil)
-            apply(.retry(reason: "Timeout"), to: entry.request, status: nil, generation: entry.generation)
+            forEachToken(of: entry) { apply(.retry(reason: "Timeout"), to: $0, status: nil, generation: entry.generation) }
         }
         let connections = driver.openConnections
         let streams = driver.streamsLimit

@@ -58,9 +58,8 @@ extension Scheduler {
         return live ? .send : .drop
     }
 
-    /// Hands one request to the driver; false if it was resolved or held instead.
-    func start(_ request: PendingRequest) -> Bool {
-        let now = clock.uptimeNanoseconds
+    /// Whether a request may go now: the ownership fence and its expiry. False if it was resolved or held instead.
+    func admit(_ request: PendingRequest, now: UInt64) -> Bool {
         switch fence(request, now: now) {
         case .send:
             break
@@ -77,6 +76,14 @@ extension Scheduler {
             resolve(request, .failed(reason: "Expired", status: nil, attempts: request.attempt - 1))
             return false
         }
+        return true
+    }
+
+    /// Hands one request to the driver; false if it was resolved or held instead. For a service that takes a
+    /// list, the job's next ready tokens join it (`collectBatch`).
+    func start(_ request: PendingRequest) -> Bool {
+        let now = clock.uptimeNanoseconds
+        guard admit(request, now: now) else { return false }
         var bearer: String?
         var generation = 0
         let authorization: Authorization
@@ -104,6 +111,8 @@ extension Scheduler {
             refuseCredential(request, reason: word, detail: detail)
             return false
         }
+        let batch = batchLimit > 1 ? collectBatch(after: request, now: now) : []
+        let tokens = batch.isEmpty ? RequestTokens(request.token) : RequestTokens(request.token, rest: batch.map(\.token))
         let id: Int
         if let free = freeIDs.popLast() {
             id = free
@@ -111,10 +120,22 @@ extension Scheduler {
             id = inFlight.count
             inFlight.append(nil)
         }
-        inFlight[id] = InFlight(request: request, generation: generation, startedAt: now)
+        inFlight[id] = InFlight(request: request, batch: batch, tokens: tokens, generation: generation, startedAt: now)
         active += 1
         if request.job.lane == .bulk { bulkActive += 1 }
-        driver.start(DriverRequest(id: id, job: request.job, token: request.token, bearer: bearer, generation: generation, now: now))
+        driver.start(DriverRequest(id: id, job: request.job, tokens: tokens, bearer: bearer, generation: generation, now: now))
         return true
+    }
+
+    /// The tokens that join `first` in one request: the ready ones of the same job that come next in its lane,
+    /// up to the service's `batchLimit`, each through the fence and expiry on its own. A job's tokens enter the
+    /// ready queue together, and its retries come due together, so they are next to each other there.
+    func collectBatch(after first: PendingRequest, now: UInt64) -> [PendingRequest] {
+        var batch: [PendingRequest] = []
+        let job = first.job
+        while batch.count + 1 < batchLimit, let next = ready.popFirst(lane: job.lane, where: { $0.job === job }) {
+            if admit(next, now: now) { batch.append(next) }
+        }
+        return batch
     }
 }

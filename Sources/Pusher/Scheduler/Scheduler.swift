@@ -29,6 +29,8 @@ public final class Scheduler: @unchecked Sendable {
     let intake = Locked(Intake())
     let settings: TransportSettings
     let service: any PushService
+    /// The service's `batchLimit`, read once: the most tokens one request carries.
+    let batchLimit: Int
     let sink: @Sendable ([Resolution]) -> Void
     let driver: any TransportDriver
     /// Every time the policy reads comes from here (`TransportSettings.clock`).
@@ -110,6 +112,11 @@ public final class Scheduler: @unchecked Sendable {
     /// lane whose answers take longer than a tenth of the request timeout while requests wait for a stream is
     /// slow: the work it cannot start yet waits for the endpoint, not for room (isolation).
     var recentLatencyMicros: Int64 = 0
+    /// While the tokens of one request are settled: when the first of them that retried comes due, which the
+    /// others take too, so that they go again together as one request (each token's own jitter would scatter a
+    /// batch into requests of one token).
+    var requestRetryDue: UInt64?
+    var settlingRequest = false
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
@@ -140,6 +147,10 @@ public final class Scheduler: @unchecked Sendable {
 
     struct InFlight {
         var request: PendingRequest
+        /// A batch's other tokens (a service that takes a list), each its own pending request; empty for one.
+        var batch: [PendingRequest]
+        /// `request` and `batch` as the request listed them.
+        var tokens: RequestTokens
         var generation: Int
         var startedAt: UInt64
     }
@@ -163,6 +174,7 @@ public final class Scheduler: @unchecked Sendable {
         self.readiness = readiness
         self.logger = logger
         self.service = service
+        self.batchLimit = max(1, service.batchLimit)
         self.metrics = service.metrics
         self.sink = sink
         if let injected {

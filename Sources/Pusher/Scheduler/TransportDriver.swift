@@ -29,12 +29,13 @@ protocol TransportDriver: AnyObject {
     var streamsLimit: Int? { get }
 }
 
-/// One notification to one device token, as a driver sends it.
+/// One request, as a driver sends it: a notification to one device token, or to a batch of them for a service
+/// that takes a list.
 struct DriverRequest {
     /// The scheduler's handle for it: unique among requests in flight.
     let id: Int
     let job: JobContext
-    let token: Int
+    let tokens: RequestTokens
     /// `authorization: bearer …` for token auth (nil with a client certificate), and its generation.
     let bearer: String?
     let generation: Int

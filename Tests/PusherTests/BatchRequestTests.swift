@@ -1,0 +1,159 @@
+import Foundation
+import PushCore
+@testable import Pusher
+import TestSupport
+import XCTest
+
+/// Requests of many tokens (a service that takes a list, as Huawei and Xiaomi do): the scheduler sends a job's
+/// tokens in batches up to the service's limit and reads each token's outcome from the answer; retries, attempts
+/// and outcomes stay per token. A real `Scheduler` over a `ScriptedDriver` on a clock the test moves.
+final class BatchRequestTests: XCTestCase {
+    private let clock = ManualTransportClock()
+    private let driver = ScriptedDriver()
+    private let box = ResolutionBox()
+
+    private func scheduler(batchLimit: Int = 1000, maxAttempts: Int = 20, maxDelayMillis: Int = 1000) throws -> Scheduler {
+        var settings = TransportSettings(baseURL: "https://push.invalid")
+        settings.clock = clock
+        settings.initialActiveRequests = 100
+        settings.maxActiveRequests = 100
+        settings.retry.baseDelayMillis = 1000
+        settings.retry.maxDelayMillis = maxDelayMillis
+        settings.retry.maxAttempts = maxAttempts
+        let scheduler = try Scheduler(settings: settings, service: ScriptedListService(batchLimit: batchLimit),
+                                      driver: driver, sink: box.append)
+        addTeardownBlock { scheduler.abort() }
+        return scheduler
+    }
+
+    private func job(_ tokens: [String], seq: UInt64 = 1) -> PushJob {
+        let headers = PushHeaders(topic: "com.example.chat", appTopic: "com.example.chat", pushType: "",
+                                  priority: 10, expiration: nil, collapseID: nil)
+        return PushJob(message: PushMessage(seq: seq, id: "m\(seq)", kind: .private, uuid: nil, headers: headers,
+                                            payload: Array(#"{"notification":{"body":"hi"}}"#.utf8), tokens: tokens,
+                                            enqueuedAtMillis: nil))
+    }
+
+    private func outcomes() -> [String: [TokenOutcome]] {
+        Dictionary(grouping: box.all, by: \.token).mapValues { $0.map(\.outcome) }
+    }
+
+    func testOneRequestOfAThousandWithThreeDeadAndTwoBusyTokens() throws {
+        let scheduler = try scheduler()
+        let tokens = (0..<1000).map { token("b1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 1, "a thousand tokens go in one request")
+        XCTAssertEqual(driver.starts[0].tokens, tokens, "in the job's order")
+
+        let dead = [tokens[3], tokens[500], tokens[999]]
+        let busy = [tokens[10], tokens[20]]
+        driver.answer(driver.starts[0].id, status: 200,
+                      body: "dead=\(dead.joined(separator: ","));busy=\(busy.joined(separator: ","))")
+        driver.step()
+        var seen = outcomes()
+        XCTAssertEqual(seen.count, 998, "every token but the two busy ones has its outcome")
+        for token in dead { XCTAssertEqual(seen[token], [.feedback(reason: "Unregistered", timestampMillis: 0)]) }
+        XCTAssertEqual(seen.values.filter { $0 == [.delivered] }.count, 995)
+        for token in busy { XCTAssertNil(seen[token], "a busy token waits for its retry") }
+
+        clock.advance(by: .milliseconds(999))
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 1, "the retry waits its backoff")
+        clock.advance(by: .milliseconds(1))
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 2)
+        XCTAssertEqual(driver.starts[1].tokens, busy, "only the busy tokens are sent again, together")
+        driver.answer(driver.starts[1].id, status: 200)
+        driver.step()
+
+        seen = outcomes()
+        XCTAssertEqual(seen.count, 1000)
+        XCTAssertEqual(box.all.count, 1000, "exactly one outcome per token")
+        for token in busy { XCTAssertEqual(seen[token], [.delivered]) }
+        let sent = driver.starts.flatMap(\.tokens)
+        XCTAssertEqual(sent.count, 1002, "nothing delivered was sent again")
+        XCTAssertEqual(scheduler.outstanding.load(ordering: .relaxed), 0)
+    }
+
+    func testAJobIsCutIntoRequestsAtTheServiceLimitAndJobsNeverShareARequest() throws {
+        let scheduler = try scheduler()
+        let first = (0..<2500).map { token("c1", $0) }
+        let second = (0..<3).map { token("c2", $0) }
+        scheduler.submit([job(first, seq: 1), job(second, seq: 2)])
+        driver.step()
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1000, 1000, 500, 3])
+        XCTAssertEqual(driver.starts.prefix(3).flatMap(\.tokens), first, "each token once, in order")
+        XCTAssertEqual(driver.starts[3].tokens, second, "a request carries one job's tokens only")
+        for start in driver.starts { driver.answer(start.id, status: 200) }
+        driver.step()
+        XCTAssertEqual(box.all.count, 2503)
+        XCTAssertEqual(Set(box.all.map(\.token)).count, 2503)
+    }
+
+    func testAFailedRequestRetriesEachOfItsTokensSpendingOneAttemptEach() throws {
+        // Two attempts: the 503 spends the first, the second 503 ends every token as a dead letter after 2.
+        let scheduler = try scheduler(maxAttempts: 2)
+        let tokens = (0..<5).map { token("d1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        driver.answer(driver.starts[0].id, status: 503)
+        driver.step()
+        XCTAssertTrue(box.all.isEmpty, "a retry is no outcome")
+        clock.advance(by: .seconds(1))
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 2)
+        XCTAssertEqual(driver.starts[1].tokens, tokens, "the whole request again, as one")
+        driver.answer(driver.starts[1].id, status: 503)
+        driver.step()
+        XCTAssertEqual(box.all.count, 5)
+        for resolution in box.all {
+            XCTAssertEqual(resolution.outcome, .failed(reason: "ServiceUnavailable", status: 503, attempts: 2))
+        }
+    }
+
+    func testTheTokensOfARequestThatRetryGoAgainTogetherDespiteTheJitter() throws {
+        // A 1-8 s backoff: the first retry waits 1 s exactly, the second a draw of 1-2 s per token.
+        let scheduler = try scheduler(maxDelayMillis: 8000)
+        let tokens = (0..<100).map { token("g1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        driver.answer(driver.starts[0].id, status: 503)
+        driver.step()
+        clock.advance(by: .seconds(1))
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 2)
+        driver.answer(driver.starts[1].id, status: 503)
+        driver.step()
+        for _ in 0..<200 {
+            clock.advance(by: .milliseconds(10))
+            driver.step()
+        }
+        XCTAssertEqual(driver.starts.count, 3, "one request again, not one per token")
+        XCTAssertEqual(driver.starts.last?.tokens, tokens)
+    }
+
+    func testARequestPastItsTimeoutRetriesEveryTokenOnce() throws {
+        let scheduler = try scheduler()
+        let tokens = (0..<4).map { token("e1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        clock.advance(by: .milliseconds(10_001))
+        driver.step()
+        XCTAssertEqual(driver.cancelled, [driver.starts[0].id], "given up at its deadline")
+        clock.advance(by: .seconds(1))
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 2)
+        XCTAssertEqual(driver.starts[1].tokens, tokens)
+        driver.answer(driver.starts[1].id, status: 200)
+        driver.step()
+        XCTAssertEqual(box.all.map(\.outcome), Array(repeating: .delivered, count: 4))
+    }
+
+    func testAOneTokenServiceSendsARequestPerToken() throws {
+        let scheduler = try scheduler(batchLimit: 1)
+        scheduler.submit([job((0..<3).map { token("f1", $0) })])
+        driver.step()
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1, 1, 1])
+    }
+}
