@@ -73,8 +73,12 @@ let package = Package(
             "PushCore", "CNghttp2", "COpenSSL", "TLSClient",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        // What a push service is to the scheduler (docs/architecture.md, "Providers"): the interface every
+        // provider implements (`PushService`: a request's path, headers, body and credential, what an answer means
+        // per token) and the job as a request sees it. No I/O: a provider module needs only this and PushCore.
+        .target(name: "ProviderKit", dependencies: ["PushCore"]),
         .target(name: "Pusher", dependencies: [
-            "PushCore", "CCurl", "COpenSSL", "HTTP2Client", "TLSClient",
+            "PushCore", "ProviderKit", "CCurl", "COpenSSL", "HTTP2Client", "TLSClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
@@ -136,7 +140,7 @@ let package = Package(
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore", "TestSupport"]),
         .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),
         .testTarget(name: "CollectorTests", dependencies: ["Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "PusherTests", dependencies: ["Pusher", "PushCore", "TestSupport", "COpenSSL"]),
+        .testTarget(name: "PusherTests", dependencies: ["Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
         .testTarget(name: "WorkerTests", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.

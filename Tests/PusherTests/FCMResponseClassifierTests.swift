@@ -1,3 +1,4 @@
+import ProviderKit
 @testable import Pusher
 import XCTest
 

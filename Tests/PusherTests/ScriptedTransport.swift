@@ -1,4 +1,5 @@
 import Foundation
+import ProviderKit
 import PushCore
 @testable import Pusher
 import XCTest

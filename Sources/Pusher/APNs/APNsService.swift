@@ -1,3 +1,4 @@
+import ProviderKit
 import PushCore
 
 /// APNs as the scheduler sees it (docs/transport.md): `POST /3/device/<token>` with the job's payload as is,

@@ -1,6 +1,7 @@
 import CCurl
 import Dispatch
 import Logging
+import ProviderKit
 import PushCore
 
 /// `apns.transport: libcurl`: one libcurl multi handle, HTTP/2 with multiplexing over a small pool of

@@ -1,5 +1,6 @@
 import CCurl
 import Dispatch
+import ProviderKit
 import PushCore
 
 /// A reusable easy handle. Options that never change are set once; per request only the URL, the

@@ -1,4 +1,5 @@
 import Foundation
+import ProviderKit
 import PushCore
 
 /// What one FCM answer means (docs/fcm.md, "Answers"): the error code is FCM's `error.details[].errorCode`

@@ -1,3 +1,4 @@
+import ProviderKit
 import PushCore
 
 /// FCM HTTP v1 as the scheduler sees it (docs/fcm.md): `POST /v1/projects/<project>/messages:send` with

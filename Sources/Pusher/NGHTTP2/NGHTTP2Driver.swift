@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import HTTP2Client
 import Logging
+import ProviderKit
 import PushCore
 
 /// `apns.transport: nghttp2` (and every FCM lane): our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The

@@ -1,3 +1,4 @@
+import ProviderKit
 import PushCore
 
 /// Request headers in a driver's own form, shared by every job with the same push headers and provider

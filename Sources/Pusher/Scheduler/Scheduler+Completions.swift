@@ -1,4 +1,5 @@
 import Logging
+import ProviderKit
 import PushCore
 
 /// Completions: what each answer (or its absence) means for the request: delivered, dead-lettered, retried

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProviderKit
 import PushCore
 
 /// The credential: refusals pause the lane, answers end the pause, and readiness follows.

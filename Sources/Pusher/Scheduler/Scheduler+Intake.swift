@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProviderKit
 import PushCore
 
 /// Intake: what other threads hand the lane (jobs, a drain, an abort), and how the thread takes jobs in.

@@ -1,4 +1,5 @@
 import Logging
+import ProviderKit
 import PushCore
 
 /// Starting requests: the hold and the credential pause decide how many may start, the ownership fence

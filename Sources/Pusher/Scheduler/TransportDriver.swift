@@ -1,3 +1,5 @@
+import ProviderKit
+
 /// What the `Scheduler` needs from an HTTP/2 client: start a request, cancel
 /// one, hand back what happened, wait. The scheduler keeps every policy (queues, retries, expiry, the
 /// credential pause, deadlines, metrics); a driver only moves bytes. Two drivers: `NGHTTP2Driver` (our

@@ -1,10 +1,10 @@
 import PushCore
 
-/// What the scheduler needs from one push service (APNs, FCM) and nothing more: how a request looks, which
+/// What the scheduler needs from one push service (APNs, FCM, a vendor) and nothing more: how a request looks, which
 /// credential it carries, and what an answer means. The scheduler keeps every policy (queues, retries and
 /// backoff, deadlines, the ownership fence, the concurrency limiter, the credential pause, metrics batching)
 /// and knows no service by name. Used from one scheduler's thread only.
-protocol PushService: AnyObject {
+public protocol PushService: AnyObject {
     /// "APNs" or "FCM": for log lines.
     var name: String { get }
     /// The service's metric series (`push_apns_*`, `push_fcm_*`).
@@ -29,11 +29,11 @@ protocol PushService: AnyObject {
 }
 
 extension PushService {
-    var batchLimit: Int { 1 }
+    public var batchLimit: Int { 1 }
 }
 
 /// A request's body.
-enum RequestBody {
+public enum RequestBody {
     /// The job's payload as it is, shared by every request of the job (APNs): a driver may read it in place.
     case payload
     /// Bytes made for this request (FCM's message with its token, a vendor's list of tokens).
@@ -41,18 +41,18 @@ enum RequestBody {
 }
 
 /// What one answer means for the tokens of its request.
-struct ServiceAnswer {
+public struct ServiceAnswer {
     /// The outcome of every token of the request, except those in `exceptions`.
-    var decision: ServiceDecision
+    public var decision: ServiceDecision
     /// The answer's own reason for the responses metric (FCM's error code, where the decision's reason is the
     /// outcome's: `UNREGISTERED` is the feedback reason `Unregistered`).
-    var reason: String
+    public var reason: String
     /// The tokens the answer names apart (a batch's partial failures: a vendor's list of dead or malformed
     /// tokens inside a success), by position in the request's `RequestTokens`, each with its own outcome.
     /// Empty for a request of one token.
-    var exceptions: [(position: Int, decision: ServiceDecision)]
+    public var exceptions: [(position: Int, decision: ServiceDecision)]
 
-    init(_ decision: ServiceDecision, reason: String, exceptions: [(position: Int, decision: ServiceDecision)] = []) {
+    public init(_ decision: ServiceDecision, reason: String, exceptions: [(position: Int, decision: ServiceDecision)] = []) {
         self.decision = decision
         self.reason = reason
         self.exceptions = exceptions
@@ -60,7 +60,7 @@ struct ServiceAnswer {
 }
 
 /// The credential for a pass of requests.
-enum Authorization {
+public enum Authorization {
     /// None needed (a client certificate authenticates the connection).
     case none
     /// `authorization: bearer …`, and its generation (headers built for an older one are rebuilt).
@@ -73,7 +73,7 @@ enum Authorization {
 }
 
 /// What to do with one answer, decided by the service.
-enum ServiceDecision: Equatable {
+public enum ServiceDecision: Equatable {
     case delivered
     /// Tell the backend to stop using the token; not retried.
     case feedback(reason: String, timestampMillis: Int64)
@@ -93,7 +93,7 @@ enum ServiceDecision: Equatable {
 }
 
 extension ServiceDecision {
-    var reason: String {
+    public var reason: String {
         switch self {
         case .delivered: return ""
         case .feedback(let reason, _), .deadLetter(let reason, _), .retry(let reason, _, _, _), .renewAndRetry(let reason),

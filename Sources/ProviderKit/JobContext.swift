@@ -3,13 +3,13 @@ import PushCore
 /// A job as the transport thread holds it: the payload in memory a C client can point at, and the request
 /// headers, built once per job (and once more per credential renewal) in the driver's own form and shared by all
 /// its tokens. Confined to the transport thread.
-final class JobContext {
-    let job: PushJob
+public final class JobContext {
+    public let job: PushJob
     /// The list its messages came from (a job never mixes lanes: windows are per lane).
-    let lane: Lane
+    public let lane: Lane
     /// The payload at an address that stays put while libcurl reads it; made on first use, so the nghttp2
     /// driver (which copies from the job's own bytes) never pays for the copy.
-    var payload: UnsafeMutableRawBufferPointer {
+    public var payload: UnsafeMutableRawBufferPointer {
         if let stablePayload { return stablePayload }
         let made = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, job.payload.count), alignment: 1)
         made.copyBytes(from: job.payload)
@@ -19,12 +19,12 @@ final class JobContext {
     private var stablePayload: UnsafeMutableRawBufferPointer?
     /// The driver's prebuilt headers for `headersGeneration` (a curl_slist owner, an HTTP/2 header block).
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
-    var driverHeaders: AnyObject?
-    var headersGeneration = -1
+    public var driverHeaders: AnyObject?
+    public var headersGeneration = -1
     /// What a service builds once per job and reuses for each token (FCM's request body up to the token).
-    var serviceCache: AnyObject?
+    public var serviceCache: AnyObject?
 
-    init(job: PushJob) {
+    public init(job: PushJob) {
         self.job = job
         lane = Lane.of(pipelineSeq: job.firstSource)
     }
@@ -32,7 +32,8 @@ final class JobContext {
     deinit { stablePayload?.deallocate() }
 
     /// The driver's headers for this generation of the credential, made by `build` when missing.
-    func headers<T: AnyObject>(generation: Int, build: () -> T) -> T {
+    @inlinable
+    public func headers<T: AnyObject>(generation: Int, build: () -> T) -> T {
         if headersGeneration == generation, let cached = driverHeaders as? T { return cached }
         let made = build()
         driverHeaders = made
