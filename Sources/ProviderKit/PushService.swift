@@ -51,11 +51,16 @@ public struct ServiceAnswer {
     /// tokens inside a success), by position in the request's `RequestTokens`, each with its own outcome.
     /// Empty for a request of one token.
     public var exceptions: [(position: Int, decision: ServiceDecision)]
+    /// The service says the app sends faster than its rate (Xiaomi's 10027; vendors answer so, with no flow
+    /// control): the app's rate is lowered for a while (`AppRateLimit.overRate`).
+    public var overRate: Bool
 
-    public init(_ decision: ServiceDecision, reason: String, exceptions: [(position: Int, decision: ServiceDecision)] = []) {
+    public init(_ decision: ServiceDecision, reason: String, exceptions: [(position: Int, decision: ServiceDecision)] = [],
+                overRate: Bool = false) {
         self.decision = decision
         self.reason = reason
         self.exceptions = exceptions
+        self.overRate = overRate
     }
 }
 

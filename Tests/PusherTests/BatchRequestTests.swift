@@ -12,7 +12,8 @@ final class BatchRequestTests: XCTestCase {
     private let driver = ScriptedDriver()
     private let box = ResolutionBox()
 
-    private func scheduler(batchLimit: Int = 1000, maxAttempts: Int = 20, maxDelayMillis: Int = 1000) throws -> Scheduler {
+    private func scheduler(batchLimit: Int = 1000, maxAttempts: Int = 20, maxDelayMillis: Int = 1000,
+                           rateLimit: AppRateLimit = .unlimited) throws -> Scheduler {
         var settings = TransportSettings(baseURL: "https://push.invalid")
         settings.clock = clock
         settings.initialActiveRequests = 100
@@ -20,6 +21,7 @@ final class BatchRequestTests: XCTestCase {
         settings.retry.baseDelayMillis = 1000
         settings.retry.maxDelayMillis = maxDelayMillis
         settings.retry.maxAttempts = maxAttempts
+        settings.rateLimit = rateLimit
         let scheduler = try Scheduler(settings: settings, service: ScriptedListService(batchLimit: batchLimit),
                                       driver: driver, sink: box.append)
         addTeardownBlock { scheduler.abort() }
@@ -155,5 +157,58 @@ final class BatchRequestTests: XCTestCase {
         scheduler.submit([job((0..<3).map { token("f1", $0) })])
         driver.step()
         XCTAssertEqual(driver.starts.map(\.tokens.count), [1, 1, 1])
+    }
+
+    // MARK: the app's rate limit (token buckets as the vendors count)
+
+    func testATokensPerSecondLimitCutsBatchesAndSpacesThem() throws {
+        let scheduler = try scheduler(rateLimit: AppRateLimit(requestsPerSecond: nil, tokensPerSecond: 1000))
+        let tokens = (0..<2500).map { token("h1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1000], "a second's worth at once, then the rate")
+        advance(.milliseconds(999))
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1000], "a batch waits until the bucket holds it all")
+        advance(.milliseconds(1))
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1000, 1000])
+        advance(.milliseconds(499))
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1000, 1000], "the last 500 wait for 500")
+        advance(.milliseconds(1))
+        XCTAssertEqual(driver.starts.map(\.tokens.count), [1000, 1000, 500])
+        XCTAssertEqual(driver.starts.flatMap(\.tokens), tokens, "every token once, in order")
+        for start in driver.starts { driver.answer(start.id, status: 200) }
+        driver.step()
+        XCTAssertEqual(box.all.count, 2500)
+    }
+
+    func testARequestsPerSecondLimitWaitsWithoutSpinning() throws {
+        let scheduler = try scheduler(batchLimit: 1, rateLimit: AppRateLimit(requestsPerSecond: 2, tokensPerSecond: nil))
+        scheduler.submit([job((0..<5).map { token("i1", $0) })])
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 2, "the burst: a second's worth")
+        advance(.milliseconds(499))
+        XCTAssertEqual(driver.starts.count, 2)
+        advance(.milliseconds(1))
+        XCTAssertEqual(driver.starts.count, 3, "one more each half second")
+    }
+
+    func testAnOverRateAnswerLowersTheAppsRateAndRetriesTheRequest() throws {
+        let limit = AppRateLimit(requestsPerSecond: 100, tokensPerSecond: nil)
+        let scheduler = try scheduler(rateLimit: limit)
+        let tokens = (0..<10).map { token("j1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        driver.answer(driver.starts[0].id, status: 200, body: "slow")
+        driver.step()
+        XCTAssertEqual(limit.effectiveRequestsPerSecond, 50, "halved")
+        XCTAssertTrue(box.all.isEmpty)
+        advance(.seconds(1))
+        XCTAssertEqual(driver.starts.last?.tokens, tokens, "the whole request again")
+    }
+
+    /// Moves the clock, then lets the scheduler's loop come round once.
+    private func advance(_ duration: Duration, file: StaticString = #filePath, line: UInt = #line) {
+        clock.advance(by: duration)
+        driver.step(file: file, line: line)
     }
 }

@@ -111,7 +111,7 @@ final class RateLimitTests: XCTestCase {
 
         let limit = AppRateLimit(requestsPerSecond: .max, tokensPerSecond: .max)
         XCTAssertEqual(limit.grant(tokensWanted: .max, now: .max), .go(tokens: .max))
-        XCTAssertEqual(limit.grant(tokensWanted: .max, now: .max), .wait(nanos: 1))
+        XCTAssertEqual(limit.grant(tokensWanted: .max, now: .max), .wait(nanos: second), "a bucketful: a second")
         limit.overRate(now: .max)
         limit.overRate(now: 0)
         XCTAssertEqual(limit.effectiveRequestsPerSecond, Int.max / 2)
@@ -127,15 +127,16 @@ final class RateLimitTests: XCTestCase {
 
     // MARK: AppRateLimit grants
 
-    func testABatchIsCutToTheTokensAvailable() {
+    func testARequestWaitsUntilTheBucketHoldsItsWholeBatch() {
         let limit = AppRateLimit(requestsPerSecond: nil, tokensPerSecond: 10)
         let start = 2 * second
         XCTAssertEqual(limit.grant(tokensWanted: 7, now: start), .go(tokens: 7))
-        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start), .go(tokens: 3), "cut to what is left")
-        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start), .wait(nanos: 100 * millisecond), "until one token")
-        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start + 100 * millisecond), .go(tokens: 1),
-                       "one token is enough to start")
-        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start + 400 * millisecond), .go(tokens: 3))
+        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start), .wait(nanos: 400 * millisecond),
+                       "3 are left: until 4 more have come, not a request of 3")
+        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start + 400 * millisecond - 1), .wait(nanos: 1))
+        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start + 400 * millisecond), .go(tokens: 7))
+        XCTAssertEqual(limit.grant(tokensWanted: 25, now: start + 1400 * millisecond), .go(tokens: 10),
+                       "more than the bucket holds: a bucketful at a time")
         XCTAssertEqual(limit.effectiveRequestsPerSecond, nil)
         XCTAssertEqual(limit.effectiveTokensPerSecond, 10)
     }
@@ -159,18 +160,18 @@ final class RateLimitTests: XCTestCase {
         XCTAssertEqual(limit.grant(tokensWanted: 4, now: start), .wait(nanos: 500 * millisecond),
                        "tokens are left (2) but no request")
         // At 0.5 s: 1 request, 2 + 5 = 7 tokens.
-        XCTAssertEqual(limit.grant(tokensWanted: 10, now: start + 500 * millisecond), .go(tokens: 7))
-        // Both empty: a request in 0.5 s, a token in 0.1 s; both are needed.
-        XCTAssertEqual(limit.grant(tokensWanted: 10, now: start + 500 * millisecond), .wait(nanos: 500 * millisecond))
+        XCTAssertEqual(limit.grant(tokensWanted: 7, now: start + 500 * millisecond), .go(tokens: 7))
+        // Both empty: a request in 0.5 s, 2 tokens in 0.2 s; both are needed.
+        XCTAssertEqual(limit.grant(tokensWanted: 2, now: start + 500 * millisecond), .wait(nanos: 500 * millisecond))
 
         let tokensBound = AppRateLimit(requestsPerSecond: 100, tokensPerSecond: 4)
         XCTAssertEqual(tokensBound.grant(tokensWanted: 4, now: start), .go(tokens: 4))
-        XCTAssertEqual(tokensBound.grant(tokensWanted: 4, now: start), .wait(nanos: 250 * millisecond),
-                       "requests are left (99) but no token")
+        XCTAssertEqual(tokensBound.grant(tokensWanted: 4, now: start), .wait(nanos: second),
+                       "requests are left (99) but not the 4 tokens")
 
         let bothShort = AppRateLimit(requestsPerSecond: 1, tokensPerSecond: 4)
         XCTAssertEqual(bothShort.grant(tokensWanted: 4, now: start), .go(tokens: 4))
-        XCTAssertEqual(bothShort.grant(tokensWanted: 4, now: start), .wait(nanos: second),
+        XCTAssertEqual(bothShort.grant(tokensWanted: 1, now: start), .wait(nanos: second),
                        "a token in 0.25 s, a request in 1 s: the longer")
     }
 
@@ -258,7 +259,9 @@ final class RateLimitTests: XCTestCase {
         limit.overRate(now: start)
         XCTAssertEqual(limit.grant(tokensWanted: 1_000, now: start), .go(tokens: 500),
                        "a full bucket of 1,000 holds at most the new second's worth")
-        XCTAssertEqual(limit.grant(tokensWanted: 1_000, now: start), .wait(nanos: 2 * millisecond), "500 a second")
+        XCTAssertEqual(limit.grant(tokensWanted: 1_000, now: start), .wait(nanos: second),
+                       "500 a second: the next bucketful in a second")
+        XCTAssertEqual(limit.grant(tokensWanted: 1, now: start), .wait(nanos: 2 * millisecond), "one in 2 ms")
     }
 
     func testRecoveryDoublesStepByStepUpToTheConfiguredRate() {
@@ -313,7 +316,7 @@ final class RateLimitTests: XCTestCase {
     func testConcurrentGrantsNeverHandOutMoreThanTheTokensBucketHolds() {
         let limit = AppRateLimit(requestsPerSecond: nil, tokensPerSecond: 10_007)
         let totals = grantOnFourThreads(limit, tokensWanted: 3, now: 20 * second)
-        XCTAssertEqual(totals.tokens, 10_007, "the bucket's content exactly, no more")
+        XCTAssertEqual(totals.tokens, 10_005, "3,335 grants of 3: as many as the bucket holds, no more")
     }
 
     func testConcurrentGrantsNeverHandOutMoreThanTheRequestsBucketHolds() {

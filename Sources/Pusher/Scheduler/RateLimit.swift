@@ -92,7 +92,7 @@ struct TokenBucket {
 }
 
 /// What an app's rate limit lets a lane do now.
-enum RateGrant: Equatable, Sendable {
+public enum RateGrant: Equatable, Sendable {
     /// One request may start now, carrying `tokens` tokens (at most what was asked for); both are charged.
     case go(tokens: Int)
     /// Nothing may start; ask again after this long.
@@ -121,19 +121,19 @@ enum RateGrant: Equatable, Sendable {
 /// Both limits unset: `isUnlimited`, and `grant` answers at once without the lock (`unlimited` is the shared
 /// instance for apps without limits). Otherwise the buckets live under one lock, so the lanes (threads) of an
 /// app cannot hand out more between them than the buckets hold. Times are uptime nanoseconds from the callers.
-final class AppRateLimit: Sendable {
+public final class AppRateLimit: Sendable {
     /// No limits: every grant goes at once with the whole batch.
-    static let unlimited = AppRateLimit(requestsPerSecond: nil, tokensPerSecond: nil)
+    public static let unlimited = AppRateLimit(requestsPerSecond: nil, tokensPerSecond: nil)
 
     /// The configured rates (nil: no limit), at least 1 when set.
-    let requestsPerSecond: Int?
-    let tokensPerSecond: Int?
+    public let requestsPerSecond: Int?
+    public let tokensPerSecond: Int?
     /// Neither limit set: nothing to count, no lock taken.
-    let isUnlimited: Bool
+    public let isUnlimited: Bool
     /// Over-rate answers within this long of the last lowering lower nothing more.
-    let lowerSpacingNanos: UInt64
+    public let lowerSpacingNanos: UInt64
     /// This long without an over-rate answer doubles the rates in effect (up to the configured ones).
-    let recoveryNanos: UInt64
+    public let recoveryNanos: UInt64
 
     private struct State {
         var requests: TokenBucket?
@@ -148,7 +148,7 @@ final class AppRateLimit: Sendable {
 
     /// `requestsPerSecond`, `tokensPerSecond`: nil for no limit; below 1 counts as 1 (nonsense, but no input may
     /// trap: the configuration should refuse it).
-    init(requestsPerSecond: Int?, tokensPerSecond: Int?,
+    public init(requestsPerSecond: Int?, tokensPerSecond: Int?,
          lowerSpacingNanos: UInt64 = 1_000_000_000, recoveryNanos: UInt64 = 30_000_000_000) {
         self.requestsPerSecond = requestsPerSecond.map { max(1, $0) }
         self.tokensPerSecond = tokensPerSecond.map { max(1, $0) }
@@ -160,32 +160,32 @@ final class AppRateLimit: Sendable {
     }
 
     /// Whether one request carrying up to `tokensWanted` tokens may start at `now`: `.go` charges one request
-    /// and the tokens it names (fewer than wanted when the tokens bucket holds fewer, at least 1); `.wait` says
-    /// how long until both buckets can grant again.
-    func grant(tokensWanted: Int, now: UInt64) -> RateGrant {
+    /// and the tokens it names; `.wait` says how long until both buckets can grant again. A request waits until
+    /// the tokens bucket holds all it wants (or, wanting more than the bucket can hold, a full bucket): cutting it
+    /// to what trickled in would spend the vendor's request count on requests of a token or two.
+    public func grant(tokensWanted: Int, now: UInt64) -> RateGrant {
         let wanted = max(0, tokensWanted)
         if isUnlimited { return .go(tokens: wanted) }
         return state.withLock { state in
             recover(&state, now: now)
             let requestsShort = (state.requests?.available(now: now) ?? 1) < 1
-            let tokensInBucket = state.tokens?.available(now: now) ?? Int.max
-            let tokensShort = wanted > 0 && tokensInBucket < 1
+            let needed = min(wanted, state.tokens?.capacity ?? Int.max)
+            let tokensShort = (state.tokens?.available(now: now) ?? Int.max) < needed
             guard !requestsShort && !tokensShort else {
                 // Both are needed: the longer wait.
                 let requestsWait = requestsShort ? state.requests?.nanosUntil(1, now: now) ?? 0 : 0
-                let tokensWait = tokensShort ? state.tokens?.nanosUntil(1, now: now) ?? 0 : 0
+                let tokensWait = tokensShort ? state.tokens?.nanosUntil(needed, now: now) ?? 0 : 0
                 return .wait(nanos: max(requestsWait, tokensWait))
             }
-            let tokens = min(wanted, tokensInBucket)
             state.requests?.take(1, now: now)
-            state.tokens?.take(tokens, now: now)
-            return .go(tokens: tokens)
+            state.tokens?.take(needed, now: now)
+            return .go(tokens: needed)
         }
     }
 
     /// The vendor answered a request over the rate (Xiaomi 10027, Huawei 503) at `now`: halves the rates in
     /// effect unless they were lowered less than `lowerSpacingNanos` ago, and restarts the wait for recovery.
-    func overRate(now: UInt64) {
+    public func overRate(now: UInt64) {
         if isUnlimited { return }
         state.withLock { state in
             recover(&state, now: now)
@@ -202,12 +202,12 @@ final class AppRateLimit: Sendable {
     }
 
     /// The requests per second in effect as of the last grant or over-rate answer (nil: no limit).
-    var effectiveRequestsPerSecond: Int? { state.withLock { $0.requests?.rate } }
+    public var effectiveRequestsPerSecond: Int? { state.withLock { $0.requests?.rate } }
     /// The tokens per second in effect as of the last grant or over-rate answer (nil: no limit).
-    var effectiveTokensPerSecond: Int? { state.withLock { $0.tokens?.rate } }
+    public var effectiveTokensPerSecond: Int? { state.withLock { $0.tokens?.rate } }
 
     /// The rates in effect at `now`, with the steps back up due by then taken (for metrics between grants).
-    func effectiveRates(now: UInt64) -> (requestsPerSecond: Int?, tokensPerSecond: Int?) {
+    public func effectiveRates(now: UInt64) -> (requestsPerSecond: Int?, tokensPerSecond: Int?) {
         if isUnlimited { return (nil, nil) }
         return state.withLock { state in
             recover(&state, now: now)

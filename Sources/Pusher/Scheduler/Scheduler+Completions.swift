@@ -27,6 +27,7 @@ extension Scheduler {
             limiter.observe(latencyMicros: wireMicros)
             bulkLimiter.observe(latencyMicros: wireMicros)
             if status == 429 || status == 503 { limiter.observeOverload(answered: true) }
+            if answer.overRate { settings.rateLimit.overRate(now: clock.uptimeNanoseconds) }
             if let enqueued = request.job.job.enqueuedAtMillis {
                 let now = batchNowMillis ?? clock.wallMillis
                 batchNowMillis = now

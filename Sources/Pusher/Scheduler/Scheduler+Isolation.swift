@@ -14,6 +14,10 @@ extension Scheduler {
             reason = "no credential: \(waitingForCredential)"
         } else if credential.holdUntil(now: now) != nil {
             reason = "held: the service asked to slow down"
+        } else if rateWaitUntil != nil && !ready.isEmpty {
+            // The app sends as fast as its service allows (a vendor's rate limit): what it cannot send yet takes
+            // no room from other apps.
+            reason = "rate: the app's rate limit is spent"
         } else if let unreachable, active + ready.count + delayed.count > 0 {
             reason = "unreachable: \(unreachable)"
         } else if !ready.isEmpty && recentLatencyMicros >= Int64(settings.requestTimeoutMillis) * 100 {

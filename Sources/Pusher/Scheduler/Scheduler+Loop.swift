@@ -63,6 +63,8 @@ extension Scheduler {
         }
         if let holdUntil = credential.holdUntil(now: now) {
             timeout = min(timeout, (holdUntil - now + 999_999) / 1_000_000)
+        } else if let until = rateWaitUntil {
+            timeout = min(timeout, until > now ? (until - now + 999_999) / 1_000_000 : 0)
         } else if waiting && active < activeLimit {
             if let wait = pause.waitNanos(now: now) {
                 timeout = min(timeout, wait / 1_000_000 + 1)

@@ -10,6 +10,10 @@ extension Scheduler {
         passAuthorization = nil
         // The service (an FCM project after a 429) is held back until the time it named.
         if credential.holdUntil(now: clock.uptimeNanoseconds) != nil { return driver.room(limit: activeLimit - active) }
+        if let until = rateWaitUntil {
+            guard clock.uptimeNanoseconds >= until else { return driver.room(limit: activeLimit - active) }
+            rateWaitUntil = nil
+        }
         var allowance = pause.allowance(now: pause.paused ? clock.uptimeNanoseconds : 0, active: active)
         var room = driver.room(limit: activeLimit - active)
         while room > 0 && allowance > 0,
@@ -17,6 +21,7 @@ extension Scheduler {
             guard start(request) else {
                 if pause.paused { allowance = 0 }  // the credential cannot sign: held, and the pause decides
                 if waitingForCredential != nil { break }  // no credential yet: the rest wait with it
+                if rateWaitUntil != nil { break }  // the app's rate is spent: the rest wait for it
                 continue
             }
             room -= 1
@@ -112,7 +117,19 @@ extension Scheduler {
             refuseCredential(request, reason: word, detail: detail)
             return false
         }
-        let batch = batchLimit > 1 ? collectBatch(after: request, now: now) : []
+        var batch = batchLimit > 1 ? collectBatch(after: request, now: now) : []
+        if !settings.rateLimit.isUnlimited {
+            switch settings.rateLimit.grant(tokensWanted: 1 + batch.count, now: now) {
+            case .go(let tokens):
+                // What the rate does not allow now waits at the front, in its order.
+                while batch.count + 1 > max(1, tokens), let last = batch.popLast() { ready.prepend(last, lane: last.job.lane) }
+            case .wait(let nanos):
+                while let last = batch.popLast() { ready.prepend(last, lane: last.job.lane) }
+                ready.prepend(request, lane: request.job.lane)
+                rateWaitUntil = now &+ max(nanos, 1)
+                return false
+            }
+        }
         let tokens = batch.isEmpty ? RequestTokens(request.token) : RequestTokens(request.token, rest: batch.map(\.token))
         let id: Int
         if let free = freeIDs.popLast() {

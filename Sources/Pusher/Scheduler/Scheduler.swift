@@ -113,6 +113,9 @@ public final class Scheduler: @unchecked Sendable {
     /// lane whose answers take longer than a tenth of the request timeout while requests wait for a stream is
     /// slow: the work it cannot start yet waits for the endpoint, not for room (isolation).
     var recentLatencyMicros: Int64 = 0
+    /// Until when nothing starts because the app's rate limit is spent (`TransportSettings.rateLimit`); nil while
+    /// it is not.
+    var rateWaitUntil: UInt64?
     /// While the tokens of one request are settled: when the first of them that retried comes due, which the
     /// others take too, so that they go again together as one request (each token's own jitter would scatter a
     /// batch into requests of one token).

@@ -55,6 +55,9 @@ public struct TransportSettings: Sendable {
     /// Where the lane's policy reads the time (backoff, deadlines, holds, the credential pause, expiry): the
     /// system's clocks unless a test moves time itself (`ManualTransportClock`).
     public var clock: any TransportClock = SystemTransportClock()
+    /// The app's rate limits as its service counts them (a vendor's `requests_per_s`, `tokens_per_s`), shared by
+    /// every lane of the app; unlimited for APNs and FCM, which answer overload with flow control and 429s.
+    public var rateLimit: AppRateLimit = .unlimited
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }
