@@ -24,11 +24,13 @@ final class RequestSlot {
     /// turned out dead).
     var sends = 0
 
-    /// Longest response body kept; APNs error bodies are a few dozen bytes.
-    static let bodyLimit = 4096
+    /// Longest response body kept (`TransportSettings.responseBodyLimit`): APNs error bodies are a few dozen bytes,
+    /// a vendor's answer listing the bad tokens of a batch of 1,000 some kilobytes.
+    let bodyLimit: Int
 
     init(settings: TransportSettings, connections: ConnectionCounter) {
         easy = curl_easy_init()
+        bodyLimit = max(256, settings.responseBodyLimit)
         connections.attach(to: easy)
         let me = Unmanaged.passUnretained(self).toOpaque()
         _ = curlx_easy_ptr(easy, CURLOPT_PRIVATE, me)
@@ -36,9 +38,9 @@ final class RequestSlot {
         _ = curlx_easy_write_cb(easy, { data, size, count, context in
             let slot = Unmanaged<RequestSlot>.fromOpaque(context!).takeUnretainedValue()
             let length = size * count
-            if let data, slot.body.count < RequestSlot.bodyLimit {
+            if let data, slot.body.count < slot.bodyLimit {
                 data.withMemoryRebound(to: UInt8.self, capacity: length) {
-                    slot.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(length, RequestSlot.bodyLimit - slot.body.count)))
+                    slot.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: min(length, slot.bodyLimit - slot.body.count)))
                 }
             }
             return length
@@ -68,7 +70,9 @@ final class RequestSlot {
             }
             return length
         })
-        _ = curlx_easy_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // h2 where the server offers it by ALPN, HTTP/1.1 where it does not (keep-alive: the multi handle's
+        // connection pool); HTTP/1.1 alone when the settings say so.
+        _ = curlx_easy_long(easy, CURLOPT_HTTP_VERSION, Int(settings.offersHTTP2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1))
         _ = curlx_easy_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = curlx_easy_long(easy, CURLOPT_POST, 1)
         _ = curlx_easy_long(easy, CURLOPT_NOSIGNAL, 1)

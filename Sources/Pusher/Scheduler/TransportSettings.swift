@@ -36,6 +36,12 @@ public struct TransportSettings: Sendable {
     public var streamsBeforeFirstSuccess: Int? = 1
     /// libcurl only: drive it with curl_multi_socket_action and epoll instead of perform and poll.
     public var socketAction = false
+    /// libcurl only: offer h2 by ALPN and speak HTTP/1.1 where the server offers only that (the China vendors
+    /// document HTTP/1.1); false: HTTP/1.1 alone.
+    public var offersHTTP2 = true
+    /// libcurl only: the longest answer body kept. APNs's and FCM's error bodies are small; a vendor's answer
+    /// that lists the bad tokens of a batch of 1,000 is not.
+    public var responseBodyLimit = 4096
     public var retry = RetrySettings()
     /// While APNs refuses the credential the app is paused: a probe after the first interval, the interval
     /// doubling up to the longest while probes are refused (`CredentialPause`).
