@@ -95,6 +95,9 @@ public enum ServiceDecision: Equatable {
     case renewAndResend(reason: String)
     /// The credential itself is refused; no retry fixes it: the app pauses (`CredentialPause`).
     case credentialRefused(reason: String)
+    /// The app's quota for the service's day is spent (Xiaomi's 10034): its requests wait until
+    /// `untilWallMillis` (the vendor's day rolls over), no attempt spent, holding nothing of any other app.
+    case quotaSpent(reason: String, untilWallMillis: Int64)
 }
 
 extension ServiceDecision {
@@ -102,7 +105,7 @@ extension ServiceDecision {
         switch self {
         case .delivered: return ""
         case .feedback(let reason, _), .deadLetter(let reason, _), .retry(let reason, _, _, _), .renewAndRetry(let reason),
-             .renewAndResend(let reason), .credentialRefused(let reason):
+             .renewAndResend(let reason), .credentialRefused(let reason), .quotaSpent(let reason, _):
             return reason
         }
     }

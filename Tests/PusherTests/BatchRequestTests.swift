@@ -206,6 +206,28 @@ final class BatchRequestTests: XCTestCase {
         XCTAssertEqual(driver.starts.last?.tokens, tokens, "the whole request again")
     }
 
+    func testASpentDailyQuotaHoldsTheAppUntilTheDayRollsOverWithoutSpendingAttempts() throws {
+        // One attempt: a quota wait that spent it would end every token as a dead letter.
+        let scheduler = try scheduler(maxAttempts: 1)
+        let tokens = (0..<3).map { token("k1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        let rollover = clock.wallMillis() + 3_600_000
+        driver.answer(driver.starts[0].id, status: 200, body: "quota until \(rollover)")
+        driver.step()
+        scheduler.submit([job([token("k2", 0)], seq: 2)])
+        advance(.milliseconds(3_599_999))
+        XCTAssertEqual(driver.starts.count, 1, "nothing of the app starts before the vendor's day rolls over")
+        XCTAssertTrue(box.all.isEmpty, "no outcome: the tokens wait")
+        advance(.milliseconds(1))
+        XCTAssertEqual(driver.starts.count, 3)
+        XCTAssertEqual(Set(driver.starts.dropFirst().map(\.tokens)), [tokens, [token("k2", 0)]],
+                       "the same request again, and the app's other work")
+        for start in driver.starts.dropFirst() { driver.answer(start.id, status: 200) }
+        driver.step()
+        XCTAssertEqual(box.all.map(\.outcome), Array(repeating: .delivered, count: 4))
+    }
+
     /// Moves the clock, then lets the scheduler's loop come round once.
     private func advance(_ duration: Duration, file: StaticString = #filePath, line: UInt = #line) {
         clock.advance(by: duration)

@@ -155,7 +155,8 @@ final class ScriptedService: PushService {
 /// A push service that takes lists of up to `batchLimit` tokens, as Huawei and Xiaomi do, and answers in their
 /// manner: a 200 whose body names the tokens that did not go, `dead=a,b;busy=c` (dead ones to feedback,
 /// busy ones to retry), every other token of the request delivered; a 200 saying `slow` retries the whole request
-/// as over the app's rate (Xiaomi's 10027); other statuses as `ScriptedService`.
+/// as over the app's rate (Xiaomi's 10027); `quota until <wall ms>` says the day's quota is spent until then (Xiaomi's
+/// 10034); other statuses as `ScriptedService`.
 final class ScriptedListService: PushService {
     let name = "ScriptedList"
     let metrics = ServiceMetrics.apns
@@ -178,6 +179,9 @@ final class ScriptedListService: PushService {
             return ScriptedService().classify(status: status, body: body, retryAfter: retryAfter, job: job, tokens: tokens)
         }
         if body == Array("slow".utf8) { return ServiceAnswer(.retry(reason: "OverRate"), reason: "OverRate", overRate: true) }
+        if let text = String(validating: body, as: UTF8.self), text.hasPrefix("quota until "), let until = Int64(text.dropFirst(12)) {
+            return ServiceAnswer(.quotaSpent(reason: "QuotaSpent", untilWallMillis: until), reason: "QuotaSpent")
+        }
         var named: [String: ServiceDecision] = [:]
         for part in String(decoding: body, as: UTF8.self).split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)

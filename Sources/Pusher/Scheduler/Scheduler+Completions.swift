@@ -183,7 +183,28 @@ extension Scheduler {
             retry(request, reason: reason, status: status, label: label)
         case .credentialRefused(let reason):
             refuseCredential(request, reason: reason, detail: nil)
+        case .quotaSpent(let reason, let untilWallMillis):
+            waitForQuota(request, reason: reason, untilWallMillis: untilWallMillis)
         }
+    }
+
+    /// The app's quota for the day is spent: the whole service (this app) is held until the vendor's day rolls
+    /// over, and the request waits until then with its attempt given back. The hold is what isolation sees (the
+    /// app's new messages are parked, other apps go on); expiry is checked when it starts again.
+    func waitForQuota(_ request: PendingRequest, reason: String, untilWallMillis: Int64) {
+        let waitMillis = min(max(0, untilWallMillis &- clock.wallMillis), Self.longestQuotaWaitMillis)
+        let now = clock.uptimeNanoseconds
+        let due = now &+ UInt64(waitMillis) &* 1_000_000
+        let alreadyHeld = credential.holdUntil(now: now) != nil
+        if credential.hold(until: due), !alreadyHeld {
+            logger?.warning("\(service.name) says this app's quota for the day is spent: its requests wait until the vendor's day rolls over, in \(waitMillis / 60_000) min", metadata: [
+                "app": "\(settings.app)", "reason": "\(reason)",
+            ])
+        }
+        retryCounts[reason, default: 0] += 1
+        var again = request
+        again.unprocessedInARow = 0
+        delayed.insert(again, due: due)
     }
 
     func retry(_ request: PendingRequest, reason: String, status: Int?, label: String?, notBeforeMillis: Int64? = nil,

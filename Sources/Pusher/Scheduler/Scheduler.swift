@@ -126,6 +126,8 @@ public final class Scheduler: @unchecked Sendable {
     static let deadlineScanNanos: UInt64 = 50_000_000
     /// The longest one answer may hold a whole service (an FCM project's 429), whatever it asks.
     static let longestHoldMillis: Int64 = 3_600_000
+    /// The longest a spent daily quota holds an app: a day and an hour (a vendor's day, and a clock a little off).
+    static let longestQuotaWaitMillis: Int64 = 90_000_000
     /// Times in a row a request the server never processed (a refused stream, a stream above a GOAWAY, a
     /// request not sent) goes again at once without spending an attempt. The next such one spends an attempt
     /// and waits its retry backoff: a server that refuses everything ends in the retry budget, not in a loop.
