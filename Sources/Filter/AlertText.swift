@@ -5,7 +5,9 @@ import PushCore
 /// configured custom keys, given as dot paths (`data.preview`); for FCM (docs/fcm.md) `notification.title` and
 /// `.body`, `android.notification.title` and `.body` and its `*_loc_args`, and the configured keys looked up in
 /// `data` and in `android.data` (`preview` is `data.preview` and `android.data.preview`). The payload is read
-/// with the worker's strict JSON reader (it was validated when the message was claimed).
+/// with the worker's strict JSON reader (it was validated when the message was claimed). For a China vendor's
+/// message: `notification.title` and `.body`, every string of the vendor's own object, and the configured keys in
+/// `data`.
 public enum AlertText {
     /// Arguments a localized alert puts into its format string on the device: the user reads them as much as a
     /// title or a body, so a word the filter would catch there could otherwise travel in them.
@@ -16,6 +18,21 @@ public enum AlertText {
     public static func texts(inPayload payload: [UInt8], extraFields: [String], provider: PushProvider = .apns) -> [String] {
         guard let root = try? JSONParser.parse(payload), root.objectMembers != nil else { return [] }
         var texts: [String] = []
+        if provider != .apns && provider != .fcm {
+            // China's Android vendors (docs/vendors.md): the common `notification`, the configured keys of `data`,
+            // and every string of the vendor's own object, which goes into its request as it is (a title set
+            // there is what the device shows).
+            for key in ["title", "body"] {
+                if let text = root["notification"]?[key]?.stringValue { texts.append(text) }
+            }
+            collect(root[provider.rawValue], into: &texts)
+            for path in extraFields {
+                var keys = path.split(separator: ".").map(String.init)
+                if keys.first == "data" { keys.removeFirst() }
+                collect(value(at: ["data"] + keys, in: root), into: &texts)
+            }
+            return texts
+        }
         if provider == .fcm {
             for notification in [root["notification"], root["android"]?["notification"]] {
                 for key in ["title", "body"] {

@@ -8,6 +8,9 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var recovery = RecoverySettings()
     public var apns = APNsSettings()
     public var fcm = FCMSettings()
+    /// The blocks of the registered provider modules (`huawei`, `xiaomi`, ...), by name, as written: each module
+    /// reads its own (docs/configuration.md). A module's block is here, empty, also when the file has none.
+    public var providerBlocks: [String: ConfigurationBlock] = [:]
     public var filter = FilterSettings()
     public var retry = RetrySettings()
     public var metricsListen: String = "127.0.0.1:9464"
@@ -16,6 +19,13 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var retention = RetentionSettings()
 
     public init() {}
+
+    /// The topics of the apps configured for `provider` (`apns.apps`, `fcm.apps`, a module's `<name>.apps`).
+    public func appTopics(of provider: PushProvider) -> [String] {
+        if provider == .apns { return apns.apps.map(\.topic) }
+        if provider == .fcm { return fcm.apps.map(\.topic) }
+        return providerBlocks[provider.rawValue]?.appTopics ?? []
+    }
 }
 
 public struct RedisSettings: Sendable, Equatable {

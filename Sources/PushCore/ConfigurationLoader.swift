@@ -24,6 +24,15 @@ public struct ConfigurationLoader: Sendable {
     /// The blocks with a list of apps: the list's path, its environment prefix and each app's keys.
     static let appLists: [(path: String, keys: [String])] = [("apns.apps", appKeys), ("fcm.apps", fcmAppKeys)]
 
+    /// The scalar keys of the core's blocks and of every registered provider module's block.
+    static var allScalarKeys: [String] {
+        scalarKeys + PushProvider.modules.flatMap { module in module.description.settingsKeys.map { "\(module.description.name).\($0)" } }
+    }
+    /// The app lists of the core's blocks and of every registered provider module's block.
+    static var allAppLists: [(path: String, keys: [String])] {
+        appLists + PushProvider.modules.map { ("\($0.description.name).apps", $0.description.appKeys) }
+    }
+
     public var environment: [String: String]
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
@@ -58,18 +67,19 @@ public struct ConfigurationLoader: Sendable {
         return try build(values)
     }
 
-    private func flatten(_ node: [String: Any], path: String, into values: inout [String: String]) throws {
+    private func flatten(_ node: [String: Any], path: String, appLists: [(path: String, keys: [String])] = allAppLists,
+                         into values: inout [String: String]) throws {
         for (key, value) in node {
             let full = path.isEmpty ? key : "\(path).\(key)"
             switch value {
             case let map as [String: Any]:
-                try flatten(map, path: full, into: &values)
-            case let list as [Any] where Self.appLists.contains(where: { $0.path == full }):
+                try flatten(map, path: full, appLists: appLists, into: &values)
+            case let list as [Any] where appLists.contains(where: { $0.path == full }):
                 for (index, item) in list.enumerated() {
                     guard let app = item as? [String: Any] else {
                         throw ConfigurationError.invalid(key: "\(full).\(index)", reason: "each app must be a mapping")
                     }
-                    try flatten(app, path: "\(full).\(index)", into: &values)
+                    try flatten(app, path: "\(full).\(index)", appLists: appLists, into: &values)
                 }
             case let list as [Any]:
                 values[full] = list.map { "\($0)" }.joined(separator: ",")
@@ -82,10 +92,10 @@ public struct ConfigurationLoader: Sendable {
     }
 
     private func applyEnvironment(to values: inout [String: String]) {
-        for key in Self.scalarKeys {
+        for key in Self.allScalarKeys {
             if let value = environment[Self.variableName(key)] { values[key] = value }
         }
-        for (list, keys) in Self.appLists {
+        for (list, keys) in Self.allAppLists {
             let prefix = Self.variableName(list) + "_"
             let appIndices = Set(values.keys.compactMap { Self.appIndex($0, list: list) }).union(environment.keys.compactMap { name in
                 guard name.hasPrefix(prefix) else { return nil }
@@ -110,7 +120,7 @@ public struct ConfigurationLoader: Sendable {
     }
 
     /// Whether `key` is `<list>.<index>.<field>` with a field that list's apps have.
-    private static func isAppKey(_ key: String) -> Bool {
+    private static func isAppKey(_ key: String, appLists: [(path: String, keys: [String])]) -> Bool {
         appLists.contains { list, fields in
             guard let index = appIndex(key, list: list), let field = key.split(separator: ".").last.map(String.init) else { return false }
             return fields.contains(field) && key == "\(list).\(index).\(field)"
@@ -118,8 +128,10 @@ public struct ConfigurationLoader: Sendable {
     }
 
     private func build(_ values: [String: String]) throws -> WorkerConfiguration {
-        for key in values.keys where !Self.scalarKeys.contains(key) {
-            guard Self.isAppKey(key) else { throw ConfigurationError.unknownKey(key) }
+        let scalarKeys = Set(Self.allScalarKeys)
+        let appLists = Self.allAppLists
+        for key in values.keys where !scalarKeys.contains(key) {
+            guard Self.isAppKey(key, appLists: appLists) else { throw ConfigurationError.unknownKey(key) }
         }
         var config = WorkerConfiguration()
         var reader = Reader(values: values)
@@ -205,6 +217,13 @@ public struct ConfigurationLoader: Sendable {
             config.apns.apps.append(try app(index, &reader))
         }
         config.fcm = try fcm(values, &reader)
+        for module in PushProvider.modules {
+            // A provider module's block, read by the module itself (its settings are its own types).
+            let prefix = module.description.name + "."
+            var block = ConfigurationBlock(name: module.description.name)
+            for (key, value) in values where key.hasPrefix(prefix) { block.values[String(key.dropFirst(prefix.count))] = value }
+            config.providerBlocks[module.description.name] = block
+        }
         config.filter.wordsFile = reader.string("filter.words_file", "")
         config.filter.allowFile = reader.string("filter.allow_file", "")
         config.filter.reloadIntervalMillis = try reader.int("filter.reload_interval_ms", config.filter.reloadIntervalMillis, min: 100)

@@ -153,10 +153,12 @@ public struct MessageParser: Sendable {
     @inline(never)
     private func parseNamingProvider(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let (id, kind, uuid, topic) = try commonFields(fields)
-        switch try provider(fields) {
-        case .apns: return try parse(fields, seq: seq, now: now, raw: raw)
-        case .fcm: return try parseFCM(fields, id: id, kind: kind, uuid: uuid, topic: topic, seq: seq, now: now, raw: raw)
-        }
+        let provider = try provider(fields)
+        if provider == .apns { return try parse(fields, seq: seq, now: now, raw: raw) }
+        if provider == .fcm { return try parseFCM(fields, id: id, kind: kind, uuid: uuid, topic: topic, seq: seq, now: now, raw: raw) }
+        guard let rules = provider.vendorRules else { throw Problem("provider \"\(provider.rawValue)\" has no message rules") }
+        return try parseVendor(fields, provider: provider, rules: rules, id: id, kind: kind, uuid: uuid, topic: topic,
+                               seq: seq, now: now, raw: raw)
     }
 
     /// The APNs message of docs/message-format.md (also with `"provider": "apns"`).
@@ -269,7 +271,9 @@ public struct MessageParser: Sendable {
 
     private func provider(_ fields: MessageFields) throws(Problem) -> PushProvider {
         guard fields.namesProvider else { return .apns }
-        guard let provider = fields.provider else { throw Problem("provider must be \"apns\" or \"fcm\"") }
+        guard let provider = fields.provider else {
+            throw Problem("provider must be \(PushProvider.namesForErrors)")
+        }
         return provider
     }
 

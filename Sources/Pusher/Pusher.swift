@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import PushCore
 
-/// The last stage: sends each job's tokens to its service, APNs or FCM (the job's `provider`), through the
+/// The last stage: sends each job's tokens to its service, APNs, FCM or a provider module's (the job's `provider`), through the
 /// scheduler lanes of its app's credential (apps that share a .p8 key share its lanes and its JWT; FCM apps of
 /// one service account and project share its lanes and its access token), and reports every token's final
 /// outcome to `sink`. One service never waits for the other: each has lanes, threads and connections of its own.
@@ -10,18 +10,21 @@ public final class Pusher: Sendable {
     private let transports: [Scheduler]
     /// Each credential's app label, service and lanes, for the connection gauges.
     private let appLanes: [(app: String, provider: PushProvider, lanes: [Int])]
-    /// Topic -> the lanes of its credential, per service.
-    private let routes: [String: [Int]]
-    private let fcmRoutes: [String: [Int]]
+    /// Topic -> the lanes of its credential, per provider (`PushProvider.index`: APNs, FCM, then the modules).
+    private let routes: [[String: [Int]]]
     /// One access token per FCM service account, shared by its lanes; stopped when the pusher ends.
     private let accessTokens: [AccessTokenCache]
+    /// What ends the provider modules' own threads (their token caches), after the lanes.
+    private let moduleShutdowns: [@Sendable () async -> Void]
     private let sink: @Sendable ([Resolution]) -> Void
     private let logger: Logger
 
     /// Loads every app's credentials; a missing or malformed key or certificate is a startup error.
     /// `lease`: whether the worker still owns its claims (ownership fencing); requests wait while it has lapsed.
     /// `waitBoard`: where each lane says whether it waits (isolation); the apps' lanes are registered there.
-    public init(settings: APNsSettings, fcm: FCMSettings = FCMSettings(), retry: RetrySettings, logger: Logger,
+    /// `modules`: the provider modules read from the configuration; each makes its apps' lanes.
+    public init(settings: APNsSettings, fcm: FCMSettings = FCMSettings(), modules: [any ProviderModule] = [],
+                retry: RetrySettings, logger: Logger,
                 readiness: Readiness? = nil, lease: OwnershipLease = .unfenced(), waitBoard: AppWaitBoard? = nil,
                 sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         // Each credential gets lanes, each a thread with its own HTTP/2 client and its share of the connections.
@@ -81,24 +84,45 @@ public final class Pusher: Sendable {
         }
         var fcmRoutes: [String: [Int]] = [:]
         var accessTokens: [AccessTokenCache] = []
+        var allRoutes = [routes, [:]]
+        var moduleShutdowns: [@Sendable () async -> Void] = []
+        var moduleStops: [@Sendable () -> Void] = []
         do {
             try FCMLanes.make(fcm, retry: retry, cores: cores, logger: logger, readiness: readiness, lease: lease,
                               waitBoard: waitBoard, sink: sink,
                               transports: &transports, routes: &fcmRoutes, appLanes: &appLanes, caches: &accessTokens)
+            allRoutes[PushProvider.fcm.index] = fcmRoutes
+            let context = LaneContext(retry: retry, logger: logger, readiness: readiness, lease: lease, waitBoard: waitBoard,
+                                      sink: sink, cores: cores)
+            for module in modules {
+                let provider = type(of: module).provider
+                while allRoutes.count <= provider.index { allRoutes.append([:]) }
+                for app in try module.makeLanes(context) {
+                    let indices = Array(transports.count..<transports.count + app.lanes.count)
+                    transports += app.lanes
+                    appLanes.append((app.app, provider, indices))
+                    allRoutes[provider.index][app.app] = indices
+                    if let shutdown = app.shutdown { moduleShutdowns.append(shutdown) }
+                    if let stop = app.stop { moduleStops.append(stop) }
+                }
+            }
         } catch {
             // Nothing started may outlive a failed start: the lanes and token threads made so far end here.
             transports.forEach { $0.abort() }
             accessTokens.forEach { $0.stop() }
+            moduleStops.forEach { $0() }
             throw error
         }
         if let waitBoard {
-            for (topic, lanes) in routes { waitBoard.register(AppWaitBoard.App(provider: .apns, topic: topic), lanes: lanes) }
-            for (topic, lanes) in fcmRoutes { waitBoard.register(AppWaitBoard.App(provider: .fcm, topic: topic), lanes: lanes) }
+            for (index, routes) in allRoutes.enumerated() {
+                let provider = PushProvider.allCases[index]
+                for (topic, lanes) in routes { waitBoard.register(AppWaitBoard.App(provider: provider, topic: topic), lanes: lanes) }
+            }
         }
         self.transports = transports
         self.appLanes = appLanes
-        self.routes = routes
-        self.fcmRoutes = fcmRoutes
+        self.routes = allRoutes
+        self.moduleShutdowns = moduleShutdowns
         self.accessTokens = accessTokens
         self.sink = sink
         self.logger = logger
@@ -128,10 +152,11 @@ public final class Pusher: Sendable {
                 if lastTopic != job.headers.appTopic || lastProvider != job.headers.provider {
                     lastTopic = job.headers.appTopic
                     lastProvider = job.headers.provider
-                    lastLanes = job.headers.provider == .apns ? routes[job.headers.appTopic] : fcmRoutes[job.headers.appTopic]
+                    let index = job.headers.provider.index
+                    lastLanes = index < routes.count ? routes[index][job.headers.appTopic] : nil
                 }
                 guard let lanes = lastLanes else {
-                    let list = job.headers.provider == .apns ? "apns.apps" : "fcm.apps"
+                    let list = "\(job.headers.provider.rawValue).apps"
                     logger.error("no app configured for topic; dead-lettering", metadata: [
                         "topic": "\(job.headers.appTopic)", "provider": "\(job.headers.provider.rawValue)",
                         "message_id": "\(Self.names(job.sourceIDs))",
@@ -167,6 +192,7 @@ public final class Pusher: Sendable {
         }
         for transport in transports { await transport.finish() }
         for cache in accessTokens { await cache.shutdown() }
+        for shutdown in moduleShutdowns { await shutdown() }
     }
 
     /// The ids of a job's messages for a log line: all of them for a small job, the first ten and a count otherwise.

@@ -36,7 +36,14 @@ struct CheckConfig: AsyncParsableCommand {
             return try finish(checks, summary: [])
         }
         let prefixes = try ToolOptions.prefixes(configuration, shard: shard)
-        checkCredentials(configuration, &checks)
+        let modules: [any ProviderModule]
+        do {
+            modules = try Providers.load(configuration)
+        } catch {
+            checks.add("configuration", ok: false, "\(error)")
+            return try finish(checks, summary: [])
+        }
+        checkCredentials(configuration, modules: modules, &checks)
         checks.warnings += FilePermissions.warnings(for: configuration)
         for (key, path) in [("apns.ca_file", configuration.apns.caFile), ("redis.ca_file", configuration.redis.caFile)]
         where !path.isEmpty {
@@ -57,15 +64,21 @@ struct CheckConfig: AsyncParsableCommand {
     }
 
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
-    private func checkCredentials(_ configuration: WorkerConfiguration, _ checks: inout ConfigChecks) {
-        if configuration.apns.apps.isEmpty && configuration.fcm.apps.isEmpty {
-            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give fcm.apps)")
+    private func checkCredentials(_ configuration: WorkerConfiguration, modules: [any ProviderModule], _ checks: inout ConfigChecks) {
+        if configuration.apns.apps.isEmpty && configuration.fcm.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
+            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give fcm.apps, or a vendor's apps)")
         }
         for (index, app) in configuration.apns.apps.enumerated() {
             checks.attempt("apns.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app) }
         }
         for (index, app) in configuration.fcm.apps.enumerated() {
             checks.attempt("fcm.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app, fcm: configuration.fcm) }
+        }
+        for module in modules {
+            let name = type(of: module).description.name
+            for (index, result) in module.checkCredentials().enumerated() {
+                checks.add("\(name).apps.\(index) (\(result.app))", ok: result.problem == nil, result.problem ?? result.detail)
+            }
         }
     }
 

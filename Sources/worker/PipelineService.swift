@@ -18,6 +18,8 @@ struct StartupError: Error, CustomStringConvertible {
 /// `shutdown.timeout_s`, acknowledges it, and returns whatever is left to the queue.
 struct PipelineService: Service, CustomStringConvertible {
     let configuration: WorkerConfiguration
+    /// The provider modules read from the configuration (`Providers`).
+    let modules: [any ProviderModule]
     let workerID: String
     let logger: Logger
     let filter: LiveFilter
@@ -27,8 +29,10 @@ struct PipelineService: Service, CustomStringConvertible {
     /// whose secrets would otherwise be printed by Swift's default description of a struct.
     var description: String { "PipelineService(worker: \(workerID))" }
 
-    init(configuration: WorkerConfiguration, workerID: String, logger: Logger, readiness: Readiness = Readiness()) throws {
+    init(configuration: WorkerConfiguration, modules: [any ProviderModule] = [], workerID: String, logger: Logger,
+         readiness: Readiness = Readiness()) throws {
         self.configuration = configuration
+        self.modules = modules
         self.readiness = readiness
         self.workerID = workerID
         self.logger = logger
@@ -62,7 +66,8 @@ struct PipelineService: Service, CustomStringConvertible {
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
-            pusher = try Pusher(settings: configuration.apns, fcm: configuration.fcm, retry: configuration.retry, logger: logger, readiness: readiness,
+            pusher = try Pusher(settings: configuration.apns, fcm: configuration.fcm, modules: modules, retry: configuration.retry,
+                                logger: logger, readiness: readiness,
                                 lease: lease, waitBoard: waitBoard) { resolutions in
                 router.route(.resolved(resolutions))
             }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Observability
 import PushCore
+import Pusher
 import ServiceLifecycle
 import Synchronization
 
@@ -19,6 +20,7 @@ struct WorkerCLI: AsyncParsableCommand {
     /// worker or a tool (swift-nio, when the metrics listener runs, happens to do the same; nothing may rely on it).
     static func main() async {
         BrokenPipes.ignoreInProcess()
+        Providers.register()
         do {
             var command = try parseAsRoot()
             if var asynchronous = command as? AsyncParsableCommand {
@@ -46,8 +48,10 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         let configuration: WorkerConfiguration
+        let modules: [any ProviderModule]
         do {
             configuration = try ConfigurationLoader().load(file: config)
+            modules = try Providers.load(configuration)
         } catch {
             // Logged as the environment asks (LOG_LEVEL, LOG_FORMAT): the file's log block may be what is wrong.
             let logger = WorkerLogging.bootstrap(ConfigurationLoader().environmentLogSettings())
@@ -71,10 +75,12 @@ struct Run: AsyncParsableCommand {
             }
         }
         // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
-        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic), fcm: configuration.fcm.apps.map(\.topic))
+        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic), fcm: configuration.fcm.apps.map(\.topic),
+                                         modules: modules.map { (type(of: $0).provider, $0.topics) })
         let pipeline: PipelineService
         do {
-            pipeline = try PipelineService(configuration: configuration, workerID: workerID, logger: logger, readiness: readiness)
+            pipeline = try PipelineService(configuration: configuration, modules: modules, workerID: workerID, logger: logger,
+                                           readiness: readiness)
         } catch {
             logger.critical("cannot start: \(error)")
             throw ExitCode(2)

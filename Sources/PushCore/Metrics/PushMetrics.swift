@@ -108,12 +108,15 @@ public final class PushMetrics: Sendable {
     /// The apps `push_notifications_total` names in its `app` label: the topics of `apns.apps` and of `fcm.apps`.
     /// A topic not among them (a producer's typo, a flood of invented topics) is counted as `other`, so the
     /// series stay bounded by the configuration. Makes each app's known outcomes at 0 (see `knownOutcomes`).
-    public func configureApps(apns: [String], fcm: [String] = []) {
-        let topics = Set(apns + fcm)
+    /// `modules`: the topics of each provider module's apps (China's vendors), known outcomes as FCM's.
+    public func configureApps(apns: [String], fcm: [String] = [], modules: [(provider: PushProvider, topics: [String])] = []) {
+        let topics = Set(apns + fcm + modules.flatMap(\.topics))
         apps.withLock { $0 = topics }
         // Room for every app's outcomes and reasons; beyond it (reasons invented by a server), `other`.
         notifications.raiseLimit(to: 200 + 50 * topics.count)
-        for (provider, list, known) in [(PushProvider.apns, apns, Self.knownOutcomes), (.fcm, fcm, Self.knownFCMOutcomes)] {
+        let lists = [(PushProvider.apns, apns, Self.knownOutcomes), (.fcm, fcm, Self.knownFCMOutcomes)]
+            + modules.map { ($0.provider, $0.topics, Self.knownFCMOutcomes) }
+        for (provider, list, known) in lists {
             for topic in list {
                 for (outcome, reason) in known {
                     notifications(provider: provider, app: topic, outcome: outcome, reason: reason, count: 0)

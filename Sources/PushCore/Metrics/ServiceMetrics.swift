@@ -1,13 +1,25 @@
 import CoreMetrics
 
-/// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_fcm_*` for FCM, with the same
-/// meaning and labels, so the scheduler records through one interface and knows no service by name.
-/// APNs's series are `PushMetrics`'s own (their names predate FCM); FCM's are made here.
+/// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_fcm_*` for FCM, `push_<name>_*` for
+/// a provider module (`push_huawei_*`), with the same meaning and labels, so the scheduler records through one
+/// interface and knows no service by name. APNs's series are `PushMetrics`'s own (their names predate FCM); the
+/// others are made here.
 public final class ServiceMetrics: Sendable {
     public static let apns = ServiceMetrics(provider: .apns)
     public static let fcm = ServiceMetrics(provider: .fcm)
+    /// The provider modules' series, made on first use.
+    private static let modules = Locked<[Int: ServiceMetrics]>([:])
 
-    public static func of(_ provider: PushProvider) -> ServiceMetrics { provider == .apns ? apns : fcm }
+    public static func of(_ provider: PushProvider) -> ServiceMetrics {
+        if provider == .apns { return apns }
+        if provider == .fcm { return fcm }
+        return modules.withLock { made in
+            if let existing = made[provider.index] { return existing }
+            let metrics = ServiceMetrics(provider: provider)
+            made[provider.index] = metrics
+            return metrics
+        }
+    }
 
     public let provider: PushProvider
     /// Request sent to answer received.
@@ -20,7 +32,7 @@ public final class ServiceMetrics: Sendable {
     private let streamsLimit: LabelledSeries<Gauge>
     private let requestsInFlight: LabelledSeries<Gauge>
     private let appsPaused: LabelledSeries<Gauge>
-    private let tokenRenewals = LabelledSeries<Counter> { Counter(label: "push_fcm_access_token_renewals_total", dimensions: $0) }
+    private let tokenRenewals: LabelledSeries<Counter>
 
     /// FCM's histograms, whose buckets the exporter sets to network latencies like APNs's.
     public static let fcmLatencyHistograms = ["push_fcm_request_duration_seconds", "push_queue_to_fcm_seconds"]
@@ -35,9 +47,10 @@ public final class ServiceMetrics: Sendable {
         self.provider = provider
         let name = provider.rawValue
         requestDuration = provider == .apns ? PushMetrics.shared.apnsRequestDuration
-            : Timer(label: "push_fcm_request_duration_seconds")
+            : Timer(label: "push_\(name)_request_duration_seconds")
         queueToServiceByLane = provider == .apns ? Lane.allCases.map { PushMetrics.shared.queueToAPNs($0) }
-            : Lane.allCases.map { Timer(label: "push_queue_to_fcm_seconds", dimensions: [("list", $0.metricLabel)]) }
+            : Lane.allCases.map { Timer(label: "push_queue_to_\(name)_seconds", dimensions: [("list", $0.metricLabel)]) }
+        tokenRenewals = LabelledSeries { Counter(label: "push_\(name)_access_token_renewals_total", dimensions: $0) }
         responses = LabelledSeries { Counter(label: "push_\(name)_responses_total", dimensions: $0) }
         retries = LabelledSeries { Counter(label: "push_\(name)_retries_total", dimensions: $0) }
         connections = LabelledSeries { Gauge(label: "push_\(name)_connections", dimensions: $0) }
@@ -95,7 +108,7 @@ public final class ServiceMetrics: Sendable {
         requestsInFlight.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(requests)
     }
 
-    /// `push_fcm_access_token_renewals_total{app, result}`: `result` ok or error.
+    /// `push_fcm_access_token_renewals_total{app, result}` (and a module's): `result` ok or error.
     public func accessTokenRenewal(app: String, ok: Bool) {
         tokenRenewals.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters)), ("result", ok ? "ok" : "error")]).increment()
     }

@@ -169,10 +169,18 @@ public final class Scheduler: @unchecked Sendable {
                       credential: credential, lease: lease, sink: sink)
     }
 
+    /// A lane of a provider module's service, over the driver `settings.driver` names.
+    public convenience init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
+                            credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
+                            sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+        try self.init(settings: settings, service: service, readiness: readiness, logger: logger, credential: credential,
+                      lease: lease, driver: nil, sink: sink)
+    }
+
     /// `driver`: a driver of the caller's instead of the one `settings.driver` names (tests).
     init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
          credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
-         driver injected: (any TransportDriver)? = nil, sink: @escaping @Sendable ([Resolution]) -> Void) throws {
+         driver injected: (any TransportDriver)?, sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         self.settings = settings
         self.clock = SchedulerClock(settings.clock)
         self.lease = lease

@@ -16,7 +16,7 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The app's bundle id (apns-topic); with --provider fcm, the topic of an app of fcm.apps.") var topic: String
     @Option(name: .long, help: "A device token (hex or Base64; an FCM registration token with --provider fcm); repeat for several.") var token: [String] = []
     @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with --provider fcm {\"notification\":{\"body\":TEXT}}).") var alert: String?
-    @Option(name: .long, help: "apns (iPhone, the default) or fcm (Android, Firebase Cloud Messaging).") var provider: String?
+    @Option(name: .long, help: "apns (iPhone, the default), fcm (Android, Firebase Cloud Messaging), or a China vendor provider (docs/vendors.md).") var provider: String?
     @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
     @Option(name: .long, help: "private, group or system.") var kind: String?
     @Option(name: .long) var uuid: String?
@@ -32,8 +32,11 @@ struct EnqueueCommand: AsyncParsableCommand {
         let configuration = try options.loadConfiguration()
         guard (1...1_000_000).contains(count) else { throw ValidationError("--count must be 1..1000000") }
         guard !token.isEmpty else { throw ValidationError("give at least one --token") }
-        if let provider, PushProvider(rawValue: provider) == nil { throw ValidationError("--provider must be apns or fcm") }
-        let fcm = provider == PushProvider.fcm.rawValue
+        if let provider, PushProvider(rawValue: provider) == nil {
+            throw ValidationError("--provider must be \(PushProvider.namesForErrors.replacingOccurrences(of: "\"", with: ""))")
+        }
+        // FCM and the Android vendors take the same common payload.
+        let fcm = provider.flatMap(PushProvider.init(rawValue:)).map { $0 != .apns } ?? false
         let payload: JSONValue
         switch (alert, payloadFile) {
         case (let text?, nil):

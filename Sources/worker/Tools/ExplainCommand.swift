@@ -68,8 +68,8 @@ struct ExplainCommand: AsyncParsableCommand {
             out.sent = true
             out.say("id", message.id)
             out.say("provider", headers.provider.rawValue)
-            let apps = headers.provider == .fcm ? configuration.fcm.apps.map(\.topic) : configuration.apns.apps.map(\.topic)
-            let list = headers.provider == .fcm ? "fcm.apps" : "apns.apps"
+            let apps = configuration.appTopics(of: headers.provider)
+            let list = "\(headers.provider.rawValue).apps"
             if apps.contains(headers.appTopic) {
                 out.say("app", "\(headers.appTopic) (configured in \(list))")
             } else {
@@ -78,10 +78,13 @@ struct ExplainCommand: AsyncParsableCommand {
             }
             out.say("kind", message.kind == .private ? "private (never merged)"
                 : "\(message.kind.rawValue) (merged with identical \(message.kind.rawValue) messages of the same window\(message.uuid.map { " and uuid \($0)" } ?? ""))")
-            out.say("tokens", "\(message.tokens.count) sent, one request each")
+            if let rules = headers.provider.vendorRules {
+                out.say("tokens", "\(message.tokens.count) sent, up to \(rules.tokensPerRequest) in one request")
+            } else {
+                out.say("tokens", "\(message.tokens.count) sent, one request each")
+            }
             if !rejected.isEmpty { out.say("feedback", "\(rejected.count) malformed token(s) go to feedback as BadDeviceToken: \(rejected.prefix(5).joined(separator: ", "))") }
-            switch headers.provider {
-            case .apns:
+            if headers.provider == .apns {
                 out.say("request", "POST /3/device/<token>")
                 out.say("apns-topic", headers.topic)
                 out.say("apns-push-type", headers.pushType)
@@ -90,10 +93,13 @@ struct ExplainCommand: AsyncParsableCommand {
                         ?? "not sent (no expiration given: Apple stores the push for an offline device by its own policy)")
                 out.say("apns-collapse-id", headers.collapseID ?? "not sent")
                 out.say("body", String(decoding: message.payload, as: UTF8.self))
-            case .fcm:
+            } else if headers.provider == .fcm {
                 out.say("request", "POST /v1/projects/<project_id>/messages:send")
                 let body = FCMRequestBody(payload: message.payload, expiration: headers.expiration, nowSeconds: now)
                 out.say("body", String(decoding: body.body(token: message.tokens.first ?? "<token>"), as: UTF8.self))
+            } else {
+                out.say("payload", String(decoding: message.payload, as: UTF8.self)
+                        + " (mapped into \(headers.provider.rawValue)'s request when sent: docs/vendors.md)")
             }
             if let enqueued = message.enqueuedAtMillis { out.say("enqueued_at", "\(enqueued) (queue-to-provider latency is measured)") }
         }

@@ -1,0 +1,69 @@
+import Logging
+import PushCore
+
+/// A provider module as the worker builds it (docs/architecture.md, "Providers"): everything one push service needs
+/// (its message rules, its configuration block, its requests and answers, its credentials, its check) in a folder of
+/// its own under `Sources/Providers`, behind this interface. The worker names each module once, in its list of
+/// providers; the parser, the configuration, the metrics, the tools and the `Pusher` iterate over what is
+/// registered and never name one.
+public protocol ProviderModule: Sendable {
+    /// Its name, message rules and configuration keys, registered (`PushProvider.register`) before the
+    /// configuration or any message is read.
+    static var description: ProviderDescription { get }
+    /// Reads and checks the module's block of the configuration; a bad value is an error naming its key. An
+    /// empty block (no apps) is a module that serves nothing.
+    init(block: ConfigurationBlock) throws
+    /// The topics of its apps.
+    var topics: [String] { get }
+    /// Loads each app's credential (an error names the app and the file, never a secret) and starts its lanes. On
+    /// an error, what it started for earlier apps of its own is stopped before it throws.
+    func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes]
+    /// `check-config`: loads each app's credential and proves what can be proved without sending a
+    /// notification (a key that signs, a token the endpoint grants). One entry per app; `problem` nil when it is
+    /// fine, `detail` what was proved.
+    func checkCredentials() -> [(app: String, problem: String?, detail: String)]
+}
+
+extension ProviderModule {
+    /// The module's provider, once registered.
+    public static var provider: PushProvider { PushProvider.register(description) }
+}
+
+/// What a module's lanes share with the rest of the worker.
+public struct LaneContext: Sendable {
+    public var retry: RetrySettings
+    public var logger: Logger
+    public var readiness: Readiness?
+    public var lease: OwnershipLease
+    public var waitBoard: AppWaitBoard?
+    public var sink: @Sendable ([Resolution]) -> Void
+    /// The worker's cores, for how many lanes an app gets.
+    public var cores: Int
+
+    public init(retry: RetrySettings, logger: Logger, readiness: Readiness?, lease: OwnershipLease,
+                waitBoard: AppWaitBoard?, sink: @escaping @Sendable ([Resolution]) -> Void, cores: Int) {
+        self.retry = retry
+        self.logger = logger
+        self.readiness = readiness
+        self.lease = lease
+        self.waitBoard = waitBoard
+        self.sink = sink
+        self.cores = cores
+    }
+}
+
+/// One app's lanes, as a module made them, and what ends the app's own threads (a token cache) after its lanes:
+/// `shutdown` waits for them to end (the worker's end), `stop` only tells them to (a start that failed part-way).
+public struct ProviderAppLanes: Sendable {
+    public var app: String
+    public var lanes: [Scheduler]
+    public var shutdown: (@Sendable () async -> Void)?
+    public var stop: (@Sendable () -> Void)?
+
+    public init(app: String, lanes: [Scheduler], shutdown: (@Sendable () async -> Void)? = nil, stop: (@Sendable () -> Void)? = nil) {
+        self.app = app
+        self.lanes = lanes
+        self.shutdown = shutdown
+        self.stop = stop
+    }
+}
