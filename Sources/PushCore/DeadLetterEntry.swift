@@ -37,16 +37,18 @@ public struct DeadLetterEntry: Sendable, Equatable {
         recordAndProvider(element: raw, maxDepth: maxDepth).record
     }
 
-    /// `record(element:)`, and the provider the element names: FCM when it is a JSON object with
-    /// `"provider": "fcm"`, APNs otherwise (the default, and all that can be said of an element that does not
-    /// parse), for a caller that counts the dead letter under its provider without parsing the element again.
+    /// `record(element:)`, and the provider the element names: the one its `"provider"` names when it is a JSON
+    /// object naming a provider other than APNs (FCM, a registered module), APNs otherwise (the default, and all that
+    /// can be said of an element that does not parse), for a caller that counts the dead letter under its provider
+    /// without parsing the element again.
     public func recordAndProvider(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> (record: [UInt8], provider: PushProvider) {
         var record = ownMembers
         var provider = PushProvider.apns
         if let parsed = try? JSONParser.parse(raw, maxDepth: maxDepth), var members = parsed.objectMembers {
-            if members.contains(where: { $0.key == "provider" && $0.value == .string(PushProvider.fcm.rawValue) }) {
-                provider = .fcm
-                record.append(JSONMember(key: "provider", value: .string(PushProvider.fcm.rawValue)))
+            if let named = members.first(where: { $0.key == "provider" })?.value.stringValue,
+               let known = PushProvider(rawValue: named), known != .apns {
+                provider = known
+                record.append(JSONMember(key: "provider", value: .string(known.rawValue)))
             }
             if let failedTokens {
                 members.removeAll { $0.key == "tokens" }

@@ -78,11 +78,16 @@ public struct ProviderDescription: Sendable, Equatable {
     public var settingsKeys: [String]
     /// The keys of each app of the block's `apps` list (`topic`, ...).
     public var appKeys: [String]
+    /// Its dead-letter reasons no replay can fix (the vendor's codes for a bad message): `worker dlq replay` skips
+    /// them unless told to include permanent failures.
+    public var permanentReasons: Set<String>
 
-    public init(name: String, messageRules: AndroidVendorRules, settingsKeys: [String], appKeys: [String]) {
+    public init(name: String, messageRules: AndroidVendorRules, settingsKeys: [String], appKeys: [String],
+                permanentReasons: Set<String> = []) {
         self.name = name
         self.messageRules = messageRules
         self.settingsKeys = settingsKeys
         self.appKeys = appKeys
+        self.permanentReasons = permanentReasons
     }
 }

@@ -22,6 +22,8 @@ struct DeadLetter {
     var failedAt: Int64?
     var topic: String?
     var messageID: String?
+    /// The provider the record names (none: APNs).
+    var provider: String?
     var bytes: [UInt8]
     var record: JSONValue?
 
@@ -32,7 +34,8 @@ struct DeadLetter {
         // A dead letter nests the message one level deeper than a queue element may go.
         let record = try? JSONParser.parse(bytes, maxDepth: JSONParser.defaultMaxDepth + 2)
         self.record = record
-        reason = Self.code(of: record?["reason"]?.stringValue ?? "(unreadable)", provider: record?["provider"]?.stringValue)
+        provider = record?["provider"]?.stringValue
+        reason = Self.code(of: record?["reason"]?.stringValue ?? "(unreadable)", provider: provider)
         status = record?["status"]?.exactInteger
         failedAt = record?["failed_at"]?.exactInteger
         topic = record?["message"]?["topic"]?.stringValue

@@ -35,8 +35,12 @@ struct DLQReplay: AsyncParsableCommand {
         "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH",
     ]
 
-    static func isPermanent(_ reason: String) -> Bool {
-        permanentReasons.contains(reason) || reason.hasPrefix("Malformed") || reason.hasPrefix("TopicNotConfigured")
+    /// `provider`: the record's; a provider module's own permanent codes (`ProviderDescription.permanentReasons`)
+    /// count for its dead letters.
+    static func isPermanent(_ reason: String, provider: String? = nil) -> Bool {
+        if permanentReasons.contains(reason) || reason.hasPrefix("Malformed") || reason.hasPrefix("TopicNotConfigured") { return true }
+        guard let provider, let module = PushProvider(rawValue: provider)?.module else { return false }
+        return module.permanentReasons.contains(reason)
     }
 
     func validate() throws {

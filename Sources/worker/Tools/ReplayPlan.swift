@@ -39,7 +39,7 @@ struct ReplayPlan {
     }
 
     static func decide(_ letter: DeadLetter, deadTokens: Set<String>, includePermanent: Bool, nowSeconds: Int64) -> Decision {
-        if DLQReplay.isPermanent(letter.reason) && !includePermanent { return .skip("permanent (\(letter.reason))") }
+        if DLQReplay.isPermanent(letter.reason, provider: letter.provider) && !includePermanent { return .skip("permanent (\(letter.reason))") }
         guard let message = letter.record?["message"], var members = message.objectMembers else {
             // Only an element that never parsed (Malformed, PoisonMessage) has no message: it goes back as it was,
             // byte for byte from `raw_base64` when it was not UTF-8 (`raw` then holds U+FFFD in place of bytes).
