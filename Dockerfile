@@ -1,4 +1,4 @@
-# The worker (and the APNs emulator, for trying it out) in a small runtime image.
+# The worker (and the emulator, for trying it out) in a small runtime image.
 # Build:  docker build -t push-worker .
 #         (--build-arg SOURCE=<your repository's URL> fills the org.opencontainers.image.source label)
 # Stage 1 builds with Swift's Debian 12 (bookworm) image; stage 2 is debian:bookworm-slim with only the
@@ -17,8 +17,8 @@ COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
 COPY Fuzz ./Fuzz
 RUN swift build -c release --static-swift-stdlib --product worker \
- && swift build -c release --static-swift-stdlib --product apns-emulator \
- && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/worker" "$(swift build -c release --show-bin-path)/apns-emulator" /out/
+ && swift build -c release --static-swift-stdlib --product push-emulator \
+ && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/worker" "$(swift build -c release --show-bin-path)/push-emulator" /out/
 
 FROM debian:bookworm-slim
 # hiredis, libcurl (with nghttp2 for HTTP/2), OpenSSL, ICU (the word filter's variant data), the C++ runtime Swift's static stdlib still needs,
@@ -28,7 +28,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends libhiredis0.14 libnghttp2-14 libjemalloc2 libcurl4 libssl3 libicu72 libstdc++6 ca-certificates openssl \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home push
-COPY --from=build /out/worker /out/apns-emulator /usr/local/bin/
+COPY --from=build /out/worker /out/push-emulator /usr/local/bin/
 COPY config/worker.example.yaml /etc/push/worker.example.yaml
 # The image's configuration: metrics and health on every address of the container (the worker's default,
 # 127.0.0.1, is reachable from inside only). A configuration mounted at /etc/push/worker.yaml replaces it, and

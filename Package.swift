@@ -8,7 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "worker", targets: ["worker"]),
-        .executable(name: "apns-emulator", targets: ["apns-emulator"]),
+        .executable(name: "push-emulator", targets: ["push-emulator"]),
     ],
     // Exact versions: an image or a release built next month gets the same dependencies as the tested build
     // (issue 35). Package.resolved stays out of git, because the one a build machine writes names that
@@ -22,7 +22,7 @@ let package = Package(
         // Metrics: the stages record through swift-metrics; the worker exports them as Prometheus text.
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
-        // The APNs emulator's HTTP/2 + TLS server and the worker's small metrics and health listener.
+        // The emulator's HTTP/2 + TLS server and the worker's small metrics and health listener.
         .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
@@ -101,8 +101,9 @@ let package = Package(
             "CJemalloc",
         ]),
 
-        // An APNs stand-in for tests, the demo, benchmarks and users' own development setups.
-        .target(name: "APNsEmulator", dependencies: [
+        // A stand-in for APNs, FCM, Huawei and Xiaomi (docs/emulator.md) for tests, the demo, benchmarks and users' own
+        // development setups: each service's side in files of its own.
+        .target(name: "PushEmulator", dependencies: [
             "COpenSSL",
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
@@ -112,8 +113,8 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .executableTarget(name: "apns-emulator", dependencies: [
-            "APNsEmulator",
+        .executableTarget(name: "push-emulator", dependencies: [
+            "PushEmulator",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -132,7 +133,7 @@ let package = Package(
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),
 
-        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "APNsEmulator"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator"], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
@@ -145,6 +146,6 @@ let package = Package(
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
-        .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "Pusher", "PushCore", "TestSupport"]),
+        .testTarget(name: "PushEmulatorTests", dependencies: ["PushEmulator", "Pusher", "PushCore", "TestSupport"]),
     ]
 )

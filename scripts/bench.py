@@ -202,7 +202,7 @@ class Endpoint:
             self.proc = subprocess.Popen(["nginx", "-p", run, "-c", f"{run}/nginx.conf", "-e", f"{run}/nginx-error.log"],
                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         else:
-            args = [os.path.join(root, ".build/release/apns-emulator"), "--port", str(self.port), "--write-ca", self.ca,
+            args = [os.path.join(root, ".build/release/push-emulator"), "--port", str(self.port), "--write-ca", self.ca,
                     "--provider-key", f"{TEAM}:{KEY_ID}:{run}/key.p8", "--threads", str(a.emulator_threads)]
             if a.latency_ms: args += ["--latency-ms", str(a.latency_ms)]
             if a.max_streams: args += ["--max-streams", str(a.max_streams)]
@@ -263,7 +263,7 @@ class TokenEndpoint:
             json.dump({"type": "service_account", "project_id": "bench-project", "private_key_id": "b" * 40,
                        "private_key": open(f"{run}/fcm-key.pem").read(), "client_email": "bench@bench-project.iam.gserviceaccount.com",
                        "client_id": "1", "token_uri": f"https://127.0.0.1:{self.port}/token"}, f)
-        self.proc = subprocess.Popen([os.path.join(root, ".build/release/apns-emulator"), "--port", str(self.port),
+        self.proc = subprocess.Popen([os.path.join(root, ".build/release/push-emulator"), "--port", str(self.port),
                                       "--write-ca", f"{run}/token-ca.pem", "--fcm-service-account", self.account],
                                      stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + 10

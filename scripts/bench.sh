@@ -46,7 +46,7 @@ if [ "${1:-}" = "--filter" ]; then
   exit 0
 fi
 swift build -c release --product worker 2>&1 | tail -1
-swift build -c release --product apns-emulator 2>&1 | tail -1
+swift build -c release --product push-emulator 2>&1 | tail -1
 # The Go peer sender, built with Debian's Go and x/net (no module download).
 mkdir -p .build/peers
 GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$PWD/.build/peers/cache" \

@@ -15,11 +15,11 @@ for variable in $(compgen -e); do
     WORKER_*|REDIS_*|COLLECTOR_*|RECOVERY_*|APNS_*|FCM_*|FILTER_*|RETRY_*|METRICS_*|LOG_*|SHUTDOWN_*) unset "$variable" ;;
   esac
 done
-echo "building the worker and the APNs emulator (release; the first build takes a few minutes)..."
+echo "building the worker and the emulator (release; the first build takes a few minutes)..."
 swift build -c release --product worker 2>&1 | tail -1
-swift build -c release --product apns-emulator 2>&1 | tail -1
+swift build -c release --product push-emulator 2>&1 | tail -1
 worker="$root/.build/release/worker"
-emulator="$root/.build/release/apns-emulator"
+emulator="$root/.build/release/push-emulator"
 
 run="$(mktemp -d /tmp/push-demo-XXXXXX)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }

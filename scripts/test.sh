@@ -2,7 +2,7 @@
 # The test command: installs what is missing, builds everything, runs every test suite (in parallel
 # processes), then fuzzes the message parser for FUZZ_SECONDS (default 60; 0 skips it). Arguments go to
 # `swift test` (e.g. --filter X) instead, run one test at a time, and such a run skips the fuzzing.
-# The tests start their own redis-server and the APNs emulator (HTTP/2 + TLS) on free loopback ports.
+# The tests start their own redis-server and the emulator (HTTP/2 + TLS) on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
@@ -32,7 +32,7 @@ if [ $# -eq 0 ]; then
   # producer examples against a real worker and the emulator.
   python3 scripts/check-schema.py
   scripts/check-alerts.sh
-  scripts/test-producers.sh .build/debug/worker .build/debug/apns-emulator
+  scripts/test-producers.sh .build/debug/worker .build/debug/push-emulator
 fi
 if [ $# -eq 0 ] && [ "${FUZZ_SECONDS:-60}" != "0" ]; then
   if ! wait "$fuzz_build"; then

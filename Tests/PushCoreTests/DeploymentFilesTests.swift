@@ -25,7 +25,7 @@ final class DeploymentFilesTests: XCTestCase {
         let grace = try XCTUnwrap((anchor["stop_grace_period"] as? String)?.dropLast()).flatMap { Int($0) }
         XCTAssertGreaterThanOrEqual(try XCTUnwrap(grace), configuration.shutdown.timeoutSeconds + exitSlackSeconds)
         let services = try XCTUnwrap(compose["services"] as? [String: Any])
-        XCTAssertEqual(Set(services.keys), ["redis", "setup", "apns-emulator", "worker-1", "worker-2"])
+        XCTAssertEqual(Set(services.keys), ["redis", "setup", "push-emulator", "worker-1", "worker-2"])
         let redis = try XCTUnwrap(services["redis"] as? [String: Any])
         XCTAssertTrue((redis["command"] as? [String] ?? []).contains("--appendonly"), "Redis with AOF")
     }
@@ -54,7 +54,7 @@ final class DeploymentFilesTests: XCTestCase {
     func testComposeRestartsServicesAndFetchesNothingAtUp() throws {
         let compose = try XCTUnwrap(try Yams.load(yaml: try text("deploy/docker-compose.yml")) as? [String: Any])
         let services = try XCTUnwrap(compose["services"] as? [String: Any])
-        for name in ["redis", "apns-emulator", "worker-1", "worker-2"] {
+        for name in ["redis", "push-emulator", "worker-1", "worker-2"] {
             let service = try XCTUnwrap(services[name] as? [String: Any], name)
             let anchor = compose["x-worker"] as? [String: Any] ?? [:]
             let restart = service["restart"] as? String ?? (name.hasPrefix("worker") ? anchor["restart"] as? String : nil)

@@ -1,4 +1,4 @@
-import APNsEmulator
+import PushEmulator
 import Foundation
 import PushCore
 
@@ -26,7 +26,7 @@ public final class EmulatorStandIn: @unchecked Sendable {
 
     public let directory: String
     public let keyFile: String
-    public private(set) var emulator: APNsEmulator
+    public private(set) var emulator: PushEmulator
     private var configuration: EmulatorConfiguration
     private let log = AnswerLog()
 
@@ -54,7 +54,7 @@ public final class EmulatorStandIn: @unchecked Sendable {
             configuration.certificateFile = directory + "/server.pem"
             configuration.privateKeyFile = directory + "/server-key.pem"
         }
-        emulator = try APNsEmulator(configuration: configuration)
+        emulator = try PushEmulator(configuration: configuration)
         try await emulator.start()
         configuration.port = emulator.port
         // A restart binds the same FCM port too.
@@ -67,7 +67,7 @@ public final class EmulatorStandIn: @unchecked Sendable {
     /// `adjust` changes its configuration from then on (a key revoked or restored, say).
     public func restart(adjust: (inout EmulatorConfiguration) -> Void = { _ in }) async throws {
         adjust(&configuration)
-        emulator = try APNsEmulator(configuration: configuration)
+        emulator = try PushEmulator(configuration: configuration)
         try await emulator.start()
     }
 

@@ -1,4 +1,4 @@
-import APNsEmulator
+import PushEmulator
 import Foundation
 import PushCore
 
@@ -22,7 +22,7 @@ public final class FCMStandIn: @unchecked Sendable {
         serviceAccountFile = try account.writeJSON(tokenURI: apns.emulator.endpoint + "/token")
     }
 
-    public var emulator: APNsEmulator { apns.emulator }
+    public var emulator: PushEmulator { apns.emulator }
     public var fcm: FCMSide { apns.emulator.fcm }
 
     /// The worker's environment: Redis, APNs (com.example.chat) and FCM (com.example.chat) on this emulator.

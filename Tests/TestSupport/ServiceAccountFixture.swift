@@ -1,4 +1,4 @@
-import APNsEmulator
+import PushEmulator
 import Foundation
 
 /// A Google service account for tests: a fresh 2048-bit RSA key (`openssl genpkey`, PKCS#8 PEM) in a temporary

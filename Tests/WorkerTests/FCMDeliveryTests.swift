@@ -1,4 +1,4 @@
-import APNsEmulator
+import PushEmulator
 import Foundation
 import PushCore
 import QueueProtocol

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The emulator's Xiaomi MiPush side as a program embedding it (a test) sees it: counters, the clock its rate
-/// windows and quota day read, the quotas, and the faults to change while it runs. `APNsEmulator.xiaomi`.
+/// windows and quota day read, the quotas, and the faults to change while it runs. `PushEmulator.xiaomi`.
 public final class XiaomiSide: Sendable {
     public let stats: VendorStats
     /// Freeze it to hold a rate window still; `startNextDay()` moves it to the next quota day.

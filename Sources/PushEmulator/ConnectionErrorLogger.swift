@@ -30,7 +30,7 @@ final class ConnectionErrorLogger: ChannelInboundHandler {
             streamErrors += 1
             if streamErrors == 1 {
                 let peer = context.channel.remoteAddress.map { "\($0)" } ?? "?"
-                FileHandle.standardError.write(Data(("apns-emulator: connection \(peer): stream \(streamError.streamID) reset: "
+                FileHandle.standardError.write(Data(("push-emulator: connection \(peer): stream \(streamError.streamID) reset: "
                     + "\(streamError.baseError) (the connection goes on; later stream errors on it are not shown)\n").utf8))
             }
             return
@@ -41,7 +41,7 @@ final class ConnectionErrorLogger: ChannelInboundHandler {
             return
         }
         let peer = context.channel.remoteAddress.map { "\($0)" } ?? "?"
-        FileHandle.standardError.write(Data("apns-emulator: connection \(peer): \(error)\n".utf8))
+        FileHandle.standardError.write(Data("push-emulator: connection \(peer): \(error)\n".utf8))
         context.close(promise: nil)
     }
 }

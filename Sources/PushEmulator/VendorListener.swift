@@ -18,7 +18,7 @@ enum VendorListener {
             HTTP2Setting(parameter: .maxConcurrentStreams, value: streamLimit),
             HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
         ]
-        // The same tolerance of client resets as the other listeners (see APNsEmulator.listen).
+        // The same tolerance of client resets as the other listeners (see PushEmulator.listen).
         connectionConfiguration.maximumRecentlyResetStreams = max(32, configuration.resetLimit / 10)
         connectionConfiguration.maximumConnectionGlitches = configuration.resetLimit
         var streamConfiguration = NIOHTTP2Handler.StreamConfiguration()

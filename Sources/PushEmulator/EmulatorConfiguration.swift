@@ -82,7 +82,7 @@ public struct EmulatorConfiguration: Sendable {
     }
 
     public var host = "127.0.0.1"
-    /// 0 picks a free port (see `APNsEmulator.port`).
+    /// 0 picks a free port (see `PushEmulator.port`).
     public var port = 2197
     /// PEM certificate and key to serve; when nil a self-signed certificate is generated.
     public var certificateFile: String?
@@ -138,21 +138,21 @@ public struct EmulatorConfiguration: Sendable {
 
     /// FCM's OAuth 2.0 token endpoint (`FCMTokenEndpoint`): the accounts it trusts, where it answers, the
     /// `aud` it requires (nil: exactly the URL the request was posted to) and the lifetime of the access tokens it issues
-    /// (changeable while running: `APNsEmulator.fcmTokens`).
+    /// (changeable while running: `PushEmulator.fcmTokens`).
     public var fcmServiceAccounts: [ServiceAccountKey] = []
     public var fcmTokenPath = "/token"
     public var fcmTokenAudience: String?
     public var fcmAccessTokenLifetimeSeconds: Int64 = 3600
 
     /// FCM's `messages:send` is answered on every listener. This one, when set (0: a free port, see
-    /// `APNsEmulator.fcmPort`), is a second listener with FCM's stream rule: `fcmMaxConcurrentStreams` from the
+    /// `PushEmulator.fcmPort`), is a second listener with FCM's stream rule: `fcmMaxConcurrentStreams` from the
     /// first SETTINGS on, never changed. (The main listener keeps APNs's: `initialMaxConcurrentStreams`, raised
     /// after the first authenticated request.) SETTINGS are per connection, so one port cannot advertise both.
     public var fcmPort: Int?
     public var fcmMaxConcurrentStreams = 100
     /// Answers by token prefix, first match wins.
     public var fcmTokenAnswers: [FCMTokenAnswer] = FCMTokenAnswer.defaults
-    /// The faults at start (changeable while running: `APNsEmulator.fcm`).
+    /// The faults at start (changeable while running: `PushEmulator.fcm`).
     public var fcmFaults = FCMFaults()
     /// Revoke every access token issued so far every N seconds (401s mid-run: senders must renew).
     public var fcmRevokeTokensEverySeconds: Int?
@@ -167,7 +167,7 @@ public struct EmulatorConfiguration: Sendable {
     /// apps and faults (ChinaVendorConfiguration.swift). Their paths are answered on every listener.
     public var huawei = HuaweiSettings()
     public var xiaomi = XiaomiSettings()
-    /// A listener for the vendors' clients (0: a free port, see `APNsEmulator.vendorPort`) that offers both `h2`
+    /// A listener for the vendors' clients (0: a free port, see `PushEmulator.vendorPort`) that offers both `h2`
     /// and `http/1.1` by ALPN, as the vendors may answer HTTP/1.1 only; HTTP/2 streams from the first SETTINGS:
     /// `vendorMaxConcurrentStreams`.
     public var vendorPort: Int?

@@ -10,7 +10,7 @@ import NIOConcurrencyHelpers
 /// `POST /token` and `POST /v1/projects/<project>/messages:send` as Google does (`FCMTokenEndpoint`, `FCMSendJudge`),
 /// with the connection behaviour and faults a test or benchmark asks for. FCM's 100 streams per connection are
 /// served on a listener of their own (`EmulatorConfiguration.fcmPort`).
-public final class APNsEmulator: Sendable {
+public final class PushEmulator: Sendable {
     public let configuration: EmulatorConfiguration
     public let stats = EmulatorStats()
     /// The access tokens the FCM token endpoint issued, and its test hooks (revoke, down, lifetime).

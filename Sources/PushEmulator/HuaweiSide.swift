@@ -2,7 +2,7 @@ import Foundation
 
 /// The emulator's Huawei Push Kit side as a program embedding it (a test) sees it: counters, the clock its
 /// expiry and rate checks read, the access tokens issued, and the faults to change while it runs.
-/// `APNsEmulator.huawei`.
+/// `PushEmulator.huawei`.
 public final class HuaweiSide: Sendable {
     /// Deliveries per token, answers by status and code, requests to the token endpoint.
     public let stats: VendorStats

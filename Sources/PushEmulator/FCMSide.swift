@@ -1,9 +1,9 @@
 /// The emulator's FCM side as a program embedding it (a test) sees it: what `messages:send` received, and the
-/// faults to change while it runs. `APNsEmulator.fcm`.
+/// faults to change while it runs. `PushEmulator.fcm`.
 public final class FCMSide: Sendable {
     /// Deliveries per token, answers by status and reason, peak streams per connection, the last request.
     public let stats: FCMStats
-    /// The access tokens the token endpoint issued (the same object as `APNsEmulator.fcmTokens`).
+    /// The access tokens the token endpoint issued (the same object as `PushEmulator.fcmTokens`).
     public let tokens: AccessTokenRegistry
     private let injector: FCMFaultInjector
 

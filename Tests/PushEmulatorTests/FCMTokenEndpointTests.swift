@@ -1,6 +1,6 @@
 import Foundation
 import PushCore
-@testable import APNsEmulator
+@testable import PushEmulator
 @testable import Pusher
 import TestSupport
 import XCTest

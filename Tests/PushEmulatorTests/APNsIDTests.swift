@@ -1,4 +1,4 @@
-@testable import APNsEmulator
+@testable import PushEmulator
 import Foundation
 import XCTest
 

@@ -1,5 +1,5 @@
 import Foundation
-@testable import APNsEmulator
+@testable import PushEmulator
 import TestSupport
 import XCTest
 

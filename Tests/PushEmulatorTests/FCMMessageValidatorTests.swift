@@ -1,5 +1,5 @@
 import Foundation
-@testable import APNsEmulator
+@testable import PushEmulator
 import XCTest
 
 /// FCM's rules for a `messages:send` body and its error bodies, without a server.

@@ -2,7 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// The faults `messages:send` can inject: set at start (`EmulatorConfiguration.fcmFaults`, the CLI's `--fcm-*`
-/// flags) and changed while running (`APNsEmulator.fcm.setFaults` / `updateFaults`).
+/// flags) and changed while running (`PushEmulator.fcm.setFaults` / `updateFaults`).
 public struct FCMFaults: Sendable, Equatable {
     /// Share (0...1) of otherwise good requests answered 429 `QUOTA_EXCEEDED`...
     public var quotaExceededRate = 0.0

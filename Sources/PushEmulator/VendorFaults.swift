@@ -1,7 +1,7 @@
 import NIOConcurrencyHelpers
 
 /// The faults a vendor side (Huawei, Xiaomi) injects into its sends: set at start (`EmulatorConfiguration.huawei`
-/// / `.xiaomi`, the CLI's `--huawei-*` / `--xiaomi-*` flags) and changed while running (`APNsEmulator.huawei`,
+/// / `.xiaomi`, the CLI's `--huawei-*` / `--xiaomi-*` flags) and changed while running (`PushEmulator.huawei`,
 /// `.xiaomi`).
 public struct VendorFaults: Sendable, Equatable {
     /// Every send is answered HTTP 503, as both vendors do under flow control (Huawei: "distribute the sending

@@ -1,11 +1,11 @@
-import APNsEmulator
+import PushEmulator
 import ArgumentParser
 import Foundation
 
 @main
 struct EmulatorCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "apns-emulator",
+        commandName: "push-emulator",
         abstract: "An APNs, FCM, Huawei Push Kit and Xiaomi MiPush stand-in: HTTP/2 (and HTTP/1.1 for the vendors) over TLS, each vendor's checks and answers, and injectable faults.",
         discussion: """
         Prints `listening on https://HOST:PORT` when ready, `fcm listening on https://HOST:PORT` with --fcm-port and
@@ -184,7 +184,7 @@ struct EmulatorCLI: AsyncParsableCommand {
                                                 timestamp: reason.count > 1 ? Int64(reason[1]) : nil))
         }
 
-        let emulator = try APNsEmulator(configuration: configuration)
+        let emulator = try PushEmulator(configuration: configuration)
         let port = try await emulator.start()
         say("listening on https://\(host):\(port)")
         if fcmPort != nil { say("fcm listening on https://\(host):\(emulator.fcmPort)") }

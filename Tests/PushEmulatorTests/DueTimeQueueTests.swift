@@ -1,4 +1,4 @@
-@testable import APNsEmulator
+@testable import PushEmulator
 import XCTest
 
 /// The order delayed answers leave in (`DelayedAnswers`): by due time, first in first out when due at the same time.
