@@ -82,6 +82,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Xiaomi MiPush (SPEC 4c): regId sends of up to 1,000 tokens, its answers per token; Pusher only for a lane's settings.
+        .target(name: "XiaomiProvider", dependencies: ["ProviderKit", "PushCore", "Pusher"], path: "Sources/Providers/Xiaomi"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
@@ -147,5 +149,7 @@ let package = Package(
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
         .testTarget(name: "PushEmulatorTests", dependencies: ["PushEmulator", "Pusher", "PushCore", "TestSupport"]),
+        // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
+        .testTarget(name: "XiaomiProviderTests", dependencies: ["XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
     ]
 )

@@ -1,0 +1,93 @@
+import ProviderKit
+import PushCore
+
+/// What one MiPush answer means for the tokens of its request (SPEC 4c's outcome table). Reasons are Xiaomi's
+/// codes as text (`"10017"`), so dead letters and tools select on them; its words go to the dead letter's
+/// `detail`. The answer's `reason` (for the responses metric) is the same text, "" for success. The scheduler
+/// counts every HTTP 200 under (200, "") whatever its reason, so the codes MiPush answers inside a 200 reach the
+/// retries metric and the dead letters, not yet the responses metric.
+///
+/// - HTTP 200 and code 0: delivered, except the regIds `data.bad_regids` names: feedback `Unregistered` each.
+///   Unless every regId of the request is named while the app has delivered nothing for 10 minutes: that is
+///   what a wrong region host or a wrong app looks like (Xiaomi lists regIds of another region as invalid), and
+///   it must not wipe a user base, so the app pauses instead (`AllRegIdsRefused`), its probes resuming it.
+/// - HTTP 200 and another code: by `XiaomiCode`; a 10034 waits for the next Xiaomi day (`XiaomiQuotaDay`).
+/// - HTTP 200 whose body is no MiPush answer (a proxy's page): retried. Marking it delivered could lose every
+///   message of a misrouted app; a retry at worst sends a message twice. A cut body cannot be it: the lanes
+///   keep answers up to `XiaomiLanes.responseBodyLimit`, enough for 1,000 regIds of the longest kind.
+/// - HTTP 5xx and 429: retried (the facts' "HTTP ≠ 200: transport or server error"), after `Retry-After` when
+///   it gives seconds; 503 (Xiaomi's flow control) and 429 also lower the app's rate, as 10027 does: both say
+///   "slower", and the lowering is bounded and undone after a quiet spell.
+/// - Another HTTP status with a MiPush error code in its body: by the code. Xiaomi answers its errors with
+///   HTTP 200 as the open-source clients read it (unverified); this is the other reading, at no cost.
+/// - HTTP 401 without one: the key is refused, and the app pauses. SPEC 4c's general rule for a 401 is "renew
+///   and resend, the same again at once pauses": a MiPush key is static (no expiry, nothing to renew), so the
+///   resend would meet the same 401 at once, and the pause is where that rule ends.
+/// - Any other status: retried.
+enum XiaomiAnswerClassifier {
+    /// How long an app must have delivered nothing for a request whose every regId is refused to pause it.
+    static let quietMillisBeforeAllRefusedPauses: Int64 = 600_000
+    /// The longest `Retry-After` honoured (the scheduler caps it at an hour too).
+    static let longestRetryAfterSeconds: Int64 = 3600
+
+    /// `regIDs` are the job's tokens, `tokens` the request's indices into them. `deliveredRecently`: the app had
+    /// a regId accepted within `quietMillisBeforeAllRefusedPauses` (`XiaomiDeliveryWatch`).
+    static func classify(status: Int, body: [UInt8], retryAfter: String?, tokens: RequestTokens, regIDs: [String],
+                         nowMillis: Int64, quotaDay: XiaomiQuotaDay, deliveredRecently: Bool) -> ServiceAnswer {
+        if status == 200 {
+            let answer = XiaomiAnswerBody(body)
+            guard let code = answer.code else {
+                return ServiceAnswer(.retry(reason: "NotMiPush", detail: "HTTP 200 without a MiPush answer"), reason: "NotMiPush")
+            }
+            return classify(code: code, answer, tokens: tokens, regIDs: regIDs, nowMillis: nowMillis, quotaDay: quotaDay,
+                            deliveredRecently: deliveredRecently)
+        }
+        let label = "HTTP\(status)"
+        if status >= 500 || status == 429 {
+            return ServiceAnswer(.retry(reason: label, notBeforeMillis: retryAfterMillis(retryAfter), detail: XiaomiAnswerBody(body).detail),
+                                 reason: label, overRate: status == 503 || status == 429)
+        }
+        let answer = XiaomiAnswerBody(body)
+        if let code = answer.code, code != 0 {
+            return classify(code: code, answer, tokens: tokens, regIDs: regIDs, nowMillis: nowMillis, quotaDay: quotaDay,
+                            deliveredRecently: deliveredRecently)
+        }
+        if status == 401 { return ServiceAnswer(.credentialRefused(reason: label), reason: label) }
+        return ServiceAnswer(.retry(reason: label, detail: answer.detail), reason: label)
+    }
+
+    static func classify(code: Int64, _ answer: XiaomiAnswerBody, tokens: RequestTokens, regIDs: [String], nowMillis: Int64,
+                         quotaDay: XiaomiQuotaDay, deliveredRecently: Bool) -> ServiceAnswer {
+        let text = String(code)
+        switch XiaomiCode.kind(of: code) {
+        case .success:
+            var exceptions: [(position: Int, decision: ServiceDecision)] = []
+            if !answer.badRegIDs.isEmpty {
+                let dead = ServiceDecision.feedback(reason: "Unregistered", timestampMillis: nowMillis)
+                tokens.forEach { position, index in
+                    if answer.badRegIDs.contains(regIDs[index]) { exceptions.append((position, dead)) }
+                }
+            }
+            if !exceptions.isEmpty && exceptions.count == tokens.count && !deliveredRecently {
+                return ServiceAnswer(.credentialRefused(reason: "AllRegIdsRefused"), reason: "AllRegIdsRefused")
+            }
+            return ServiceAnswer(.delivered, reason: "", exceptions: exceptions)
+        case .retry:
+            return ServiceAnswer(.retry(reason: text, detail: answer.detail), reason: text)
+        case .overRate:
+            return ServiceAnswer(.retry(reason: text, detail: answer.detail), reason: text, overRate: true)
+        case .quotaSpent:
+            return ServiceAnswer(.quotaSpent(reason: text, untilWallMillis: quotaDay.nextRollover(afterWallMillis: nowMillis)), reason: text)
+        case .credential:
+            return ServiceAnswer(.credentialRefused(reason: text), reason: text)
+        case .message:
+            return ServiceAnswer(.deadLetter(reason: text, detail: answer.detail), reason: text)
+        }
+    }
+
+    /// `Retry-After` in delay-seconds (the form a push service uses), capped; nil for anything else.
+    static func retryAfterMillis(_ value: String?) -> Int64? {
+        guard let value, let seconds = Int64(XiaomiAnswerBody.trimmed(value[...])), seconds >= 0 else { return nil }
+        return min(seconds, longestRetryAfterSeconds) * 1000
+    }
+}

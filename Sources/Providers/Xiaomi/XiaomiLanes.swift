@@ -1,0 +1,47 @@
+import Pusher
+import PushCore
+
+/// The transport side of a Xiaomi app's lanes: the `TransportSettings` a `Scheduler` lane runs with, and the
+/// app's rate limit every lane of it shares. The only file of the module that needs Pusher (where
+/// `TransportSettings` and `AppRateLimit` live); the service itself needs only ProviderKit and PushCore.
+public enum XiaomiLanes {
+    /// The longest answer body a lane keeps: a success that names every regId of a request of 1,000 bad, each
+    /// up to 1,024 bytes (SPEC 4c's longest token) and each character escaped in the JSON at worst, and room for
+    /// the rest of the answer. An answer cut short would lose the list and be retried whole (`NotMiPush`). The
+    /// driver grows its buffer only as an answer needs it, so the limit costs nothing until then.
+    public static let responseBodyLimit = XiaomiService.maxRegIDsPerRequest * (2 * 1024 + 1) + 16_384
+
+    /// The app's rate as Xiaomi counts it: requests per second (`requests_per_s`), not tokens. Make one per app
+    /// and give it to each of the app's lanes: the lanes share its buckets, and a 10027 on one lowers them all.
+    public static func rateLimit(for app: XiaomiApp) -> AppRateLimit {
+        AppRateLimit(requestsPerSecond: app.requestsPerSecond, tokensPerSecond: nil)
+    }
+
+    /// The settings of lane `lane` of `lanes` for `app`: libcurl, which speaks h2 where MiPush offers it by ALPN
+    /// (Xiaomi's own SDK is HTTP/2) and HTTP/1.1 keep-alive otherwise; the app's connections shared among its
+    /// lanes as FCM's are; MiPush's stream limits taken as its SETTINGS say from the first request (Apple's
+    /// one-stream-until-authenticated rule is APNs's). The caller sets what is the worker's, not Xiaomi's:
+    /// `retry`, `waitBoard`, `boardLane`, and `offersHTTP2` where a deployment must stay on HTTP/1.1.
+    public static func transportSettings(for app: XiaomiApp, in settings: XiaomiSettings, rateLimit: AppRateLimit,
+                                         lane: Int = 0, lanes: Int = 1) -> TransportSettings {
+        let lanes = max(1, lanes)
+        var transport = TransportSettings(baseURL: settings.endpoint)
+        transport.caFile = settings.caFile
+        transport.driver = .libcurl
+        transport.initialConnections = max(1, divideRoundingUp(settings.connections, lanes))
+        transport.connections = max(transport.initialConnections, divideRoundingUp(max(settings.maxConnections, settings.connections), lanes))
+        transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
+        transport.responseBodyLimit = responseBodyLimit
+        transport.rateLimit = rateLimit
+        transport.streamsBeforeFirstSuccess = nil
+        transport.app = app.topic
+        transport.lane = lane
+        return transport
+    }
+
+    /// `value / divisor` rounded up, for counts from configuration (no trap on any of them).
+    private static func divideRoundingUp(_ value: Int, _ divisor: Int) -> Int {
+        let value = max(0, value)
+        return value / divisor + (value % divisor == 0 ? 0 : 1)
+    }
+}
