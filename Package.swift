@@ -97,6 +97,8 @@ let package = Package(
         ]),
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability",
+            // The provider modules (Sources/worker/Providers.swift names each once).
+            "XiaomiProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

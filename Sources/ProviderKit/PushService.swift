@@ -12,7 +12,7 @@ public protocol PushService: AnyObject {
     /// The credential for the requests of one start pass, read once per pass.
     func authorization() -> Authorization
     /// The most tokens one request may carry: 1 for a request per device (APNs, FCM), the service's list limit
-    /// for one that takes a list (1,000 for Huawei and Xiaomi). The scheduler sends a job's ready tokens in
+    /// for one that takes a list (1,000 for the China vendors). The scheduler sends a job's ready tokens in
     /// batches up to it; retries, attempts, the fence, expiry and outcomes stay per token.
     var batchLimit: Int { get }
     /// `:path` for a request: a fixed part and the part that varies per token ("" when the tokens are in the body).
@@ -51,7 +51,7 @@ public struct ServiceAnswer {
     /// tokens inside a success), by position in the request's `RequestTokens`, each with its own outcome.
     /// Empty for a request of one token.
     public var exceptions: [(position: Int, decision: ServiceDecision)]
-    /// The service says the app sends faster than its rate (Xiaomi's 10027; vendors answer so, with no flow
+    /// The service says the app sends faster than its rate (a vendor's over-rate code; vendors answer so, with no flow
     /// control): the app's rate is lowered for a while (`AppRateLimit.overRate`).
     public var overRate: Bool
 
@@ -95,7 +95,7 @@ public enum ServiceDecision: Equatable {
     case renewAndResend(reason: String)
     /// The credential itself is refused; no retry fixes it: the app pauses (`CredentialPause`).
     case credentialRefused(reason: String)
-    /// The app's quota for the service's day is spent (Xiaomi's 10034): its requests wait until
+    /// The app's quota for the service's day is spent (a vendor's daily quota): its requests wait until
     /// `untilWallMillis` (the vendor's day rolls over), no attempt spent, holding nothing of any other app.
     case quotaSpent(reason: String, untilWallMillis: Int64)
 }

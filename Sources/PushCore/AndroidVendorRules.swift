@@ -2,13 +2,13 @@
 /// when it registers (`PushProvider.register`): the parser checks it, so such a message is a dead letter at once
 /// (`Malformed: ...`) instead of a request every token of which fails.
 public struct AndroidVendorRules: Sendable, Equatable {
-    /// The payload's largest size in bytes, tokens not counted (Huawei: 4,096).
+    /// The payload's largest size in bytes, tokens not counted (4,096 for the vendors that publish one).
     public var maxPayloadBytes: Int
-    /// The longest `notification.title` and `notification.body` in characters (Xiaomi: under 50 and 128); nil: no
+    /// The longest `notification.title` and `notification.body` in characters (a vendor that caps them: under 50 and 128); nil: no
     /// limit of the vendor's own.
     public var maxTitleCharacters: Int?
     public var maxBodyCharacters: Int?
-    /// Tokens one request may carry (1,000 for Huawei and Xiaomi).
+    /// Tokens one request may carry (1,000 for the vendors that take lists).
     public var tokensPerRequest: Int
 
     public init(maxPayloadBytes: Int = 4096, maxTitleCharacters: Int? = nil, maxBodyCharacters: Int? = nil,
@@ -21,7 +21,7 @@ public struct AndroidVendorRules: Sendable, Equatable {
 }
 
 /// A token of China's Android vendors (docs/message-format.md): 1..1,024 bytes of printable ASCII without spaces or
-/// commas (a comma would add targets to a Xiaomi list), sent exactly as the producer wrote it.
+/// commas (a comma would add targets to a vendor's comma-separated list), sent exactly as the producer wrote it.
 public enum VendorToken {
     public static let maxBytes = 1024
 

@@ -8,7 +8,7 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var recovery = RecoverySettings()
     public var apns = APNsSettings()
     public var fcm = FCMSettings()
-    /// The blocks of the registered provider modules (`huawei`, `xiaomi`, ...), by name, as written: each module
+    /// The blocks of the registered provider modules (docs/vendors.md), by name, as written: each module
     /// reads its own (docs/configuration.md). A module's block is here, empty, also when the file has none.
     public var providerBlocks: [String: ConfigurationBlock] = [:]
     public var filter = FilterSettings()

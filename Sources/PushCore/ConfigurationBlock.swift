@@ -1,6 +1,6 @@
 import Foundation
 
-/// One provider module's configuration block as written (`xiaomi.endpoint`, `xiaomi.apps.0.topic`, ... with the
+/// One provider module's configuration block as written (`<name>.endpoint`, `<name>.apps.0.topic`, ... with the
 /// block's name taken off), for the module to read into its own settings, with the same checks and error texts as
 /// the core's blocks: a bad value names its full key.
 public struct ConfigurationBlock: Sendable, Equatable {

@@ -33,7 +33,7 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
 
     /// What a registered provider module told about itself; nil for APNs and FCM, whose rules are the core's own.
     public var module: ProviderDescription? { Self.registry.withLock { $0[index].module } }
-    /// Every provider's name in quotes, `"apns", "fcm" or "xiaomi"`, for error texts.
+    /// Every provider's name in quotes, `"apns", "fcm" or "<module>"`, for error texts.
     public static var namesForErrors: String {
         let names = allCases.map { "\"\($0.rawValue)\"" }
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!

@@ -39,6 +39,9 @@ public struct LaneContext: Sendable {
     public var sink: @Sendable ([Resolution]) -> Void
     /// The worker's cores, for how many lanes an app gets.
     public var cores: Int
+    /// The number of the module's first lane among all of the worker's lanes (`TransportSettings.boardLane`); its
+    /// lanes take the numbers that follow, in the order it returns them.
+    public var firstBoardLane = 0
 
     public init(retry: RetrySettings, logger: Logger, readiness: Readiness?, lease: OwnershipLease,
                 waitBoard: AppWaitBoard?, sink: @escaping @Sendable ([Resolution]) -> Void, cores: Int) {

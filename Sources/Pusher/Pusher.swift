@@ -92,9 +92,10 @@ public final class Pusher: Sendable {
                               waitBoard: waitBoard, sink: sink,
                               transports: &transports, routes: &fcmRoutes, appLanes: &appLanes, caches: &accessTokens)
             allRoutes[PushProvider.fcm.index] = fcmRoutes
-            let context = LaneContext(retry: retry, logger: logger, readiness: readiness, lease: lease, waitBoard: waitBoard,
+            var context = LaneContext(retry: retry, logger: logger, readiness: readiness, lease: lease, waitBoard: waitBoard,
                                       sink: sink, cores: cores)
             for module in modules {
+                context.firstBoardLane = transports.count
                 let provider = type(of: module).provider
                 while allRoutes.count <= provider.index { allRoutes.append([:]) }
                 for app in try module.makeLanes(context) {

@@ -1,7 +1,7 @@
 import CoreMetrics
 
 /// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_fcm_*` for FCM, `push_<name>_*` for
-/// a provider module (`push_huawei_*`), with the same meaning and labels, so the scheduler records through one
+/// a provider module (`push_<name>_*`), with the same meaning and labels, so the scheduler records through one
 /// interface and knows no service by name. APNs's series are `PushMetrics`'s own (their names predate FCM); the
 /// others are made here.
 public final class ServiceMetrics: Sendable {

@@ -53,7 +53,7 @@ final class CurlDriver: TransportDriver {
         }
         let path = service.path(for: request.job, tokens: request.tokens)
         slot.prepare(id: request.id, job: request.job, url: "\(settings.baseURL)\(path.fixed)\(path.suffix)", headers: headers,
-                     body: service.body(for: request.job, tokens: request.tokens))
+                     body: service.body(for: request.job, tokens: request.tokens), now: request.now)
         let code = curl_multi_add_handle(multi, slot.easy)
         guard code == CURLM_OK else {
             slot.release()

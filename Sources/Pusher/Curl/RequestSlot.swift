@@ -99,11 +99,13 @@ final class RequestSlot {
         ownBody.deallocate()
     }
 
-    func prepare(id: Int, job: JobContext, url: String, headers: CurlHeaderList, body requestBody: RequestBody) {
+    /// `now`: the scheduler's clock when it started the request (`DriverRequest.now`), so that wire times and
+    /// deadlines are read on one clock, the scheduler's (`TransportClock`).
+    func prepare(id: Int, job: JobContext, url: String, headers: CurlHeaderList, body requestBody: RequestBody, now: UInt64) {
         self.id = id
         self.job = job
         self.headers = headers
-        startedAt = DispatchTime.now().uptimeNanoseconds
+        startedAt = now
         body.removeAll(keepingCapacity: true)
         status = 0
         sends = 0

@@ -99,15 +99,16 @@ public enum RateGrant: Equatable, Sendable {
     case wait(nanos: UInt64)
 }
 
-/// An app's rate limits as the vendor counts them (`requests_per_s`: Xiaomi counts requests; `tokens_per_s`:
-/// Huawei counts devices, the tokens a request carries), one token bucket each, shared by all the app's lanes.
+/// An app's rate limits as the vendor counts them (`requests_per_s`: a vendor that counts requests; `tokens_per_s`:
+/// one that counts devices, the tokens a request carries), one token bucket each, shared by all the app's lanes.
 ///
-/// The vendors answer a send over the rate with an error, not with flow control: Xiaomi with code 10027, Huawei
+/// The vendors answer a send over the rate with an error, not with flow control: with a code of their own, or
 /// with HTTP 503 ("flow control"). Nothing slows the sender down on the wire as HTTP/2 windows or APNs' stream
 /// limits do, and every over-rate answer is a request failed, to be sent again. So the rate is kept on this
 /// side, before a request starts: a lane asks for a `grant` and either starts one request at once or sleeps for
-/// the time given. With a tokens limit a batch is cut to the tokens in the bucket (at least one) rather than
-/// waiting for all of them: what is left goes in a later request, and no lane sits on a partly filled bucket.
+/// the time given. With a tokens limit a request waits until the bucket holds its whole batch (a batch larger
+/// than the bucket goes a bucketful at a time): cutting it to what trickled in would spend the vendor's request
+/// count on requests of a token or two.
 ///
 /// The configured rate is the vendor's published quota, and the vendor may count differently (its own windows,
 /// its own clock, quotas changed in its console). An over-rate answer (`overRate`) therefore halves the rates in
@@ -183,7 +184,7 @@ public final class AppRateLimit: Sendable {
         }
     }
 
-    /// The vendor answered a request over the rate (Xiaomi 10027, Huawei 503) at `now`: halves the rates in
+    /// The vendor answered a request over the rate (`ServiceAnswer.overRate`) at `now`: halves the rates in
     /// effect unless they were lowered less than `lowerSpacingNanos` ago, and restarts the wait for recovery.
     public func overRate(now: UInt64) {
         if isUnlimited { return }

@@ -34,7 +34,8 @@ extension Scheduler {
                 let waited = now - enqueued
                 if waited >= 0 { metrics.queueToService(request.job.lane).recordMilliseconds(waited) }
             }
-            if status == 200 {
+            // A 200 with a reason of its own (a vendor's code inside the answer) is counted with it.
+            if status == 200 && answer.reason.isEmpty {
                 answered200 += 1
             } else {
                 answerCounts[AnswerKey(status: status, reason: answer.reason), default: 0] += 1
@@ -194,7 +195,9 @@ extension Scheduler {
     func waitForQuota(_ request: PendingRequest, reason: String, untilWallMillis: Int64) {
         let waitMillis = min(max(0, untilWallMillis &- clock.wallMillis), Self.longestQuotaWaitMillis)
         let now = clock.uptimeNanoseconds
-        let due = now &+ UInt64(waitMillis) &* 1_000_000
+        // The tokens of one request wait for one time, so they go again together as one request.
+        let due = requestRetryDue ?? now &+ UInt64(waitMillis) &* 1_000_000
+        if settlingRequest { requestRetryDue = due }
         let alreadyHeld = credential.holdUntil(now: now) != nil
         if credential.hold(until: due), !alreadyHeld {
             logger?.warning("\(service.name) says this app's quota for the day is spent: its requests wait until the vendor's day rolls over, in \(waitMillis / 60_000) min", metadata: [

@@ -1,0 +1,104 @@
+import Foundation
+import Pusher
+import PushCore
+
+/// Xiaomi MiPush as the worker builds it (`ProviderModule`): its name and message rules, its `xiaomi` block, its
+/// apps' lanes and its credential check. The worker names this type once, in its list of providers.
+public struct XiaomiModule: ProviderModule {
+    public static let description = ProviderDescription(
+        name: "xiaomi",
+        // Xiaomi's limits on what it shows (SPEC 4c): a title under 50 characters, a description under 128. Its
+        // size cap is not published; Huawei's 4,096 bytes is taken as the common one.
+        messageRules: AndroidVendorRules(maxPayloadBytes: 4096, maxTitleCharacters: XiaomiMessageFields.maxTitleCharacters,
+                                         maxBodyCharacters: XiaomiMessageFields.maxDescriptionCharacters,
+                                         tokensPerRequest: XiaomiService.maxRegIDsPerRequest),
+        settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "request_timeout_ms", "quota_reset"],
+        appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "requests_per_s"],
+        // The codes that say the message itself is wrong: a replay sends it to the same refusal.
+        permanentReasons: ["10008", "10012", "10016", "10017", "21305", "27001", "65009", "65014", "65015", "65036", "65037",
+                           "65038"])
+
+    public let settings: XiaomiSettings
+
+    public init(settings: XiaomiSettings) {
+        self.settings = settings
+    }
+
+    /// Reads the `xiaomi` block; a bad value is an error naming its key.
+    public init(block: ConfigurationBlock) throws {
+        var settings = XiaomiSettings()
+        settings.endpoint = try block.httpsURL("endpoint", settings.endpoint)
+        settings.caFile = block.string("ca_file", "")
+        settings.connections = try block.int("connections", settings.connections, min: 1, max: 1024)
+        settings.maxConnections = try block.int("max_connections", max(settings.maxConnections, settings.connections),
+                                                min: settings.connections, max: 1024)
+        settings.requestTimeoutMillis = try block.int("request_timeout_ms", settings.requestTimeoutMillis, min: 1)
+        settings.quotaReset = block.string("quota_reset", settings.quotaReset).trimmingCharacters(in: .whitespaces)
+        for index in block.appIndices {
+            let key = "apps.\(index)"
+            let topic = block.string("\(key).topic", "").trimmingCharacters(in: .whitespaces)
+            let package = block.string("\(key).package", "").trimmingCharacters(in: .whitespaces)
+            settings.apps.append(XiaomiApp(
+                topic: topic, package: package.isEmpty ? nil : package,
+                appSecretFile: block.string("\(key).app_secret_file", "").trimmingCharacters(in: .whitespaces),
+                channelID: block.string("\(key).channel_id", "").trimmingCharacters(in: .whitespaces),
+                templateID: block.string("\(key).template_id", "").trimmingCharacters(in: .whitespaces),
+                requestsPerSecond: try block.int("\(key).requests_per_s", XiaomiApp.defaultRequestsPerSecond, min: 1)))
+        }
+        if let problem = settings.problems().first { throw ConfigurationError.invalid(key: "xiaomi", reason: problem) }
+        self.settings = settings
+    }
+
+    public var topics: [String] { settings.apps.map(\.topic) }
+
+    /// Each app: one lane per two cores (at most its connections), sharing the app's rate and its record of
+    /// deliveries; the secret read once per lane's service (a missing file is an error naming it).
+    public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
+        let metrics = ServiceMetrics.of(Self.provider)
+        var made: [ProviderAppLanes] = []
+        var boardLane = context.firstBoardLane
+        do {
+            for app in settings.apps {
+                let laneCount = max(1, min(settings.connections, context.cores / 2))
+                let rate = XiaomiLanes.rateLimit(for: app)
+                let deliveries = XiaomiDeliveryWatch()
+                let credential = CredentialState()
+                var lanes: [Scheduler] = []
+                for lane in 0..<laneCount {
+                    var transport = XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: lane, lanes: laneCount)
+                    transport.retry = context.retry
+                    transport.waitBoard = context.waitBoard
+                    transport.boardLane = boardLane + lanes.count
+                    let service = try XiaomiService(app: app, settings: settings, metrics: metrics, deliveries: deliveries)
+                    do {
+                        lanes.append(try Scheduler(settings: transport, service: service, readiness: context.readiness,
+                                                   logger: context.logger, credential: credential, lease: context.lease,
+                                                   sink: context.sink))
+                    } catch {
+                        lanes.forEach { $0.abort() }
+                        throw error
+                    }
+                }
+                made.append(ProviderAppLanes(app: app.topic, lanes: lanes))
+                boardLane += lanes.count
+            }
+        } catch {
+            made.forEach { $0.lanes.forEach { $0.abort() } }
+            throw error
+        }
+        return made
+    }
+
+    /// Each app's secret file read and checked as the lanes read it (MiPush has no way to test a key without
+    /// sending).
+    public func checkCredentials() -> [(app: String, problem: String?, detail: String)] {
+        settings.apps.map { app in
+            do {
+                _ = try XiaomiService(app: app, settings: settings, metrics: ServiceMetrics.of(Self.provider))
+                return (app.topic, nil, "\(app.appSecretFile): an app secret (MiPush cannot check a key without sending)")
+            } catch {
+                return (app.topic, "\(error)", "")
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import XCTest
+
+/// A provider module is a unit (docs/architecture.md, "Providers"): nothing outside its folder
+/// `Sources/Providers/<Name>` names it, except the worker's one list of modules (`Sources/worker/Providers.swift`)
+/// and the emulator's side of it, in files named after it (`Sources/PushEmulator/<Name>*.swift`). A third provider
+/// is then a folder and a line, and removing one is removing them.
+final class ProviderNamesTests: XCTestCase {
+    private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The modules: the folders of `Sources/Providers`.
+    private func modules() throws -> [String] {
+        let folder = root.appendingPathComponent("Sources/Providers")
+        guard FileManager.default.fileExists(atPath: folder.path) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix(".") }.sorted()
+    }
+
+    /// Every file under `Sources`, by its path from the repository's root.
+    private func sourceFiles() -> [String] {
+        let sources = root.appendingPathComponent("Sources")
+        var files: [String] = []
+        let enumerator = FileManager.default.enumerator(at: sources, includingPropertiesForKeys: [.isRegularFileKey])
+        while let url = enumerator?.nextObject() as? URL {
+            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+            files.append(String(url.path.dropFirst(root.path.count + 1)))
+        }
+        return files.sorted()
+    }
+
+    /// Where `module` may be named.
+    private func allowed(_ path: String, module: String) -> Bool {
+        path.hasPrefix("Sources/Providers/\(module)/") || path == "Sources/worker/Providers.swift"
+            || path.hasPrefix("Sources/PushEmulator/") || path.hasPrefix("Sources/push-emulator/")
+    }
+
+    func testNoFileOutsideAProviderModuleNamesIt() throws {
+        let modules = try modules()
+        XCTAssertFalse(modules.isEmpty, "Sources/Providers holds the provider modules")
+        var offenders: [String] = []
+        for path in sourceFiles() {
+            guard let text = try? String(contentsOf: root.appendingPathComponent(path), encoding: .utf8) else { continue }
+            let lowered = text.lowercased()
+            for module in modules where !allowed(path, module: module) && lowered.contains(module.lowercased()) {
+                let line = text.split(separator: "\n", omittingEmptySubsequences: false)
+                    .firstIndex { $0.lowercased().contains(module.lowercased()) }.map { $0 + 1 } ?? 0
+                offenders.append("\(path):\(line) names \(module)")
+            }
+        }
+        XCTAssertEqual(offenders, [], "a provider is named only in its own folder, the worker's list and the emulator")
+    }
+
+    /// The rule bites: a core file that named a module would be found (so the test above can fail).
+    func testTheRuleFindsANameOutsideTheModule() throws {
+        for module in try modules() {
+            XCTAssertFalse(allowed("Sources/PushCore/MessageParser.swift", module: module))
+            XCTAssertFalse(allowed("Sources/Pusher/Pusher.swift", module: module))
+            XCTAssertTrue(allowed("Sources/Providers/\(module)/Anything.swift", module: module))
+        }
+    }
+}
