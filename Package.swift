@@ -82,6 +82,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Huawei Push Kit v1 (Android, OAuth client credentials) and v3 (HarmonyOS 5+, PS256 JWT) as a PushService.
+        .target(name: "HuaweiProvider", dependencies: [
+            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/Huawei"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
@@ -145,6 +149,8 @@ let package = Package(
         .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
+        // Huawei's bodies, answers and credentials, and real Schedulers against the emulator's Huawei side.
+        .testTarget(name: "HuaweiProviderTests", dependencies: ["HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "APNsEmulator"]),
         .testTarget(name: "APNsEmulatorTests", dependencies: ["APNsEmulator", "Pusher", "PushCore", "TestSupport"]),
     ]
 )
