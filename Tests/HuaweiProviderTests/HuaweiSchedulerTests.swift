@@ -93,6 +93,17 @@ final class HuaweiSchedulerTests: XCTestCase {
         return (all, refused)
     }
 
+    /// Waits for `count` outcomes, then drains the lane (its thread ends once nothing is left). A lane that does not
+    /// get them all (a failure, already reported) is aborted instead: a drain would wait for them forever.
+    private func settle(_ lane: Lane, outcomes count: Int) async throws {
+        let arrived = try await box.wait(for: count)
+        if arrived.count >= count {
+            await lane.scheduler.finish()
+        } else {
+            lane.scheduler.abort()
+        }
+    }
+
     private func outcomesByToken() -> [String: [TokenOutcome]] {
         Dictionary(grouping: box.all, by: \.token).mapValues { $0.map(\.outcome) }
     }
@@ -108,8 +119,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         let lane = try lane(api, http2: http2, concurrent: 3)
         let (tokens, refused) = Self.tokens(2500, api: api)
         lane.scheduler.submit([Fixture.job(tokens, collapseID: "chat-7")])
-        _ = try await box.wait(for: tokens.count)
-        await lane.scheduler.finish()
+        try await settle(lane, outcomes: tokens.count)
 
         // The protocol ALPN chose, seen from the server: three requests at once as streams of one connection (h2),
         // or on three connections with no stream at all (HTTP/1.1). v1's token exchange adds one h2 connection.
@@ -173,8 +183,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         let (tokens, _) = Self.tokens(1500, api: .v1, tag: "b")
         let live = tokens.filter { !$0.contains("-b") }
         lane.scheduler.submit([Fixture.job(live, seq: 2)])
-        _ = try await box.wait(for: 2 + live.count)
-        await lane.scheduler.finish()
+        try await settle(lane, outcomes: 2 + live.count)
 
         XCTAssertGreaterThanOrEqual(huawei.stats.count(code: "80200003"), 1, "the expired token was refused")
         XCTAssertEqual(huawei.stats.accessTokensIssued, 2, "renewed once")
@@ -190,8 +199,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         guard case .serviceAccount(let signer) = lane.service.credential else { return XCTFail("v3 signs") }
         XCTAssertTrue(huawei.failNext(1, with: "80200005"))
         lane.scheduler.submit([Fixture.job(["h1", "h2", "h3"])])
-        _ = try await box.wait(for: 3)
-        await lane.scheduler.finish()
+        try await settle(lane, outcomes: 3)
         XCTAssertEqual(huawei.stats.count(code: "80200005"), 1)
         XCTAssertEqual(signer.generation, 2, "signed again after the refusal")
         XCTAssertEqual(box.all.map(\.outcome), Array(repeating: .delivered, count: 3))
@@ -203,8 +211,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         let lane = try lane(.v1, maxAttempts: 2)
         XCTAssertTrue(huawei.failNext(5, with: "80200001"))
         lane.scheduler.submit([Fixture.job(["p1", "p2"])])
-        _ = try await box.wait(for: 2)
-        await lane.scheduler.finish()
+        try await settle(lane, outcomes: 2)
         XCTAssertEqual(huawei.stats.count(code: "80200001"), 5)
         XCTAssertEqual(lane.service.renewedCredentialRefusals, 1)
         XCTAssertEqual(box.all.map(\.outcome), [.delivered, .delivered])
@@ -218,8 +225,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         let (tokens, _) = Self.tokens(1200, api: .v1, tag: "c")
         let live = tokens.filter { !$0.contains("-c") }
         lane.scheduler.submit([Fixture.job(live)])
-        _ = try await box.wait(for: live.count)
-        await lane.scheduler.finish()
+        try await settle(lane, outcomes: live.count)
         XCTAssertEqual(huawei.stats.count(status: 503), 2)
         XCTAssertEqual(lane.rateLimit.effectiveTokensPerSecond, 3000, "halved (once: the two came together)")
         XCTAssertTrue(box.all.allSatisfy { $0.outcome == .delivered })
@@ -234,8 +240,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         XCTAssertTrue(box.all.isEmpty, "no token reported dead while the app has delivered nothing")
         // A message to live devices: its request delivers, the pause ends, and the dead tokens are then reported.
         lane.scheduler.submit([Fixture.job(["live-1", "live-2"], seq: 2)])
-        _ = try await box.wait(for: 5)
-        await lane.scheduler.finish()
+        try await settle(lane, outcomes: 5)
         let outcomes = outcomesByToken()
         for token in dead { XCTAssertEqual(outcomes[token]?.compactMap(Self.feedbackReason), ["BadDeviceToken"], token) }
         XCTAssertEqual(outcomes["live-1"], [.delivered])
