@@ -119,11 +119,11 @@ public final class HuaweiService: PushService {
     private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?) -> TokenListBody {
         switch credential.api {
         case .v1:
-            return TokenListBody(document: HuaweiV1Request.document(payload, category: app.category, ttlSeconds: ttl, collapseID: collapseID),
-                                 path: ["message"])
+            let document = HuaweiV1Request.document(payload, category: app.category, ttlSeconds: ttl, collapseID: collapseID)
+            return TokenListBody(document: document, path: ["message"])
         case .v3:
-            return TokenListBody(document: HuaweiV3Request.document(payload, category: app.category, ttlSeconds: ttl, collapseID: collapseID),
-                                 path: ["target"])
+            let document = HuaweiV3Request.document(payload, category: app.category, ttlSeconds: ttl, collapseID: collapseID)
+            return TokenListBody(document: document, path: ["target"])
         }
     }
 
