@@ -84,6 +84,10 @@ let package = Package(
         ]),
         // Xiaomi MiPush (SPEC 4c): regId sends of up to 1,000 tokens, its answers per token; Pusher only for a lane's settings.
         .target(name: "XiaomiProvider", dependencies: ["ProviderKit", "PushCore", "Pusher"], path: "Sources/Providers/Xiaomi"),
+        // Huawei Push Kit v1 (Android, OAuth client credentials) and v3 (HarmonyOS 5+, PS256 JWT) as a PushService.
+        .target(name: "HuaweiProvider", dependencies: [
+            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/Huawei"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
@@ -98,7 +102,7 @@ let package = Package(
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability",
             // The provider modules (Sources/worker/Providers.swift names each once).
-            "XiaomiProvider",
+            "HuaweiProvider", "XiaomiProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -153,5 +157,7 @@ let package = Package(
         .testTarget(name: "PushEmulatorTests", dependencies: ["PushEmulator", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
         .testTarget(name: "XiaomiProviderTests", dependencies: ["XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
+        // Huawei's bodies, answers and credentials, and real Schedulers against the emulator's Huawei side.
+        .testTarget(name: "HuaweiProviderTests", dependencies: ["HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
     ]
 )

@@ -22,9 +22,9 @@ public enum TokenGrant: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// An OAuth 2.0 token endpoint (`token_uri`, or `fcm.token_uri`): POSTs the grant
-/// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=<JWT>` as a form over HTTPS (HTTP/2 when
-/// the server offers it, else HTTP/1.1) with libcurl's easy interface. `exchange` blocks: call it on a thread
-/// of its own, never on Swift's cooperative pool (`AccessTokenCache` does).
+/// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=<JWT>` (or any other: `exchange(form:)`) as a
+/// form over HTTPS (HTTP/2 when the server offers it, else HTTP/1.1) with libcurl's easy interface. `exchange`
+/// blocks: call it on a thread of its own, never on Swift's cooperative pool (`AccessTokenCache` does).
 public struct TokenEndpoint: Sendable, CustomStringConvertible {
     public static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     /// More than any token answer; a larger body is cut (and then does not parse).
@@ -55,6 +55,16 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     /// One grant: the assertion for the answer. Blocks for up to `timeoutMillis`, or until `abandon` says so
     /// (asked at least once a second, also while connecting: a shutdown need not wait for a silent endpoint).
     public func exchange(assertion: String, abandon: @escaping @Sendable () -> Bool = { false }) -> TokenGrant {
+        exchange(form: "grant_type=\(Self.formEncode(Self.grantType))&assertion=\(Self.formEncode(assertion))", abandon: abandon)
+    }
+
+    /// One grant of any type: `form` is the whole request body, already form-encoded (the JWT-bearer grant above,
+    /// or the client-credentials grant Huawei's OAuth endpoint takes). The answer is read as RFC 6749 section 5
+    /// and Google have it, unless `classify` reads it (an endpoint whose errors are its own, as Huawei's numeric
+    /// `error` and `sub_error`); a failure to reach the endpoint is `.unavailable` either way. Blocks like
+    /// `exchange(assertion:)`: never call it on Swift's cooperative pool.
+    public func exchange(form: String, abandon: @escaping @Sendable () -> Bool = { false },
+                         classify: ((_ status: Int, _ body: [UInt8]) -> TokenGrant)? = nil) -> TokenGrant {
         CurlGlobal.initialize()
         guard let easy = curl_easy_init() else { return .unavailable(reason: "libcurl: cannot create a handle") }
         defer { curl_easy_cleanup(easy) }
@@ -62,7 +72,6 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
         let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errorText.deallocate() }
-        let form = "grant_type=\(Self.formEncode(Self.grantType))&assertion=\(Self.formEncode(assertion))"
         var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "content-type: application/x-www-form-urlencoded")
         headers = curl_slist_append(headers, "accept: application/json")
         defer { curl_slist_free_all(headers) }
@@ -113,7 +122,8 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
             return .unavailable(reason: "token endpoint \(uri) unreachable: \(text)")
         }
-        return Self.classify(status: curlx_response_code(easy), body: response.bytes, uri: uri)
+        let status = curlx_response_code(easy)
+        return classify?(status, response.bytes) ?? Self.classify(status: status, body: response.bytes, uri: uri)
     }
 
     /// The answer's meaning (Google's token endpoint, RFC 6749 section 5).
@@ -141,7 +151,7 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     /// application/x-www-form-urlencoded: everything but unreserved characters percent-encoded.
-    static func formEncode(_ text: String) -> String {
+    public static func formEncode(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {

@@ -1,0 +1,43 @@
+import Pusher
+import PushCore
+
+/// How a Huawei app's lanes reach Push Kit: libcurl (HTTP/2 where the server offers it by ALPN, HTTP/1.1 keep-alive
+/// otherwise: Huawei documents HTTP/1.1 only), the app's share of `huawei.connections` and `max_connections`, the
+/// request timeout, room for an answer that lists 1,000 bad tokens, and the app's rate as Huawei counts it: devices
+/// (tokens) per second, in one bucket shared by all the app's lanes.
+public enum HuaweiLaneSettings {
+    /// The longest answer kept: 1,000 listed tokens of up to 1,024 bytes each, with the quotes, commas and escapes
+    /// of JSON inside `msg`'s string, and room for the rest. A longer answer would be cut, fail to parse, and be
+    /// retried as an answer that says nothing.
+    public static let responseBodyLimit = 1000 * (1024 + 8) + 16 * 1024
+
+    /// The app's rate limit: one per app, handed to each of its lanes (`transportSettings(rateLimit:)`), so that
+    /// the lanes draw from one bucket, and an over-rate answer (HTTP 503) to any lane lowers the rate of all.
+    public static func rateLimit(for app: HuaweiApp) -> AppRateLimit {
+        AppRateLimit(requestsPerSecond: nil, tokensPerSecond: app.tokensPerSecond)
+    }
+
+    /// The settings of lane `lane` of `lanes` for `app`. Connections are split among the lanes as FCM's are: each
+    /// opens its share of `connections` at start and grows to its share of `max_connections`. What belongs to the
+    /// worker rather than to Huawei (the wait board and the lane's number on it, a test's clock) is the caller's to set.
+    public static func transportSettings(for app: HuaweiApp, settings: HuaweiSettings, rateLimit: AppRateLimit,
+                                         lanes: Int = 1, lane: Int = 0, retry: RetrySettings = RetrySettings()) -> TransportSettings {
+        let lanes = max(1, lanes)
+        var transport = TransportSettings(baseURL: settings.endpoint)
+        transport.caFile = settings.caFile
+        transport.driver = .libcurl
+        transport.offersHTTP2 = true
+        transport.initialConnections = max(1, (max(1, settings.connections) + lanes - 1) / lanes)
+        transport.connections = max(transport.initialConnections,
+                                    (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
+        transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
+        transport.responseBodyLimit = responseBodyLimit
+        // Apple's one-stream-until-success rule is APNs's alone.
+        transport.streamsBeforeFirstSuccess = nil
+        transport.rateLimit = rateLimit
+        transport.retry = retry
+        transport.app = app.topic
+        transport.lane = lane
+        return transport
+    }
+}

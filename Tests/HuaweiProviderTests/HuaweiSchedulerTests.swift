@@ -1,0 +1,250 @@
+import PushEmulator
+import Foundation
+@testable import HuaweiProvider
+import ProviderKit
+@testable import Pusher
+import PushCore
+import TestSupport
+import XCTest
+
+/// A real `Scheduler` with `HuaweiService` against the emulator's Huawei side over real TLS on its vendor listener
+/// (h2 and HTTP/1.1 by ALPN): v1 with a real OAuth exchange, v3 with a real PS256 JWT, a job of 2,500 tokens in
+/// three requests with every token's own outcome, an access token expired under the sender, a renewed credential
+/// rejected at once, flow control lowering the app's rate, and the all-refused pause rule. Tests wait for outcomes,
+/// not for time.
+final class HuaweiSchedulerTests: XCTestCase {
+    private var server: EmulatorStandIn!
+    private var key: HuaweiKeyFixture!
+    private let box = ResolutionBox()
+    private var caches: [AccessTokenCache] = []
+
+    override func setUp() async throws {
+        key = try HuaweiKeyFixture()
+        let keyFile = key.jsonFile
+        server = try await EmulatorStandIn {
+            $0.vendorPort = 0
+            $0.huawei.apps = [.init(appID: Fixture.appID, clientSecret: Fixture.secret)]
+            $0.huawei.serviceAccounts = [try! .init(keyJSONFile: keyFile)]
+        }
+    }
+
+    override func tearDown() async throws {
+        for cache in caches { await cache.shutdown() }
+        await server?.stop()
+    }
+
+    private var huawei: HuaweiSide { server.emulator.huawei }
+
+    private var settings: HuaweiSettings {
+        let endpoint = server.emulator.vendorEndpoint
+        return HuaweiSettings(endpoint: endpoint, tokenURI: endpoint + "/oauth2/v3/token", caFile: server.caFile)
+    }
+
+    private struct Lane {
+        let scheduler: Scheduler
+        let service: HuaweiService
+        let rateLimit: AppRateLimit
+    }
+
+    /// One lane of the app for `api`, built as the worker would: the credential from its files, the lane's settings
+    /// from `HuaweiLaneSettings` (libcurl), short retry backoffs and credential probes.
+    private func lane(_ api: HuaweiAPI, http2: Bool = true, maxAttempts: Int = 20, concurrent: Int = 1) throws -> Lane {
+        let app = HuaweiApp(topic: Fixture.topic, api: api, appID: Fixture.appID, clientSecretFile: try Fixture.secretFile(),
+                            serviceAccountFile: key.jsonFile)
+        let credential = try HuaweiCredential.make(for: app, settings: settings)
+        if case .clientCredentials(let cache) = credential { caches.append(cache) }
+        let rateLimit = HuaweiLaneSettings.rateLimit(for: app)
+        var transport = HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rateLimit)
+        XCTAssertEqual(transport.driver, .libcurl)
+        transport.offersHTTP2 = http2
+        transport.initialActiveRequests = concurrent
+        transport.retry.baseDelayMillis = 20
+        transport.retry.maxDelayMillis = 100
+        transport.retry.maxAttempts = maxAttempts
+        transport.credentialProbeFirstMillis = 50
+        transport.credentialProbeLongestMillis = 200
+        let service = HuaweiService(app: app, credential: credential, deliveries: HuaweiDeliveryMemory(), metrics: .fcm)
+        let scheduler = try Scheduler(settings: transport, service: service, sink: box.append)
+        if case .clientCredentials(let cache) = credential { cache.wakeOnChange([scheduler]) }
+        addTeardownBlock { scheduler.abort() }
+        return Lane(scheduler: scheduler, service: service, rateLimit: rateLimit)
+    }
+
+    /// `count` tokens, every 97th refused by the emulator's prefix rule (cycling through its prefixes), with the
+    /// feedback reason each refused one must get for `api`.
+    private static func tokens(_ count: Int, api: HuaweiAPI, tag: String = "a") -> (all: [String], refused: [String: String]) {
+        let prefixes: [(prefix: String, v3Reason: String)] = [
+            ("unregistered", "Unregistered"), ("invalid", "BadDeviceToken"), ("platform", "Unregistered"),
+            ("badtoken", "BadDeviceToken"), ("illegal", "BadDeviceToken"),
+        ]
+        var all: [String] = []
+        var refused: [String: String] = [:]
+        for index in 0..<count {
+            if index % 97 == 5 {
+                let (prefix, v3Reason) = prefixes[(index / 97) % prefixes.count]
+                let token = "\(prefix)-\(tag)\(index)"
+                all.append(token)
+                // v1 lists every refused token in `illegal_tokens`: malformed as far as it says.
+                refused[token] = api == .v1 ? "BadDeviceToken" : v3Reason
+            } else {
+                all.append("IQAAAACy0k\(tag)" + String(format: "%05d", index) + "PushToken")
+            }
+        }
+        return (all, refused)
+    }
+
+    /// Waits for `count` outcomes, then drains the lane (its thread ends once nothing is left). A lane that does not
+    /// get them all (a failure, already reported) is aborted instead: a drain would wait for them forever.
+    private func settle(_ lane: Lane, outcomes count: Int) async throws {
+        let arrived = try await box.wait(for: count)
+        if arrived.count >= count {
+            await lane.scheduler.finish()
+        } else {
+            lane.scheduler.abort()
+        }
+    }
+
+    private func outcomesByToken() -> [String: [TokenOutcome]] {
+        Dictionary(grouping: box.all, by: \.token).mapValues { $0.map(\.outcome) }
+    }
+
+    private static func feedbackReason(_ outcome: TokenOutcome) -> String? {
+        if case .feedback(let reason, _) = outcome { return reason }
+        return nil
+    }
+
+    /// One job of 2,500 tokens: exactly three requests (let go at once), each live token delivered once, each refused
+    /// token one feedback with its reason, one outcome per token.
+    private func sendTwentyFiveHundred(_ api: HuaweiAPI, http2: Bool) async throws {
+        let lane = try lane(api, http2: http2, concurrent: 3)
+        let (tokens, refused) = Self.tokens(2500, api: api)
+        lane.scheduler.submit([Fixture.job(tokens, collapseID: "chat-7")])
+        try await settle(lane, outcomes: tokens.count)
+
+        // The protocol ALPN chose, seen from the server: three requests at once as streams of one connection (h2),
+        // or on three connections with no stream at all (HTTP/1.1). v1's token exchange adds one h2 connection.
+        let exchange = api == .v1 ? 1 : 0
+        if http2 {
+            XCTAssertGreaterThanOrEqual(server.emulator.stats.peakConcurrentStreams, 2, "multiplexed")
+            XCTAssertEqual(server.emulator.stats.connections, exchange + 1)
+        } else {
+            XCTAssertEqual(server.emulator.stats.peakConcurrentStreams, exchange, "no h2 stream for a send")
+            XCTAssertGreaterThanOrEqual(server.emulator.stats.connections, exchange + 2)
+        }
+        XCTAssertEqual(huawei.stats.requests, 3, "1,000 + 1,000 + 500")
+        XCTAssertEqual(huawei.stats.count(code: "80100000"), 3)
+        let live = tokens.filter { refused[$0] == nil }
+        XCTAssertEqual(huawei.stats.deliveredByToken, Dictionary(uniqueKeysWithValues: live.map { ($0, 1) }),
+                       "every live token delivered exactly once")
+        XCTAssertEqual(huawei.stats.delivered(classification: "IM"), live.count, "the app's chat class on every one")
+        XCTAssertEqual(box.all.count, tokens.count, "one outcome per token")
+        let outcomes = outcomesByToken()
+        XCTAssertEqual(outcomes.count, tokens.count)
+        for token in tokens {
+            if let reason = refused[token] {
+                XCTAssertEqual(outcomes[token]?.compactMap(Self.feedbackReason), [reason], token)
+            } else {
+                XCTAssertEqual(outcomes[token], [.delivered], token)
+            }
+        }
+    }
+
+    func testV1OverHTTP1WithARealOAuthExchange() async throws {
+        try await sendTwentyFiveHundred(.v1, http2: false)
+        XCTAssertEqual(huawei.stats.tokenEndpointRequests, 1)
+        XCTAssertEqual(huawei.stats.accessTokensIssued, 1)
+        let request = try XCTUnwrap(huawei.stats.lastRequest)
+        XCTAssertEqual(request.path, "/v1/104123456/messages:send")
+        XCTAssertEqual(request.headers.first { $0.name == "content-type" }?.value, "application/json;charset=UTF-8")
+    }
+
+    func testV1OverHTTP2WithARealOAuthExchange() async throws {
+        try await sendTwentyFiveHundred(.v1, http2: true)
+        XCTAssertEqual(huawei.stats.accessTokensIssued, 1)
+    }
+
+    func testV3OverHTTP2WithARealPS256JWT() async throws {
+        try await sendTwentyFiveHundred(.v3, http2: true)
+        let request = try XCTUnwrap(huawei.stats.lastRequest)
+        XCTAssertEqual(request.path, "/v3/\(key.projectID)/messages:send")
+        XCTAssertEqual(request.headers.first { $0.name == "push-type" }?.value, "0")
+        XCTAssertEqual(huawei.stats.tokenEndpointRequests, 0, "v3 exchanges nothing")
+    }
+
+    func testV3OverHTTP1() async throws {
+        try await sendTwentyFiveHundred(.v3, http2: false)
+    }
+
+    func testAnAccessTokenExpiredUnderTheSenderIsRenewedAndTheRequestsResent() async throws {
+        let lane = try lane(.v1)
+        lane.scheduler.submit([Fixture.job(["first-1", "first-2"], seq: 1)])
+        _ = try await box.wait(for: 2)
+        huawei.expireAccessTokens()
+        let (tokens, _) = Self.tokens(1500, api: .v1, tag: "b")
+        let live = tokens.filter { !$0.contains("-b") }
+        lane.scheduler.submit([Fixture.job(live, seq: 2)])
+        try await settle(lane, outcomes: 2 + live.count)
+
+        XCTAssertGreaterThanOrEqual(huawei.stats.count(code: "80200003"), 1, "the expired token was refused")
+        XCTAssertEqual(huawei.stats.accessTokensIssued, 2, "renewed once")
+        XCTAssertEqual(box.all.count, 2 + live.count)
+        XCTAssertTrue(box.all.allSatisfy { $0.outcome == .delivered }, "nothing lost, nothing dead-lettered")
+        XCTAssertEqual(huawei.stats.deliveredByToken.count, 2 + live.count)
+        XCTAssertTrue(huawei.stats.duplicates.isEmpty)
+        XCTAssertEqual(lane.service.renewedCredentialRefusals, 0)
+    }
+
+    func testAJWTRefusedAsExpiredIsSignedAgainAndTheRequestResent() async throws {
+        let lane = try lane(.v3)
+        guard case .serviceAccount(let signer) = lane.service.credential else { return XCTFail("v3 signs") }
+        XCTAssertTrue(huawei.failNext(1, with: "80200005"))
+        lane.scheduler.submit([Fixture.job(["h1", "h2", "h3"])])
+        try await settle(lane, outcomes: 3)
+        XCTAssertEqual(huawei.stats.count(code: "80200005"), 1)
+        XCTAssertEqual(signer.generation, 2, "signed again after the refusal")
+        XCTAssertEqual(box.all.map(\.outcome), Array(repeating: .delivered, count: 3))
+        XCTAssertEqual(huawei.stats.deliveredByToken, ["h1": 1, "h2": 1, "h3": 1])
+    }
+
+    func testARenewedCredentialRejectedAgainPausesTheAppAndNothingIsDeadLettered() async throws {
+        // Two attempts only: without the pause, the rejections would spend them and dead-letter every token.
+        let lane = try lane(.v1, maxAttempts: 2)
+        XCTAssertTrue(huawei.failNext(5, with: "80200001"))
+        lane.scheduler.submit([Fixture.job(["p1", "p2"])])
+        try await settle(lane, outcomes: 2)
+        XCTAssertEqual(huawei.stats.count(code: "80200001"), 5)
+        XCTAssertEqual(lane.service.renewedCredentialRefusals, 1)
+        XCTAssertEqual(box.all.map(\.outcome), [.delivered, .delivered])
+        XCTAssertEqual(huawei.stats.deliveredByToken, ["p1": 1, "p2": 1])
+    }
+
+    func testFlowControlLowersTheAppsRateAndLosesNothing() async throws {
+        let lane = try lane(.v1)
+        XCTAssertEqual(lane.rateLimit.effectiveTokensPerSecond, 6000)
+        XCTAssertTrue(huawei.failNext(2, with: "503"))
+        let (tokens, _) = Self.tokens(1200, api: .v1, tag: "c")
+        let live = tokens.filter { !$0.contains("-c") }
+        lane.scheduler.submit([Fixture.job(live)])
+        try await settle(lane, outcomes: live.count)
+        XCTAssertEqual(huawei.stats.count(status: 503), 2)
+        XCTAssertEqual(lane.rateLimit.effectiveTokensPerSecond, 3000, "halved (once: the two came together)")
+        XCTAssertTrue(box.all.allSatisfy { $0.outcome == .delivered })
+        XCTAssertEqual(huawei.stats.deliveredByToken, Dictionary(uniqueKeysWithValues: live.map { ($0, 1) }))
+    }
+
+    func testEveryTokenRefusedBeforeAnyDeliveryPausesTheAppUntilARequestDelivers() async throws {
+        let lane = try lane(.v1)
+        let dead = ["unregistered-1", "invalid-2", "badtoken-3"]
+        lane.scheduler.submit([Fixture.job(dead, seq: 1)])
+        try await eventually { self.huawei.stats.count(code: "80300007") >= 1 }
+        XCTAssertTrue(box.all.isEmpty, "no token reported dead while the app has delivered nothing")
+        // A message to live devices: its request delivers, the pause ends, and the dead tokens are then reported.
+        lane.scheduler.submit([Fixture.job(["live-1", "live-2"], seq: 2)])
+        try await settle(lane, outcomes: 5)
+        let outcomes = outcomesByToken()
+        for token in dead { XCTAssertEqual(outcomes[token]?.compactMap(Self.feedbackReason), ["BadDeviceToken"], token) }
+        XCTAssertEqual(outcomes["live-1"], [.delivered])
+        XCTAssertEqual(outcomes["live-2"], [.delivered])
+        XCTAssertEqual(box.all.count, 5)
+    }
+}
