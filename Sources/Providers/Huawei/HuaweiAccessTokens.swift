@@ -17,7 +17,7 @@ public enum HuaweiAccessTokens {
                              refusedRetrySeconds: Double = 60, clock: any TransportClock = SystemTransportClock(),
                              onExchange: (@Sendable (_ granted: Bool) -> Void)? = nil,
                              onChange: (@Sendable (AccessTokenState) -> Void)? = nil) -> AccessTokenCache {
-        AccessTokenCache(name: name, refusedRetrySeconds: refusedRetrySeconds, clock: clock, onChange: onChange) { stopping in
+        AccessTokenCache(name: name, service: "Huawei", refusedRetrySeconds: refusedRetrySeconds, clock: clock, onChange: onChange) { stopping in
             let grant = exchange(credentials: credentials, endpoint: endpoint, abandon: stopping)
             if case .granted = grant { onExchange?(true) } else { onExchange?(false) }
             return grant

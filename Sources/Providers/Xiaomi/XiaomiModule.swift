@@ -8,7 +8,7 @@ public struct XiaomiModule: ProviderModule {
     public static let description = ProviderDescription(
         name: "xiaomi",
         // Xiaomi's limits on what it shows (SPEC 4c): a title under 50 characters, a description under 128. Its
-        // size cap is not published; Huawei's 4,096 bytes is taken as the common one.
+        // size cap is not published; the 4,096 bytes other vendors publish is taken as the common one.
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, maxTitleCharacters: XiaomiMessageFields.maxTitleCharacters,
                                          maxBodyCharacters: XiaomiMessageFields.maxDescriptionCharacters,
                                          tokensPerRequest: XiaomiService.maxRegIDsPerRequest),

@@ -23,6 +23,8 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     }
 
     public let name: String
+    /// Whose tokens these are ("FCM", or a provider module's service), for log lines.
+    public let service: String
     private let exchange: Exchange
     private let clock: any TransportClock
     /// The system clock wakes the thread at the moment it waits for; a manual one moves without telling it, so
@@ -44,7 +46,9 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     ///   - clock: whose uptime times the token's life, renewals and retries.
     ///   - onChange: called on the renewal thread after each change of state (readiness, waking lanes).
     /// The thread runs until `shutdown()`.
-    public init(name: String, refusedRetrySeconds: Double = 60, maxBackoffSeconds: Double = 30,
+    ///   - service: whose tokens these are, for log lines, the logger's label and the thread's name ("FCM", or a
+    ///     provider module's service).
+    public init(name: String, service: String = "FCM", refusedRetrySeconds: Double = 60, maxBackoffSeconds: Double = 30,
                 clock: any TransportClock = SystemTransportClock(),
                 onChange: (@Sendable (AccessTokenState) -> Void)? = nil, exchange: @escaping Exchange) {
         self.name = name
@@ -54,11 +58,12 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         self.refusedRetrySeconds = max(AccessTokenRenewal.minimumInterval, refusedRetrySeconds)
         self.maxBackoffSeconds = max(AccessTokenRenewal.minimumInterval, maxBackoffSeconds)
         self.onChange = onChange
-        var logger = Logger(label: "push.fcm.access-token")
+        self.service = service
+        var logger = Logger(label: "push.\(service.lowercased()).access-token")
         logger[metadataKey: "account"] = "\(name)"
         self.logger = logger
         let thread = Thread { [self] in self.run() }
-        thread.name = "fcm-token"
+        thread.name = "\(service.lowercased())-token"
         thread.start()
     }
 
@@ -106,13 +111,13 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         let state = machine.life.published
         condition.signal()
         condition.unlock()
-        logger.warning("FCM access token #\(generation) rejected by the server; renewing it")
+        logger.warning("\(service) access token #\(generation) rejected by the server; renewing it")
         changed(state)
         return true
     }
 
     /// Wakes `lanes` after each change of state (a token granted after a wait: they send at once).
-    func wakeOnChange(_ lanes: [Scheduler]) {
+    public func wakeOnChange(_ lanes: [Scheduler]) {
         sleepers.withLock { $0 += lanes }
     }
 
@@ -158,7 +163,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
                 let grant = exchange { [self] in isStopping }
                 apply(grant, startedAt: started)
             case .expired(let state):
-                logger.warning("FCM access token expired before a new one could be had: \(state)")
+                logger.warning("\(service) access token expired before a new one could be had: \(state)")
                 changed(state)
             case .stop:
                 break loop
@@ -218,15 +223,15 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
 
         switch grant {
         case .granted(_, let expiresIn):
-            logger.info("FCM access token #\(generation) obtained (expires in \(expiresIn) s)")
+            logger.info("\(service) access token #\(generation) obtained (expires in \(expiresIn) s)")
         case .unavailable(let reason):
             let using = state.token.map { " (token #\($0.generation) stays in use until it expires)" } ?? ""
-            logger.warning("FCM access token request failed, asking again in \(Int(retryIn.rounded(.up))) s\(using): \(reason)")
+            logger.warning("\(service) access token request failed, asking again in \(Int(retryIn.rounded(.up))) s\(using): \(reason)")
         case .refused(let reason):
             if case .refused = previous {
-                logger.error("FCM access token still refused for \(name): \(reason)")
+                logger.error("\(service) access token still refused for \(name): \(reason)")
             } else {
-                logger.error("FCM access token refused for \(name); the app pauses until the key is accepted: \(reason)")
+                logger.error("\(service) access token refused for \(name); the app pauses until the key is accepted: \(reason)")
             }
         }
         if state != previous { changed(state) }

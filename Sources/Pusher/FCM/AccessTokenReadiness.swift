@@ -9,7 +9,7 @@ import PushCore
 ///
 /// Its condition is its own (the endpoint's words as the reason): the scheduler's, set when a send is refused
 /// (`PERMISSION_DENIED`, ...), is not this one's to clear, since a new token does not lift such a refusal.
-final class AccessTokenReadiness: Sendable {
+public final class AccessTokenReadiness: Sendable {
     private struct State {
         var apps: [String]
         /// The refusal in force, told to apps added later as well.
@@ -19,7 +19,7 @@ final class AccessTokenReadiness: Sendable {
     private let readiness: Readiness?
     private let state: Locked<State>
 
-    init(readiness: Readiness?, app: String) {
+    public init(readiness: Readiness?, app: String) {
         self.readiness = readiness
         state = Locked(State(apps: [app]))
     }
@@ -33,7 +33,7 @@ final class AccessTokenReadiness: Sendable {
     }
 
     /// The cache's `onChange`, on its renewal thread.
-    func changed(_ token: AccessTokenState) {
+    public func changed(_ token: AccessTokenState) {
         guard let readiness else { return }
         state.withLock { state in
             switch token {

@@ -59,9 +59,9 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     /// One grant of any type: `form` is the whole request body, already form-encoded (the JWT-bearer grant above,
-    /// or the client-credentials grant Huawei's OAuth endpoint takes). The answer is read as RFC 6749 section 5
-    /// and Google have it, unless `classify` reads it (an endpoint whose errors are its own, as Huawei's numeric
-    /// `error` and `sub_error`); a failure to reach the endpoint is `.unavailable` either way. Blocks like
+    /// or a client-credentials grant, as a provider module's OAuth endpoint takes). The answer is read as RFC 6749
+    /// section 5 and Google have it, unless `classify` reads it (an endpoint whose errors are its own, such as
+    /// numeric `error` and `sub_error` codes); a failure to reach the endpoint is `.unavailable` either way. Blocks like
     /// `exchange(assertion:)`: never call it on Swift's cooperative pool.
     public func exchange(form: String, abandon: @escaping @Sendable () -> Bool = { false },
                          classify: ((_ status: Int, _ body: [UInt8]) -> TokenGrant)? = nil) -> TokenGrant {

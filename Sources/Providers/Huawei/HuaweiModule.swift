@@ -1,0 +1,160 @@
+import Foundation
+import Pusher
+import PushCore
+
+/// Huawei Push Kit as the worker builds it (`ProviderModule`): its name and message rules, its `huawei` block, its
+/// apps' lanes (v1 with an access token shared by the app's lanes, v3 with a JWT the service account signs) and its
+/// credential check. The worker names this type once, in its list of providers.
+public struct HuaweiModule: ProviderModule {
+    public static let description = ProviderDescription(
+        name: "huawei",
+        // 4,096 bytes of message without the tokens (80300008), 1,000 tokens a request (80300010).
+        messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1000),
+        settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms"],
+        appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "tokens_per_s"],
+        // The codes that say the message itself is wrong: a replay sends it to the same refusal.
+        permanentReasons: ["80100001", "80100003", "80100004", "80100013", "80100016", "80100018", "80100022", "80300008",
+                           "80300010", "80300011"])
+
+    public let settings: HuaweiSettings
+
+    public init(settings: HuaweiSettings) {
+        self.settings = settings
+    }
+
+    /// Reads the `huawei` block; a bad value is an error naming its key.
+    public init(block: ConfigurationBlock) throws {
+        var settings = HuaweiSettings()
+        settings.endpoint = try block.httpsURL("endpoint", settings.endpoint)
+        settings.tokenURI = try block.httpsURL("token_uri", settings.tokenURI, allowPath: true)
+        settings.caFile = block.string("ca_file", "")
+        settings.connections = try block.int("connections", settings.connections, min: 1, max: 1024)
+        settings.maxConnections = try block.int("max_connections", max(settings.maxConnections, settings.connections),
+                                                min: settings.connections, max: 1024)
+        settings.requestTimeoutMillis = try block.int("request_timeout_ms", settings.requestTimeoutMillis, min: 1)
+        var topics: Set<String> = []
+        for index in block.appIndices {
+            let key = "apps.\(index)"
+            let topic = block.string("\(key).topic", "").trimmingCharacters(in: .whitespaces)
+            guard !topic.isEmpty else { throw ConfigurationError.invalid(key: block.fullKey("\(key).topic"), reason: "is empty") }
+            guard topics.insert(topic).inserted else {
+                throw ConfigurationError.invalid(key: block.fullKey("\(key).topic"), reason: "\(topic) is configured twice")
+            }
+            let apiText = block.string("\(key).api", HuaweiAPI.v1.rawValue).trimmingCharacters(in: .whitespaces)
+            guard let api = HuaweiAPI(rawValue: apiText) else {
+                throw ConfigurationError.invalid(key: block.fullKey("\(key).api"), reason: "'\(Printable.clipped(apiText, to: 20))' is not v1 or v3")
+            }
+            let app = HuaweiApp(
+                topic: topic, api: api,
+                appID: block.string("\(key).app_id", "").trimmingCharacters(in: .whitespaces),
+                clientSecretFile: block.string("\(key).client_secret_file", "").trimmingCharacters(in: .whitespaces),
+                serviceAccountFile: block.string("\(key).service_account_file", "").trimmingCharacters(in: .whitespaces),
+                category: block.string("\(key).category", "IM").trimmingCharacters(in: .whitespaces),
+                tokensPerSecond: try block.int("\(key).tokens_per_s", 6000, min: 1))
+            switch api {
+            case .v1:
+                guard !app.appID.isEmpty, !app.clientSecretFile.isEmpty else {
+                    throw ConfigurationError.invalid(key: block.fullKey(key), reason: "api v1 needs app_id and client_secret_file")
+                }
+            case .v3:
+                guard !app.serviceAccountFile.isEmpty else {
+                    throw ConfigurationError.invalid(key: block.fullKey(key), reason: "api v3 needs service_account_file")
+                }
+            }
+            settings.apps.append(app)
+        }
+        self.settings = settings
+    }
+
+    public var topics: [String] { settings.apps.map(\.topic) }
+
+    /// Each app: its credential (a startup error names the file, never the secret), then one lane per two cores
+    /// (at most its connections) sharing the app's rate and its record of deliveries.
+    public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
+        let metrics = ServiceMetrics.of(Self.provider)
+        var made: [ProviderAppLanes] = []
+        var boardLane = context.firstBoardLane
+        do {
+            for app in settings.apps {
+                let tokenReadiness = AccessTokenReadiness(readiness: context.readiness, app: app.topic)
+                if app.api == .v1 { metrics.registerAccessTokenSeries(app: app.topic) }
+                let credential = try HuaweiCredential.make(
+                    for: app, settings: settings,
+                    onExchange: { metrics.accessTokenRenewal(app: app.topic, ok: $0) }, onChange: tokenReadiness.changed)
+                var cache: AccessTokenCache?
+                if case .clientCredentials(let made) = credential { cache = made }
+                let laneCount = max(1, min(settings.connections, context.cores / 2))
+                let rate = HuaweiLaneSettings.rateLimit(for: app)
+                let deliveries = HuaweiDeliveryMemory()
+                let state = CredentialState()
+                var lanes: [Scheduler] = []
+                do {
+                    for lane in 0..<laneCount {
+                        var transport = HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rate,
+                                                                             lanes: laneCount, lane: lane, retry: context.retry)
+                        transport.waitBoard = context.waitBoard
+                        transport.boardLane = boardLane + lanes.count
+                        let service = HuaweiService(app: app, credential: credential, deliveries: deliveries, metrics: metrics,
+                                                    logger: context.logger)
+                        lanes.append(try Scheduler(settings: transport, service: service, readiness: context.readiness,
+                                                   logger: context.logger, credential: state, lease: context.lease,
+                                                   sink: context.sink))
+                    }
+                } catch {
+                    lanes.forEach { $0.abort() }
+                    cache?.stop()
+                    throw error
+                }
+                cache?.wakeOnChange(lanes)
+                var appLanes = ProviderAppLanes(app: app.topic, lanes: lanes)
+                if let cache {
+                    appLanes.shutdown = { @Sendable in await cache.shutdown() }
+                    appLanes.stop = { @Sendable in cache.stop() }
+                }
+                made.append(appLanes)
+                boardLane += lanes.count
+            }
+        } catch {
+            for app in made {
+                app.lanes.forEach { $0.abort() }
+                app.stop?()
+            }
+            throw error
+        }
+        return made
+    }
+
+    /// Each app's credential loaded and proved as the lanes would: v3 signs a JWT; v1 asks `token_uri` for an
+    /// access token once (a blocking exchange: `check-config` is a tool, not the worker's pool).
+    public func checkCredentials() -> [(app: String, problem: String?, detail: String)] {
+        settings.apps.map { app in
+            switch app.api {
+            case .v3:
+                do {
+                    let account = try HuaweiServiceAccount.load(path: app.serviceAccountFile)
+                    let signer = try HuaweiJWTSigner(account: account, defaultAudience: settings.tokenURI)
+                    _ = try signer.current()
+                    return (app.topic, nil, "\(app.serviceAccountFile): a PS256 JWT signed (project \(account.projectID))")
+                } catch {
+                    return (app.topic, "\(error)", "")
+                }
+            case .v1:
+                do {
+                    let credentials = try HuaweiClientCredentials.load(clientID: app.appID, secretFile: app.clientSecretFile)
+                    let endpoint = TokenEndpoint(uri: settings.tokenURI, caFile: settings.caFile,
+                                                 timeoutMillis: settings.requestTimeoutMillis)
+                    switch HuaweiAccessTokens.exchange(credentials: credentials, endpoint: endpoint) {
+                    case .granted(_, let expiresIn):
+                        return (app.topic, nil, "an access token granted by \(settings.tokenURI) (expires in \(expiresIn) s)")
+                    case .refused(let reason):
+                        return (app.topic, "\(settings.tokenURI) refused the client credentials: \(reason)", "")
+                    case .unavailable(let reason):
+                        return (app.topic, "\(settings.tokenURI) could not be asked: \(reason)", "")
+                    }
+                } catch {
+                    return (app.topic, "\(error)", "")
+                }
+            }
+        }
+    }
+}
