@@ -1,0 +1,127 @@
+import Foundation
+import PushCore
+import PushEmulator
+import QueueProtocol
+import RedisClient
+import TestSupport
+import XCTest
+
+/// Issue 41: China's Android vendors end to end: a real worker process, a real redis-server, and the emulator serving
+/// APNs, FCM, Huawei (v1 with OAuth client credentials, v3 with PS256 JWTs) and Xiaomi over TLS (docs/vendors.md).
+final class VendorDeliveryTests: XCTestCase {
+    private func drained(_ client: RedisConnection, worker id: String) async throws -> Bool {
+        let keys = RedisKeys()
+        let queued = try await client.length(keys.queue)
+        let claimed = try await client.claimedCount(keys.processing(worker: id))
+        return queued == 0 && claimed == 0
+    }
+
+    /// Group messages of 100 tokens each (merged into jobs of thousands), one token in 100 dead.
+    private func vendorGroup(_ provider: String, topic: String, prefix: String, count: Int = 5000) -> (elements: [String], live: [String], dead: [String]) {
+        var elements: [String] = []
+        var live: [String] = []
+        var dead: [String] = []
+        for message in 0..<(count / 100) {
+            var tokens: [String] = []
+            for n in (message * 100)..<(message * 100 + 100) {
+                if n % 100 == 37 {
+                    tokens.append(vendorToken("unregistered\(prefix)", n))
+                    dead.append(tokens.last!)
+                } else {
+                    tokens.append(vendorToken(prefix, n))
+                    live.append(tokens.last!)
+                }
+            }
+            elements.append(vendorMessageJSON(id: "\(prefix)-\(message)", provider: provider, topic: topic, tokens: tokens,
+                                              kind: "group", body: "group hello"))
+        }
+        return (elements, live, dead)
+    }
+
+    func testAMixedRunAcrossEveryProviderDeliversEachLiveTokenOnceAndEachDeadOneToFeedback() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        var elements: [String] = []
+        for n in 0..<200 {
+            elements.append(messageJSON(id: "a\(n)", tokens: [token("a1", n)]))
+            elements.append(fcmMessageJSON(id: "f\(n)", tokens: [fcmToken("d", n)]))
+        }
+        let android = vendorGroup("huawei", topic: ChinaVendorStandIn.topic, prefix: "hv1")
+        let harmony = vendorGroup("huawei", topic: ChinaVendorStandIn.harmonyTopic, prefix: "hv3")
+        let xiaomi = vendorGroup("xiaomi", topic: ChinaVendorStandIn.topic, prefix: "mi")
+        elements += android.elements + harmony.elements + xiaomi.elements
+        // A private message of each vendor too: a job of its own, one request.
+        elements.append(vendorMessageJSON(id: "hv1-private", provider: "huawei", tokens: [vendorToken("hv1p", 1)]))
+        elements.append(vendorMessageJSON(id: "mi-private", provider: "xiaomi", tokens: [vendorToken("mip", 1)]))
+        try await client.lpush(keys.queue, elements)
+        let port = freePort()
+        let worker = try WorkerProcess(environment: vendors.workerEnvironment(redis: redis, [
+            "WORKER_ID": "vendors", "METRICS_LISTEN": "127.0.0.1:\(port)",
+        ]), logFile: makeTemporaryDirectory("vendors") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+
+        try await eventually(timeout: .seconds(120)) { try await self.drained(client, worker: "vendors") }
+        let huawei = vendors.emulator.huawei.stats
+        let mi = vendors.emulator.xiaomi.stats
+        let huaweiDelivered = huawei.deliveredByToken
+        let xiaomiDelivered = mi.deliveredByToken
+        XCTAssertEqual((android.live + harmony.live + [vendorToken("hv1p", 1)]).filter { huaweiDelivered[$0] != 1 }, [],
+                       "every live Huawei token (v1 and v3) delivered exactly once")
+        XCTAssertEqual((xiaomi.live + [vendorToken("mip", 1)]).filter { xiaomiDelivered[$0] != 1 }, [],
+                       "every live Xiaomi token delivered exactly once")
+        XCTAssertEqual(huawei.duplicates, [:])
+        XCTAssertEqual(mi.duplicates, [:])
+        XCTAssertEqual(huaweiDelivered.count, android.live.count + harmony.live.count + 1, "nothing else delivered")
+        XCTAssertEqual(xiaomiDelivered.count, xiaomi.live.count + 1)
+        let apnsDelivered = Dictionary(grouping: vendors.stand.apns.answered().filter { $0.status == 200 }, by: \.token).mapValues(\.count)
+        XCTAssertEqual((0..<200).filter { apnsDelivered[token("a1", $0)] != 1 }, [], "APNs alongside: each once")
+        XCTAssertEqual((0..<200).filter { vendors.stand.fcm.stats.deliveredByToken[fcmToken("d", $0)] != 1 }, [], "FCM alongside: each once")
+
+        // Batches: 5,000 tokens per app in requests of up to 1,000 (at most one token in 500 a request).
+        XCTAssertLessThanOrEqual(huawei.requests, (android.elements.count + harmony.elements.count) * 100 / 500 + 1,
+                                 "Huawei requests: \(huawei.requests)")
+        XCTAssertLessThanOrEqual(mi.requests, xiaomi.elements.count * 100 / 500 + 1, "Xiaomi requests: \(mi.requests)")
+        // The chat classification on every vendor delivery.
+        XCTAssertEqual(huawei.delivered(classification: "IM"), huawei.delivered, "Huawei category IM on every message")
+        XCTAssertEqual(mi.delivered(classification: ChinaVendorStandIn.xiaomiChannel), mi.delivered,
+                       "Xiaomi's private channel on every message")
+
+        let feedback = try await client.strings(keys.feedback).map { jsonObject(Array($0.utf8)) }
+        let byToken = Dictionary(feedback.map { ($0["token"] as? String ?? "", $0) }) { first, _ in first }
+        XCTAssertEqual(feedback.count, android.dead.count + harmony.dead.count + xiaomi.dead.count, "one entry per dead token")
+        for token in android.dead {
+            XCTAssertEqual(byToken[token]?["provider"] as? String, "huawei")
+            XCTAssertEqual(byToken[token]?["reason"] as? String, "BadDeviceToken", "v1 names refused tokens illegal")
+        }
+        for token in harmony.dead {
+            XCTAssertEqual(byToken[token]?["provider"] as? String, "huawei")
+            XCTAssertEqual(byToken[token]?["reason"] as? String, "Unregistered", "v3 noRight")
+        }
+        for token in xiaomi.dead {
+            XCTAssertEqual(byToken[token]?["provider"] as? String, "xiaomi")
+            XCTAssertEqual(byToken[token]?["reason"] as? String, "Unregistered", "Xiaomi bad_regids")
+        }
+        let deadLetters = try await client.strings(keys.deadLetters)
+        XCTAssertEqual(deadLetters, [], "nothing dead-lettered")
+
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertEqual(prometheusSample(metrics, "push_notifications_total",
+                                        ["provider": "xiaomi", "app": ChinaVendorStandIn.topic, "outcome": "delivered", "reason": ""]),
+                       Double(xiaomi.live.count + 1))
+        XCTAssertEqual(prometheusSample(metrics, "push_notifications_total",
+                                        ["provider": "huawei", "app": ChinaVendorStandIn.harmonyTopic, "outcome": "delivered", "reason": ""]),
+                       Double(harmony.live.count))
+        XCTAssertGreaterThan(prometheusSample(metrics, "push_huawei_request_duration_seconds_count") ?? 0, 0)
+        XCTAssertEqual(prometheusSample(metrics, "push_huawei_access_token_renewals_total",
+                                        ["app": ChinaVendorStandIn.topic, "result": "ok"]), 1, "one access token for the v1 app")
+        printFigure("vendor mixed run: Huawei \(huawei.requests) requests for \(huawei.delivered) deliveries, Xiaomi \(mi.requests) for \(mi.delivered)")
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 30)
+        XCTAssertEqual(status, 0, worker.log.suffix(3000).description)
+        await vendors.stop()
+    }
+}
