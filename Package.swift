@@ -143,7 +143,9 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator"], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", .product(name: "Yams", package: "Yams")]),
+        // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
+        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
+                                                         .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore", "TestSupport"]),

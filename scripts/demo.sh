@@ -23,7 +23,7 @@ emulator="$root/.build/release/push-emulator"
 
 run="$(mktemp -d /tmp/push-demo-XXXXXX)"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-redis_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port); metrics_port=$(free_port)
+redis_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port); vendor_port=$(free_port); metrics_port=$(free_port)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -42,14 +42,28 @@ json.dump({"type": "service_account", "project_id": "demo-project", "private_key
            "private_key": open(run + "/fcm-key.pem").read(), "client_email": "push-demo@demo-project.iam.gserviceaccount.com",
            "client_id": "1", "token_uri": "https://127.0.0.1:%s/token" % port}, open(run + "/fcm-service-account.json", "w"), indent=2)
 PY
+# China's vendors: a Huawei Android app's client secret, a HarmonyOS service account key, a Xiaomi AppSecret.
+printf 'c2VjcmV0LWZvci1kZW1vcw+/=\n' > "$run/huawei-secret.txt"
+printf 'xiaomi-demo-app-secret\n' > "$run/xiaomi-secret.txt"
+openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$run/huawei-key.pem" 2>/dev/null
+python3 - "$run" <<'PY'
+import json, sys
+run = sys.argv[1]
+json.dump({"project_id": "388421841221234567", "key_id": "demo0001", "sub_account": "100123456",
+           "private_key": open(run + "/huawei-key.pem").read(),
+           "token_uri": "https://oauth-login.cloud.huawei.com/oauth2/v3/token"}, open(run + "/huawei-key.json", "w"), indent=2)
+PY
+chmod 600 "$run"/*-secret.txt "$run/huawei-key.json"
 # The emulator checks the JWT against this key, and answers by token prefix where the demo wants a failure.
 "$emulator" --port "$apns_port" --write-ca "$run/ca.pem" --provider-key "DEMO000001:DEMO000001:$run/AuthKey_DEMO000001.p8" \
   --answer "410a=410:Unregistered@1700000000000" --answer "5030=503:ServiceUnavailable" \
   --record "$run/delivered.jsonl" \
   --fcm-service-account "$run/fcm-service-account.json" --fcm-port "$fcm_port" --fcm-record "$run/fcm-delivered.jsonl" \
+  --vendor-port "$vendor_port" --huawei-app "104000001:$run/huawei-secret.txt" --huawei-service-account "$run/huawei-key.json" \
+  --xiaomi-app "$run/xiaomi-secret.txt:com.example.chat::im-private" \
   >"$run/emulator.log" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do grep -q "fcm listening" "$run/emulator.log" 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 100); do grep -q "vendor listening" "$run/emulator.log" 2>/dev/null && break; sleep 0.1; done
 for _ in $(seq 50); do redis-cli -p "$redis_port" PING >/dev/null 2>&1 && break; sleep 0.1; done
 
 cat > "$run/worker.yaml" <<YAML
@@ -69,6 +83,27 @@ fcm:
   apps:
     - topic: com.example.chat
       service_account_file: $run/fcm-service-account.json
+huawei:
+  endpoint: https://127.0.0.1:$vendor_port
+  token_uri: https://127.0.0.1:$vendor_port/oauth2/v3/token
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat          # Android phones with HMS Core (Push Kit v1)
+      api: v1
+      app_id: "104000001"
+      client_secret_file: $run/huawei-secret.txt
+      category: IM
+    - topic: com.example.harmony       # HarmonyOS 5+ (Push Kit v3)
+      api: v3
+      service_account_file: $run/huawei-key.json
+xiaomi:
+  endpoint: https://127.0.0.1:$vendor_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      package: com.example.chat
+      app_secret_file: $run/xiaomi-secret.txt
+      channel_id: im-private
 filter:
   words_file: $run/words.txt
 retry:
@@ -100,6 +135,13 @@ done
 q LPUSH push:queue "{\"id\":\"android-uninstalled\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok unregistered 1)\"],\"payload\":{\"notification\":{\"body\":\"hi\"}}}" >/dev/null
 q LPUSH push:queue "{\"id\":\"android-bad-data\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok d 999)\"],\"payload\":{\"data\":{\"count\":3}}}" >/dev/null
 q LPUSH push:queue "{\"id\":\"android-rude\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok d 998)\"],\"payload\":{\"notification\":{\"body\":\"cheap s p a m\"}}}" >/dev/null
+vtok() { printf '%s%d-IQAAAACy0kYhAAB%08dXk/9+Zq7==' "$1" "$2" "$2"; }   # vendor tokens; the emulator answers by prefix
+vlist() { local out="" i; for i in $(seq 1 "$3"); do out+="\"$(vtok "$2" $i)\","; done; printf '[%s"%s"]' "$out" "$(vtok "unregistered$2" 1)"; }
+echo "enqueueing China Android messages (\"provider\": \"huawei\" and \"xiaomi\"): one group notice each, to 50 phones and one uninstalled"
+vpayload='{"notification":{"title":"Team","body":"Lunch at noon"},"data":{"conversation":"g1"}}'
+q LPUSH push:queue "{\"id\":\"huawei-group\",\"provider\":\"huawei\",\"kind\":\"group\",\"topic\":\"com.example.chat\",\"tokens\":$(vlist x hw 50),\"payload\":$vpayload}" >/dev/null
+q LPUSH push:queue "{\"id\":\"harmony-group\",\"provider\":\"huawei\",\"kind\":\"group\",\"topic\":\"com.example.harmony\",\"tokens\":$(vlist x hm 50),\"payload\":$vpayload}" >/dev/null
+q LPUSH push:queue "{\"id\":\"xiaomi-group\",\"provider\":\"xiaomi\",\"kind\":\"group\",\"topic\":\"com.example.chat\",\"tokens\":$(vlist x mi 50),\"payload\":$vpayload}" >/dev/null
 echo "queue depth: $(q LLEN push:queue)"
 
 echo "starting: worker run --config $run/worker.yaml"
@@ -120,6 +162,8 @@ echo
 echo "== what happened"
 echo "APNs: notifications the emulator accepted: $delivered (200 chats + 4 distinct group receivers + 1 good token of typo-token)"
 echo "FCM: messages the emulator accepted: $fcm_delivered (100 Android chats; android-uninstalled went to feedback, android-bad-data to the dead letters, android-rude to the filtered list)"
+echo "Huawei: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/huawei/stats" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("delivered"), "delivered in", s.get("requests"), "requests (50 Android + 50 HarmonyOS phones; the two uninstalled ones went to feedback)")' 2>/dev/null || echo n/a)"
+echo "Xiaomi: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/xiaomi/stats" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("delivered"), "delivered in", s.get("requests"), "request(s) (50 phones; the uninstalled one went to feedback)")' 2>/dev/null || echo n/a)"
 echo "emulator counters: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$apns_port/_emulator/stats" 2>/dev/null || echo n/a)"
 echo "push:queue left: $(q LLEN push:queue)    push:processing:*: $(q --scan --pattern 'push:processing:*' | wc -l)"
 echo "-- push:feedback (tokens the backend must drop)"; q LRANGE push:feedback 0 -1
@@ -127,7 +171,7 @@ echo "-- push:dlq (dead letters, with reasons)"; q LRANGE push:dlq 0 -1
 echo "-- push:filtered (sensitive-word audit)"; q LRANGE push:filtered 0 -1
 echo "-- the worker's /readyz: $ready"
 echo "-- some of its /metrics (Prometheus text; docs/operations.md explains each; series at 0 left out)"
-grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|apns_streams_limit|fcm_responses_total|fcm_connections|fcm_streams_limit|fcm_access_token_renewals_total|queue_length|build_info)' <<<"$metrics" \
+grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|apns_streams_limit|fcm_responses_total|fcm_connections|fcm_streams_limit|fcm_access_token_renewals_total|huawei_responses_total|huawei_access_token_renewals_total|xiaomi_responses_total|queue_length|build_info)' <<<"$metrics" \
   | grep -vE ' 0(\.0)?$' || true
 echo "-- worker log"; cat "$run/worker.log"
 echo

@@ -1,11 +1,19 @@
 import Foundation
+import HuaweiProvider
 import PushCore
+import XiaomiProvider
 import XCTest
 
 /// The published JSON Schema (`schema/message.schema.json`) and the worker's parser agree on the examples
 /// shipped beside it: every valid example is a message the worker sends, every invalid one a dead letter
 /// (`scripts/check-schema.py` holds the schema to the same files).
 final class SchemaExamplesTests: XCTestCase {
+    /// The provider modules the worker registers at start (`Sources/worker/Providers.swift`), as it does.
+    override class func setUp() {
+        super.setUp()
+        PushProvider.register(HuaweiModule.description)
+        PushProvider.register(XiaomiModule.description)
+    }
     private var examples: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("schema/examples")
