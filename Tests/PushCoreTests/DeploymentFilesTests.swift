@@ -168,6 +168,11 @@ final class DeploymentFilesTests: XCTestCase {
         "push_redis_wait_shortfalls_total", "push_filter_reloads_total", "push_filter_words",
         "push_fcm_app_paused", "push_fcm_retries_total", "push_fcm_requests_in_flight", "push_queue_to_fcm_seconds",
         "push_fcm_connections_opened_total",
+        // China's vendors (docs/vendors.md): each module's series under its name.
+        "push_huawei_responses_total", "push_xiaomi_responses_total", "push_huawei_request_duration_seconds",
+        "push_xiaomi_request_duration_seconds", "push_huawei_retries_total", "push_xiaomi_retries_total",
+        "push_huawei_app_paused", "push_xiaomi_app_paused", "push_huawei_access_token_renewals_total",
+        "push_messages_parked_total",
     ]
 
     /// Every panel's queries, with the panel's title.

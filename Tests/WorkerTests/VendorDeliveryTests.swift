@@ -124,4 +124,54 @@ final class VendorDeliveryTests: XCTestCase {
         XCTAssertEqual(status, 0, worker.log.suffix(3000).description)
         await vendors.stop()
     }
+
+    /// How fast Huawei v1 goes at 0 ms: 200,000 tokens in group messages of 1,000 (merged into batches of 1,000),
+    /// the app's rate raised out of the way. Prints tokens a second between 10% and 90% delivered; asserts only
+    /// that each token arrived once (a figure, not a timed test: the emulator shares the machine).
+    func testHuaweiV1ThroughputFigure() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let total = 200_000
+        var elements: [String] = []
+        for message in 0..<(total / 1000) {
+            let tokens = (message * 1000..<(message * 1000 + 1000)).map { vendorToken("tp", $0) }
+            elements.append(vendorMessageJSON(id: "tp-\(message)", provider: "huawei", tokens: tokens, kind: "group",
+                                              body: "throughput"))
+        }
+        try await client.lpush(RedisKeys().queue, elements)
+        let worker = try WorkerProcess(environment: vendors.workerEnvironment(redis: redis, [
+            "WORKER_ID": "throughput", "HUAWEI_APPS_0_TOKENS_PER_S": "10000000", "COLLECTOR_MAX_IN_FLIGHT": "100000",
+        ]), logFile: makeTemporaryDirectory("vendors-throughput") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        let stats = vendors.emulator.huawei.stats
+        let box = InstantsBox()
+        try await eventually(timeout: .seconds(300)) {
+            let delivered = stats.delivered
+            if box.count == 0 && delivered >= total / 10 { box.append(.now) }
+            if box.count == 1 && delivered >= total * 9 / 10 { box.append(.now) }
+            return delivered >= total
+        }
+        let marks = box.all
+        XCTAssertEqual(stats.duplicates, [:])
+        XCTAssertEqual(stats.deliveredByToken.count, total)
+        if marks.count == 2 {
+            let seconds = Double((marks[1] - marks[0]).components.attoseconds) / 1e18 + Double((marks[1] - marks[0]).components.seconds)
+            printFigure("Huawei v1 at 0 ms against the emulator (same machine): \(Int(Double(total) * 0.8 / max(seconds, 0.001))) tokens/s in \(stats.requests) requests")
+        }
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await vendors.stop()
+    }
+}
+
+/// Times noted from the polling closure (which may run on any thread).
+private final class InstantsBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var instants: [ContinuousClock.Instant] = []
+    var count: Int { lock.withLock { instants.count } }
+    var all: [ContinuousClock.Instant] { lock.withLock { instants } }
+    func append(_ instant: ContinuousClock.Instant) { lock.withLock { instants.append(instant) } }
 }
