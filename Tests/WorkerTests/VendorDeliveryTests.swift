@@ -125,6 +125,59 @@ final class VendorDeliveryTests: XCTestCase {
         await vendors.stop()
     }
 
+    /// A Xiaomi app's daily quota spent mid-run (10034): the rest of its messages wait (held by its lanes, and the
+    /// ones claimed later parked in Redis, which `worker status` lists), while APNs and Huawei deliver everything;
+    /// nothing is lost or dead-lettered, and after a graceful stop every waiting message is back in Redis.
+    func testASpentXiaomiQuotaHoldsXiaomiAloneAndLosesNothing() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn { $0.xiaomi.apps[0].dailyQuota = 1000 }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        let parkedKey = "push:parked:xiaomi:\(ChinaVendorStandIn.topic)"
+        // 30 private Xiaomi messages of 100 tokens: a request each, the 11th and later refused for the day.
+        try await client.lpush(keys.queue, (0..<30).map { m in
+            vendorMessageJSON(id: "mi-\(m)", provider: "xiaomi", tokens: (0..<100).map { vendorToken("q", m * 100 + $0) }, body: "m\(m)")
+        })
+        let worker = try WorkerProcess(environment: vendors.workerEnvironment(redis: redis, [
+            "WORKER_ID": "quota", "SHUTDOWN_TIMEOUT_S": "3",
+        ]), logFile: makeTemporaryDirectory("vendors-quota") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        let mi = vendors.emulator.xiaomi.stats
+        try await eventually(timeout: .seconds(60)) { mi.count(code: "10034") > 0 }
+        // Claimed after the quota was spent: Xiaomi's are parked, the others go.
+        try await client.lpush(keys.queue, (0..<10).map { m in
+            vendorMessageJSON(id: "mi-late-\(m)", provider: "xiaomi", tokens: [vendorToken("ql", m)], body: "late \(m)")
+        })
+        try await client.lpush(keys.queue, (0..<500).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
+        let huaweiTokens = (0..<2000).map { vendorToken("qh", $0) }
+        try await client.lpush(keys.queue, (0..<20).map { m in
+            vendorMessageJSON(id: "hw-\(m)", provider: "huawei", tokens: Array(huaweiTokens[(m * 100)..<(m * 100 + 100)]),
+                              kind: "group", body: "group")
+        })
+        try await eventually(timeout: .seconds(60)) {
+            vendors.emulator.huawei.stats.deliveredByToken.count == 2000
+                && vendors.stand.apns.answeredCount(status: 200) >= 500
+        }
+        try await eventually(timeout: .seconds(60)) { try await client.length(parkedKey) > 0 }
+        XCTAssertEqual(mi.delivered, 1000, "the day's quota and no more")
+        XCTAssertEqual(mi.duplicates, [:])
+        XCTAssertEqual(vendors.emulator.huawei.stats.duplicates, [:])
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        try await assertEqual(try await client.length(keys.feedback), 0)
+        let status = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: ["status"],
+                                       logFile: makeTemporaryDirectory("vendors-quota-status") + "/status.log")
+        _ = await status.waitForExit(timeout: 60)
+        XCTAssertTrue(status.log.contains(parkedKey), "worker status lists the waiting app: \(status.log.suffix(2000))")
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 40)
+        // Every Xiaomi message not delivered is back in Redis: the queue or its parked list.
+        let waiting = try await client.length(keys.queue) + (try await client.length(parkedKey))
+        XCTAssertEqual(waiting, 20 + 10, "20 messages past the quota and the 10 claimed after it")
+        await vendors.stop()
+    }
+
     /// How fast Huawei v1 goes at 0 ms: 200,000 tokens in group messages of 1,000 (merged into batches of 1,000),
     /// the app's rate raised out of the way. Prints tokens a second between 10% and 90% delivered; asserts only
     /// that each token arrived once (a figure, not a timed test: the emulator shares the machine).

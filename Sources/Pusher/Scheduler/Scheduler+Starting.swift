@@ -118,7 +118,7 @@ extension Scheduler {
             return false
         }
         var batch = batchLimit > 1 ? collectBatch(after: request, now: now) : []
-        if !settings.rateLimit.isUnlimited {
+        if rateLimited {
             switch settings.rateLimit.grant(tokensWanted: 1 + batch.count, now: now) {
             case .go(let tokens):
                 // What the rate does not allow now waits at the front, in its order.

@@ -32,6 +32,10 @@ public final class Scheduler: @unchecked Sendable {
     let service: any PushService
     /// The service's `batchLimit`, read once: the most tokens one request carries.
     let batchLimit: Int
+    /// Whether the app has a rate limit (`TransportSettings.rateLimit`), read once: the lanes without one (APNs,
+    /// FCM) never touch the shared limit object, whose reference count every lane's thread would otherwise write
+    /// per request.
+    let rateLimited: Bool
     let sink: @Sendable ([Resolution]) -> Void
     let driver: any TransportDriver
     /// Every time the policy reads comes from here (`TransportSettings.clock`).
@@ -189,6 +193,7 @@ public final class Scheduler: @unchecked Sendable {
         self.logger = logger
         self.service = service
         self.batchLimit = max(1, service.batchLimit)
+        self.rateLimited = !settings.rateLimit.isUnlimited
         self.metrics = service.metrics
         self.sink = sink
         if let injected {
