@@ -146,10 +146,15 @@ final class VendorDeliveryTests: XCTestCase {
         defer { worker.signal(SIGKILL) }
         let mi = vendors.emulator.xiaomi.stats
         try await eventually(timeout: .seconds(60)) { mi.count(code: "10034") > 0 }
-        // Claimed after the quota was spent: Xiaomi's are parked, the others go.
-        try await client.lpush(keys.queue, (0..<10).map { m in
-            vendorMessageJSON(id: "mi-late-\(m)", provider: "xiaomi", tokens: [vendorToken("ql", m)], body: "late \(m)")
-        })
+        // Claimed once the lane waits for the quota: Xiaomi's messages are parked. The lane says it waits within a
+        // turn of its answer, so a late message is pushed each poll until one is parked; the others go.
+        let late = CountBox()
+        try await eventually(timeout: .seconds(60)) {
+            let m = late.next()
+            try await client.lpush(keys.queue, [vendorMessageJSON(id: "mi-late-\(m)", provider: "xiaomi",
+                                                                  tokens: [vendorToken("ql", m)], body: "late \(m)")])
+            return try await client.length(parkedKey) > 0
+        }
         try await client.lpush(keys.queue, (0..<500).map { messageJSON(id: "a\($0)", tokens: [token("a1", $0)]) })
         let huaweiTokens = (0..<2000).map { vendorToken("qh", $0) }
         try await client.lpush(keys.queue, (0..<20).map { m in
@@ -160,7 +165,6 @@ final class VendorDeliveryTests: XCTestCase {
             vendors.emulator.huawei.stats.deliveredByToken.count == 2000
                 && vendors.stand.apns.answeredCount(status: 200) >= 500
         }
-        try await eventually(timeout: .seconds(60)) { try await client.length(parkedKey) > 0 }
         XCTAssertEqual(mi.delivered, 1000, "the day's quota and no more")
         XCTAssertEqual(mi.duplicates, [:])
         XCTAssertEqual(vendors.emulator.huawei.stats.duplicates, [:])
@@ -174,7 +178,7 @@ final class VendorDeliveryTests: XCTestCase {
         _ = await worker.waitForExit(timeout: 40)
         // Every Xiaomi message not delivered is back in Redis: the queue or its parked list.
         let waiting = try await client.length(keys.queue) + (try await client.length(parkedKey))
-        XCTAssertEqual(waiting, 20 + 10, "20 messages past the quota and the 10 claimed after it")
+        XCTAssertEqual(waiting, 20 + late.count, "20 messages past the quota and the \(late.count) pushed after it")
         await vendors.stop()
     }
 
@@ -227,4 +231,18 @@ private final class InstantsBox: @unchecked Sendable {
     var count: Int { lock.withLock { instants.count } }
     var all: [ContinuousClock.Instant] { lock.withLock { instants } }
     func append(_ instant: ContinuousClock.Instant) { lock.withLock { instants.append(instant) } }
+}
+
+/// A counter the polling closure moves (it may run on any thread).
+private final class CountBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    var count: Int { lock.withLock { value } }
+    /// The current count, then one more.
+    func next() -> Int {
+        lock.withLock {
+            defer { value += 1 }
+            return value
+        }
+    }
 }
