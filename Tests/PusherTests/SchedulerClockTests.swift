@@ -157,4 +157,31 @@ final class SchedulerClockTests: XCTestCase {
         XCTAssertEqual(driver.starts.count, 7)
         XCTAssertTrue(box.all.allSatisfy { $0.outcome == .delivered }, "a paused app dead-letters nothing")
     }
+
+    /// SPEC: an expired or rejected credential is renewed and the request sent again without spending an attempt;
+    /// the same again at once pauses the app. Rejected after each of its free re-sends, the request waits for the
+    /// pause's probe, not for a dead letter (one attempt allowed: spending it would end the token).
+    func testACredentialRejectedAgainAfterRenewalsPausesTheAppInsteadOfSpendingAttempts() throws {
+        let scheduler = try scheduler { $0.retry.maxAttempts = 1 }
+        scheduler.submit([job([token("c1", 1)])])
+        driver.step()
+        for resend in 0...Scheduler.freeResendsInARow {
+            guard driver.starts.count == resend + 1 else {
+                return XCTFail("re-send \(resend) did not go at once: \(driver.starts.count) starts")
+            }
+            driver.answer(driver.starts[resend].id, status: 401)
+            // One turn takes the answer, the next starts what it put back (no time passes).
+            driver.step()
+            driver.step()
+        }
+        XCTAssertEqual(driver.starts.count, Scheduler.freeResendsInARow + 1, "then held: the app pauses")
+        XCTAssertTrue(box.all.isEmpty, "nothing dead-lettered")
+        advance(.milliseconds(999))
+        XCTAssertEqual(driver.starts.count, Scheduler.freeResendsInARow + 1)
+        advance(.milliseconds(1))
+        XCTAssertEqual(driver.starts.count, Scheduler.freeResendsInARow + 2, "the pause's probe")
+        driver.answer(driver.starts.last!.id, status: 200)
+        driver.step()
+        XCTAssertEqual(box.all.map(\.outcome), [.delivered])
+    }
 }

@@ -130,7 +130,8 @@ final class ScriptedDriver: TransportDriver, @unchecked Sendable {
 }
 
 /// A push service with fixed answers: 200 delivered; 503 a retry (`retry-after` in milliseconds, if given); 429
-/// a retry that holds the whole service for the `retry-after` milliseconds; 403 a refused credential.
+/// a retry that holds the whole service for the `retry-after` milliseconds; 403 a refused credential; 401 a
+/// credential rejected before the message was read (renew and send again).
 final class ScriptedService: PushService {
     let name = "Scripted"
     let metrics = ServiceMetrics.apns
@@ -147,6 +148,7 @@ final class ScriptedService: PushService {
         case 200: return ServiceAnswer(.delivered, reason: "")
         case 429: return ServiceAnswer(.retry(reason: "TooManyRequests", notBeforeMillis: asked, holdService: true), reason: "TooManyRequests")
         case 403: return ServiceAnswer(.credentialRefused(reason: "InvalidProviderToken"), reason: "InvalidProviderToken")
+        case 401: return ServiceAnswer(.renewAndResend(reason: "Unauthenticated"), reason: "Unauthenticated")
         default: return ServiceAnswer(.retry(reason: "ServiceUnavailable", notBeforeMillis: asked), reason: "ServiceUnavailable")
         }
     }

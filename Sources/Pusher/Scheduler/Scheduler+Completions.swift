@@ -81,10 +81,16 @@ extension Scheduler {
                 noteAnswer: Bool = true) {
         if case .credentialRefused(let reason) = decision {
             refuseCredential(request, reason: reason, detail: nil)
-        } else if case .renewAndResend(let reason) = decision, request.unprocessedInARow < Self.freeResendsInARow {
+        } else if case .renewAndResend(let reason) = decision {
+            if noteAnswer { service.renew(generation: generation) }
+            guard request.unprocessedInARow < Self.freeResendsInARow else {
+                // Renewed and rejected again, time after time: the credential itself is refused, and no retry fixes
+                // that. The app pauses (its probes carry a renewed credential); nothing is dead-lettered.
+                refuseCredential(request, reason: reason, detail: nil)
+                return
+            }
             // The credential was rejected before the message was looked at: a new one, and the request
             // goes again at once without spending an attempt (bounded like any unprocessed re-send).
-            if noteAnswer { service.renew(generation: generation) }
             retryCounts[reason, default: 0] += 1
             var again = request
             again.unprocessedInARow += 1
