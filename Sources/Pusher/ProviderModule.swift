@@ -1,4 +1,5 @@
 import Logging
+import ProviderKit
 import PushCore
 
 /// A provider module as the worker builds it (docs/architecture.md, "Providers"): everything one push service needs
@@ -68,5 +69,32 @@ public struct ProviderAppLanes: Sendable {
         self.lanes = lanes
         self.shutdown = shutdown
         self.stop = stop
+    }
+}
+
+extension LaneContext {
+    /// How many lanes an app of a provider module gets: one per two cores, at most its connections, at least one.
+    public func laneCount(connections: Int) -> Int { max(1, min(connections, cores / 2)) }
+
+    /// Starts `count` lanes of one app, sharing `credential` and numbered on the wait board from `firstLane`: lane
+    /// `n` runs with `settings(n)`, to which the worker's retry rules and wait board are added here, and a service of
+    /// its own, `service()`. On an error the lanes already started are aborted before it is thrown.
+    public func startLanes(count: Int, firstLane: Int, credential: CredentialState, settings: (Int) -> TransportSettings,
+                           service: () throws -> any PushService) throws -> [Scheduler] {
+        var lanes: [Scheduler] = []
+        do {
+            for lane in 0..<count {
+                var transport = settings(lane)
+                transport.retry = retry
+                transport.waitBoard = waitBoard
+                transport.boardLane = firstLane + lane
+                lanes.append(try Scheduler(settings: transport, service: try service(), readiness: readiness, logger: logger,
+                                           credential: credential, lease: lease, sink: sink))
+            }
+        } catch {
+            lanes.forEach { $0.abort() }
+            throw error
+        }
+        return lanes
     }
 }

@@ -138,13 +138,13 @@ final class HuaweiRequestBodyTests: XCTestCase {
 
     func testCollapseIDIsAStable31BitFNV1aHash() {
         // FNV-1a 32 test vectors, top bit cleared.
-        XCTAssertEqual(NotifyID.of(""), 0x811c_9dc5 & 0x7fff_ffff)
-        XCTAssertEqual(NotifyID.of("a"), 0xe40c_292c & 0x7fff_ffff)
-        XCTAssertEqual(NotifyID.of("foobar"), 0xbf9c_f968 & 0x7fff_ffff)
-        XCTAssertEqual(NotifyID.of("chat-42"), 330_396_544)
-        XCTAssertNotEqual(NotifyID.of("chat-42"), NotifyID.of("chat-43"))
+        XCTAssertEqual(Int64(CollapseNotifyID.of("")), 0x811c_9dc5 & 0x7fff_ffff)
+        XCTAssertEqual(Int64(CollapseNotifyID.of("a")), 0xe40c_292c & 0x7fff_ffff)
+        XCTAssertEqual(Int64(CollapseNotifyID.of("foobar")), 0xbf9c_f968 & 0x7fff_ffff)
+        XCTAssertEqual(Int64(CollapseNotifyID.of("chat-42")), 330_396_544)
+        XCTAssertNotEqual(CollapseNotifyID.of("chat-42"), CollapseNotifyID.of("chat-43"))
         for text in ["x", "会话-7", String(repeating: "z", count: 300)] {
-            XCTAssertTrue((0...Int64(Int32.max)).contains(NotifyID.of(text)))
+            XCTAssertTrue((0...Int64(Int32.max)).contains(Int64(CollapseNotifyID.of(text))))
         }
     }
 }

@@ -30,7 +30,7 @@ final class XiaomiFormTests: XCTestCase {
         XCTAssertEqual(map["title"], "Alice")
         XCTAssertEqual(map["description"], "hi there & 100% 标")
         XCTAssertEqual(map["payload"], #"{"cid":"c 1&2","kind":"dm"}"#, "data as JSON text, sent as a string")
-        XCTAssertEqual(map["notify_id"], String(XiaomiNotifyID.of("chat-42")))
+        XCTAssertEqual(map["notify_id"], String(CollapseNotifyID.of("chat-42")))
         XCTAssertEqual(map["extra.notify_effect"], "1", "a tap opens the app")
         XCTAssertEqual(map["extra.channel_id"], "im-private")
         XCTAssertEqual(map["registration_id"], "r1,r2")
@@ -127,9 +127,9 @@ final class XiaomiFormTests: XCTestCase {
 
     func testTheCollapseIDHashIsStableAnd31Bits() throws {
         // FNV-1a 32-bit test vectors, the top bit cleared.
-        XCTAssertEqual(XiaomiNotifyID.of(""), 0x011C_9DC5)
-        XCTAssertEqual(XiaomiNotifyID.of("a"), 0x640C_292C)
-        XCTAssertEqual(XiaomiNotifyID.of("foobar"), 0x3F9C_F968)
+        XCTAssertEqual(CollapseNotifyID.of(""), 0x011C_9DC5)
+        XCTAssertEqual(CollapseNotifyID.of("a"), 0x640C_292C)
+        XCTAssertEqual(CollapseNotifyID.of("foobar"), 0x3F9C_F968)
         let payload = #"{"notification":{"title":"T","body":"B"}}"#
         let first = XiaomiFixtures.fieldMap(try body(payload, collapseID: "conversation-7"))["notify_id"]
         let again = XiaomiFixtures.fieldMap(try body(payload, tokens: ["other"], collapseID: "conversation-7"))["notify_id"]
@@ -137,7 +137,7 @@ final class XiaomiFormTests: XCTestCase {
         XCTAssertEqual(first, "894903794", "FNV-1a of the collapse id, computed independently")
         XCTAssertNotEqual(first, XiaomiFixtures.fieldMap(try body(payload, collapseID: "conversation-8"))["notify_id"])
         for text in ["x", "标题", String(repeating: "long", count: 100), "\u{0}"] {
-            XCTAssertTrue((0...2_147_483_647).contains(XiaomiNotifyID.of(text)))
+            XCTAssertTrue((0...2_147_483_647).contains(CollapseNotifyID.of(text)))
         }
         XCTAssertNil(XiaomiFixtures.fieldMap(try body(payload, collapseID: ""))["notify_id"])
     }

@@ -83,25 +83,20 @@ public struct HuaweiModule: ProviderModule {
                     onExchange: { metrics.accessTokenRenewal(app: app.topic, ok: $0) }, onChange: tokenReadiness.changed)
                 var cache: AccessTokenCache?
                 if case .clientCredentials(let made) = credential { cache = made }
-                let laneCount = max(1, min(settings.connections, context.cores / 2))
+                let count = context.laneCount(connections: settings.connections)
                 let rate = HuaweiLaneSettings.rateLimit(for: app)
                 let deliveries = HuaweiDeliveryMemory()
-                let state = CredentialState()
-                var lanes: [Scheduler] = []
+                let lanes: [Scheduler]
                 do {
-                    for lane in 0..<laneCount {
-                        var transport = HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rate,
-                                                                             lanes: laneCount, lane: lane, retry: context.retry)
-                        transport.waitBoard = context.waitBoard
-                        transport.boardLane = boardLane + lanes.count
-                        let service = HuaweiService(app: app, credential: credential, deliveries: deliveries, metrics: metrics,
-                                                    logger: context.logger)
-                        lanes.append(try Scheduler(settings: transport, service: service, readiness: context.readiness,
-                                                   logger: context.logger, credential: state, lease: context.lease,
-                                                   sink: context.sink))
-                    }
+                    lanes = try context.startLanes(
+                        count: count, firstLane: boardLane, credential: CredentialState(),
+                        settings: {
+                            HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rate, lanes: count, lane: $0)
+                        },
+                        service: {
+                            HuaweiService(app: app, credential: credential, deliveries: deliveries, metrics: metrics, logger: context.logger)
+                        })
                 } catch {
-                    lanes.forEach { $0.abort() }
                     cache?.stop()
                     throw error
                 }

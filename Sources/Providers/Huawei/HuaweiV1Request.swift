@@ -1,3 +1,4 @@
+import ProviderKit
 import PushCore
 
 /// Push Kit v1's request (`POST /v1/<app_id>/messages:send`) for one job, without its tokens:
@@ -13,7 +14,7 @@ import PushCore
 /// - `data` → `message.data`, the object as a JSON string (Huawei's type for it).
 /// - the app's `category` → `android.category`, on notifications only: for a data message Huawei reads `category`
 ///   as the high-priority pass-through right (VOIP, PLAY_VOICE), which a chat class there would not be.
-/// - `expiration` → `android.ttl`, `"<seconds>s"` (`HuaweiTTL`); `collapse_id` → `notify_id` (`NotifyID`) and
+/// - `expiration` → `android.ttl`, `"<seconds>s"` (`HuaweiTTL`); `collapse_id` → `notify_id` (`CollapseNotifyID`) and
 ///   `tag`, the collapse id itself (both replace an older notification on the device).
 /// - the `huawei` object last, as an RFC 7396 merge patch (`JSONMergePatch`) into `message`, where nearly all of
 ///   v1's fields are: `{"android":{"category":"WORK","urgency":"HIGH"}}`. The request's two top-level fields can be
@@ -35,7 +36,7 @@ enum HuaweiV1Request {
                 .setting("click_action", .object([JSONMember(key: "type", value: .number("3"))]))
             if let collapseID {
                 notification = notification
-                    .setting("notify_id", .number(String(NotifyID.of(collapseID))))
+                    .setting("notify_id", .number(String(CollapseNotifyID.of(collapseID))))
                     .setting("tag", .string(collapseID))
             }
             android = android

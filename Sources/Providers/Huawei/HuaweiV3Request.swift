@@ -1,3 +1,4 @@
+import ProviderKit
 import PushCore
 
 /// Push Kit v3's request (`POST /v3/<project_id>/messages:send`, header `push-type: 0`, an alert) for one job,
@@ -11,7 +12,7 @@ import PushCore
 /// - `notification` → `payload.notification` (`title`, `body`, `image`) with the required `category` (the app's)
 ///   and the required click action: `actionType` 0, "open the app".
 /// - `data` → `clickAction.data`, the object as it is (v3 hands the app a map).
-/// - `expiration` → `pushOptions.ttl` in seconds (`HuaweiTTL`); `collapse_id` → `notifyId` (`NotifyID`).
+/// - `expiration` → `pushOptions.ttl` in seconds (`HuaweiTTL`); `collapse_id` → `notifyId` (`CollapseNotifyID`).
 /// - the `huawei` object last, as an RFC 7396 merge patch (`JSONMergePatch`) into the whole request:
 ///   `{"payload":{"notification":{"category":"WORK"}},"pushOptions":{"biTag":"m-1"}}`. `target` is dropped: the
 ///   job's tokens are the only target.
@@ -30,7 +31,7 @@ enum HuaweiV3Request {
             .setting("title", payload.title.map(JSONValue.string))
             .setting("body", payload.body.map(JSONValue.string))
             .setting("image", payload.image.map(JSONValue.string))
-            .setting("notifyId", collapseID.map { .number(String(NotifyID.of($0))) })
+            .setting("notifyId", collapseID.map { .number(String(CollapseNotifyID.of($0))) })
             .setting("clickAction", click)
         var root = JSONValue.object([JSONMember(key: "payload", value: .object([JSONMember(key: "notification", value: notification)]))])
         if let ttlSeconds { root = root.setting("pushOptions", .object([JSONMember(key: "ttl", value: .number(String(ttlSeconds)))])) }

@@ -1,3 +1,4 @@
+import ProviderKit
 import PushCore
 
 /// The form fields of one job's MiPush message: everything but the targets (`registration_id`) and the ttl
@@ -7,7 +8,7 @@ import PushCore
 /// - `restricted_package_name` = the app's package; `pass_through=0` (a notification: Xiaomi has announced the
 ///   end of pass-through delivery); `notify_type=-1` (sound, vibration and lights, as the device allows).
 /// - `title` = `notification.title`, `description` = `notification.body`; `payload` = `data` as JSON text.
-/// - `notify_id` = a 31-bit hash of the collapse id (`XiaomiNotifyID`), so a newer push replaces the older.
+/// - `notify_id` = a 31-bit hash of the collapse id (`CollapseNotifyID`), so a newer push replaces the older.
 /// - an expiration of 0 ("now or never") = `extra.only_send_once=1`, Xiaomi's "do not keep it for an offline
 ///   device"; a later one is the request's `time_to_live`.
 /// - `extra.notify_effect=1`: a tap opens the app's launcher activity.
@@ -55,7 +56,7 @@ struct XiaomiMessageFields {
         set("title", title)
         set("description", body)
         if let data = message?["data"], data.objectMembers != nil { set("payload", Self.text(data)) }
-        if let collapseID = headers.collapseID, !collapseID.isEmpty { set("notify_id", String(XiaomiNotifyID.of(collapseID))) }
+        if let collapseID = headers.collapseID, !collapseID.isEmpty { set("notify_id", String(CollapseNotifyID.of(collapseID))) }
         if headers.expiration == 0 { set("extra.only_send_once", "1") }
         set("extra.notify_effect", "1")
         if !app.channelID.isEmpty { set("extra.channel_id", app.channelID) }

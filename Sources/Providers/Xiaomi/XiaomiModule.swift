@@ -59,26 +59,13 @@ public struct XiaomiModule: ProviderModule {
         var boardLane = context.firstBoardLane
         do {
             for app in settings.apps {
-                let laneCount = max(1, min(settings.connections, context.cores / 2))
+                let count = context.laneCount(connections: settings.connections)
                 let rate = XiaomiLanes.rateLimit(for: app)
                 let deliveries = XiaomiDeliveryWatch()
-                let credential = CredentialState()
-                var lanes: [Scheduler] = []
-                for lane in 0..<laneCount {
-                    var transport = XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: lane, lanes: laneCount)
-                    transport.retry = context.retry
-                    transport.waitBoard = context.waitBoard
-                    transport.boardLane = boardLane + lanes.count
-                    let service = try XiaomiService(app: app, settings: settings, metrics: metrics, deliveries: deliveries)
-                    do {
-                        lanes.append(try Scheduler(settings: transport, service: service, readiness: context.readiness,
-                                                   logger: context.logger, credential: credential, lease: context.lease,
-                                                   sink: context.sink))
-                    } catch {
-                        lanes.forEach { $0.abort() }
-                        throw error
-                    }
-                }
+                let lanes = try context.startLanes(
+                    count: count, firstLane: boardLane, credential: CredentialState(),
+                    settings: { XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: $0, lanes: count) },
+                    service: { try XiaomiService(app: app, settings: settings, metrics: metrics, deliveries: deliveries) })
                 made.append(ProviderAppLanes(app: app.topic, lanes: lanes))
                 boardLane += lanes.count
             }
