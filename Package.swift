@@ -82,6 +82,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Firebase Cloud Messaging HTTP v1 (docs/fcm.md): FCM's message rules, its OAuth service accounts, its answers.
+        .target(name: "FCMProvider", dependencies: [
+            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/FCM"),
         // Xiaomi MiPush (SPEC 4c): regId sends of up to 1,000 tokens, its answers per token; Pusher only for a lane's settings.
         .target(name: "XiaomiProvider", dependencies: ["ProviderKit", "PushCore", "Pusher"], path: "Sources/Providers/Xiaomi"),
         // Huawei Push Kit v1 (Android, OAuth client credentials) and v3 (HarmonyOS 5+, PS256 JWT) as a PushService.
@@ -102,7 +106,7 @@ let package = Package(
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability",
             // The provider modules (Sources/worker/Providers.swift names each once).
-            "HuaweiProvider", "XiaomiProvider",
+            "FCMProvider", "HuaweiProvider", "XiaomiProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -139,27 +143,29 @@ let package = Package(
 
         // A libFuzzer target for the message parser (scripts/fuzz.sh builds it with -sanitize=fuzzer); in a
         // plain build it replays corpus files through the same property checks.
-        .executableTarget(name: "message-fuzzer", dependencies: ["PushCore"], path: "Fuzz/MessageFuzzer"),
+        .executableTarget(name: "message-fuzzer", dependencies: ["PushCore", "FCMProvider"], path: "Fuzz/MessageFuzzer"),
 
-        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator", "FCMProvider"], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
-        .testTarget(name: "PushCoreTests", dependencies: ["PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
+        .testTarget(name: "PushCoreTests", dependencies: ["FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
                                                          .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
-        .testTarget(name: "QueueProtocolTests", dependencies: ["QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "FilterTests", dependencies: ["Filter", "PushCore", "TestSupport"]),
-        .testTarget(name: "MergerTests", dependencies: ["Merger", "PushCore"]),
-        .testTarget(name: "CollectorTests", dependencies: ["Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "PusherTests", dependencies: ["Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
-        .testTarget(name: "WorkerTests", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
-        .testTarget(name: "ObservabilityTests", dependencies: ["Observability", "PushCore"]),
+        .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
+        .testTarget(name: "FilterTests", dependencies: ["FCMProvider", "Filter", "PushCore", "TestSupport"]),
+        .testTarget(name: "MergerTests", dependencies: ["FCMProvider", "Merger", "PushCore"]),
+        .testTarget(name: "CollectorTests", dependencies: ["FCMProvider", "Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
+        .testTarget(name: "PusherTests", dependencies: ["FCMProvider", "Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
+        .testTarget(name: "WorkerTests", dependencies: ["FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
-        .testTarget(name: "PushEmulatorTests", dependencies: ["PushEmulator", "Pusher", "PushCore", "TestSupport"]),
+        .testTarget(name: "PushEmulatorTests", dependencies: ["FCMProvider", "PushEmulator", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
-        .testTarget(name: "XiaomiProviderTests", dependencies: ["XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
+        .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
+        // FCM's message rules, bodies, answers, access tokens, and real Schedulers against the emulator's FCM side.
+        .testTarget(name: "FCMProviderTests", dependencies: ["FCMProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator", "COpenSSL"]),
         // Huawei's bodies, answers and credentials, and real Schedulers against the emulator's Huawei side.
-        .testTarget(name: "HuaweiProviderTests", dependencies: ["HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
+        .testTarget(name: "HuaweiProviderTests", dependencies: ["FCMProvider", "HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
     ]
 )

@@ -1,10 +1,15 @@
+import FCMProvider
 import PushCore
 
 /// The properties every queue element must keep, whatever its bytes: checked by libFuzzer on millions of
 /// generated inputs (scripts/fuzz.sh), and by this program on files given as arguments (a corpus or a
 /// crash file to reproduce). A violated property stops the process, which is what both report as a failure.
 enum MessageProperties {
-    static let parser = MessageParser()
+    /// FCM's rules are its module's: registered before the first element is read.
+    static let parser: MessageParser = {
+        _ = PushProvider.fcm
+        return MessageParser()
+    }()
     static let lowercaseHex = Set("0123456789abcdef".utf8)
 
     static let treeParser = MessageParser(readsFieldsDirectly: false)

@@ -2,23 +2,20 @@ import PushCore
 
 /// The human-readable texts of a payload that the filter scans, what a user sees: for APNs `aps.alert` (a
 /// string, or its title, subtitle and body, and the `loc-args` a localized alert shows in its place) and any
-/// configured custom keys, given as dot paths (`data.preview`); for FCM (docs/fcm.md) `notification.title` and
-/// `.body`, `android.notification.title` and `.body` and its `*_loc_args`, and the configured keys looked up in
-/// `data` and in `android.data` (`preview` is `data.preview` and `android.data.preview`). The payload is read
-/// with the worker's strict JSON reader (it was validated when the message was claimed). For a China vendor's
-/// message: `notification.title` and `.body`, every string of the vendor's own object, and the configured keys in
-/// `data`.
+/// configured custom keys, given as dot paths (`data.preview`). The payload is read with the worker's strict JSON
+/// reader (it was validated when the message was claimed). For a provider module's message: the texts its own
+/// rules name (`ProviderDescription.alertTexts`), or for the common Android shape (China's vendors)
+/// `notification.title` and `.body`, every string of the vendor's own object, and the configured keys in `data`.
 public enum AlertText {
     /// Arguments a localized alert puts into its format string on the device: the user reads them as much as a
     /// title or a body, so a word the filter would catch there could otherwise travel in them.
     static let apnsLocArgs = ["title-loc-args", "subtitle-loc-args", "loc-args"]
-    /// FCM's, in both spellings its JSON accepts (the proto field name and its lowerCamelCase form).
-    static let fcmLocArgs = ["title_loc_args", "titleLocArgs", "body_loc_args", "bodyLocArgs"]
 
     public static func texts(inPayload payload: [UInt8], extraFields: [String], provider: PushProvider = .apns) -> [String] {
         guard let root = try? JSONParser.parse(payload), root.objectMembers != nil else { return [] }
         var texts: [String] = []
-        if provider != .apns && provider != .fcm {
+        if let module = provider.module, let alertTexts = module.alertTexts { return alertTexts(root, extraFields) }
+        if provider != .apns {
             // China's Android vendors (docs/vendors.md): the common `notification`, the configured keys of `data`,
             // and every string of the vendor's own object, which goes into its request as it is (a title set
             // there is what the device shows).
@@ -30,22 +27,6 @@ public enum AlertText {
                 var keys = path.split(separator: ".").map(String.init)
                 if keys.first == "data" { keys.removeFirst() }
                 collect(value(at: ["data"] + keys, in: root), into: &texts)
-            }
-            return texts
-        }
-        if provider == .fcm {
-            for notification in [root["notification"], root["android"]?["notification"]] {
-                for key in ["title", "body"] {
-                    if let text = notification?[key]?.stringValue { texts.append(text) }
-                }
-            }
-            for key in fcmLocArgs { collect(root["android"]?["notification"]?[key], into: &texts) }
-            // `android.data` is the data an Android device gets (it replaces `data` there): both are read.
-            for path in extraFields {
-                var keys = path.split(separator: ".").map(String.init)
-                if keys.first == "data" { keys.removeFirst() }
-                collect(value(at: ["data"] + keys, in: root), into: &texts)
-                collect(value(at: ["android", "data"] + keys, in: root), into: &texts)
             }
             return texts
         }

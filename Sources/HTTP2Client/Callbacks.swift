@@ -33,7 +33,7 @@ private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength,
     guard let frame, let name, let value, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
     let streamID = h2x_frame_stream_id(frame)
     if nameLength == 11, memcmp(name, "retry-after", 11) == 0 {
-        // FCM's (and any server's) earliest time for a retry: seconds or an HTTP date, kept short.
+        // A server's earliest time for a retry (`retry-after`): seconds or an HTTP date, kept short.
         let text = String(decoding: UnsafeBufferPointer(start: value, count: min(valueLength, 64)), as: UTF8.self)
         return withConnection(userData) { $0.withStream(streamID) { $0.retryAfter = text } }
     }

@@ -21,7 +21,7 @@ public final class JobContext {
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
     public var driverHeaders: AnyObject?
     public var headersGeneration = -1
-    /// What a service builds once per job and reuses for each token (FCM's request body up to the token).
+    /// What a service builds once per job and reuses for each token (a request body up to the token).
     public var serviceCache: AnyObject?
 
     public init(job: PushJob) {

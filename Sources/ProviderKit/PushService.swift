@@ -1,17 +1,17 @@
 import PushCore
 
-/// What the scheduler needs from one push service (APNs, FCM, a vendor) and nothing more: how a request looks, which
+/// What the scheduler needs from one push service (APNs, a provider module's) and nothing more: how a request looks, which
 /// credential it carries, and what an answer means. The scheduler keeps every policy (queues, retries and
 /// backoff, deadlines, the ownership fence, the concurrency limiter, the credential pause, metrics batching)
 /// and knows no service by name. Used from one scheduler's thread only.
 public protocol PushService: AnyObject {
-    /// "APNs" or "FCM": for log lines.
+    /// "APNs", or a module's service name: for log lines.
     var name: String { get }
-    /// The service's metric series (`push_apns_*`, `push_fcm_*`).
+    /// The service's metric series (`push_apns_*`, `push_<name>_*`).
     var metrics: ServiceMetrics { get }
     /// The credential for the requests of one start pass, read once per pass.
     func authorization() -> Authorization
-    /// The most tokens one request may carry: 1 for a request per device (APNs, FCM), the service's list limit
+    /// The most tokens one request may carry: 1 for a request per device (APNs), the service's list limit
     /// for one that takes a list (1,000 for the China vendors). The scheduler sends a job's ready tokens in
     /// batches up to it; retries, attempts, the fence, expiry and outcomes stay per token.
     var batchLimit: Int { get }
@@ -24,7 +24,7 @@ public protocol PushService: AnyObject {
     /// What an HTTP answer means for the request's tokens. `retryAfter`: the answer's `retry-after` header.
     func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer
     /// The server refused the credential of `generation` as expired or invalid: renew it (within the
-    /// service's own rules: APNs's 20 minutes, FCM's one renewal a second).
+    /// service's own rules: APNs's 20 minutes, an OAuth token's one renewal a second).
     func renew(generation: Int)
 }
 
@@ -36,7 +36,7 @@ extension PushService {
 public enum RequestBody {
     /// The job's payload as it is, shared by every request of the job (APNs): a driver may read it in place.
     case payload
-    /// Bytes made for this request (FCM's message with its token, a vendor's list of tokens).
+    /// Bytes made for this request (a message with its token, a vendor's list of tokens).
     case bytes([UInt8])
 }
 
@@ -44,7 +44,7 @@ public enum RequestBody {
 public struct ServiceAnswer {
     /// The outcome of every token of the request, except those in `exceptions`.
     public var decision: ServiceDecision
-    /// The answer's own reason for the responses metric (FCM's error code, where the decision's reason is the
+    /// The answer's own reason for the responses metric (the service's error code, where the decision's reason is the
     /// outcome's: `UNREGISTERED` is the feedback reason `Unregistered`).
     public var reason: String
     /// The tokens the answer names apart (a batch's partial failures: a vendor's list of dead or malformed
@@ -85,13 +85,13 @@ public enum ServiceDecision: Equatable {
     /// Permanent for this notification. `reason` is the service's code; `detail` its words, if any.
     case deadLetter(reason: String, detail: String? = nil)
     /// Transient: again after the retry backoff, never before `notBeforeMillis` from now; `holdService`: the
-    /// whole service (project) waits that long too (FCM's 429 for the project). `detail`: the service's words,
+    /// whole service (project) waits that long too (a 429 for a whole project). `detail`: the service's words,
     /// kept for the dead letter if the attempts run out.
     case retry(reason: String, notBeforeMillis: Int64? = nil, holdService: Bool = false, detail: String? = nil)
     /// The credential is too old: renew it and retry, spending an attempt (APNs's ExpiredProviderToken).
     case renewAndRetry(reason: String)
     /// The credential was rejected before the message was looked at: renew it and send again at once,
-    /// spending no attempt (FCM's 401 without details), as a request the server never processed.
+    /// spending no attempt (a 401 that says only that the bearer expired), as a request the server never processed.
     case renewAndResend(reason: String)
     /// The credential itself is refused; no retry fixes it: the app pauses (`CredentialPause`).
     case credentialRefused(reason: String)

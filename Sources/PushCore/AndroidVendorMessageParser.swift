@@ -1,5 +1,5 @@
 /// The rules of docs/message-format.md for a message to one of China's Android vendors (a registered provider
-/// module, `PushProvider.vendorRules`): one payload shape for every vendor, FCM's, so a producer writes one:
+/// module, `PushProvider.vendorRules`): one payload shape for every vendor (Firebase's), so a producer writes one:
 /// `notification` (`title`, `body`, `image`), `data` (string values), and an object named after the vendor whose
 /// fields go into the vendor's request as they are. The payload is kept as written (canonical JSON); the vendor's
 /// module maps it into its request. What the vendor would refuse for every token is found here and dead-lettered

@@ -7,7 +7,6 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var collector = CollectorSettings()
     public var recovery = RecoverySettings()
     public var apns = APNsSettings()
-    public var fcm = FCMSettings()
     /// The blocks of the registered provider modules (docs/vendors.md), by name, as written: each module
     /// reads its own (docs/configuration.md). A module's block is here, empty, also when the file has none.
     public var providerBlocks: [String: ConfigurationBlock] = [:]
@@ -20,10 +19,9 @@ public struct WorkerConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    /// The topics of the apps configured for `provider` (`apns.apps`, `fcm.apps`, a module's `<name>.apps`).
+    /// The topics of the apps configured for `provider` (`apns.apps`, a module's `<name>.apps`).
     public func appTopics(of provider: PushProvider) -> [String] {
         if provider == .apns { return apns.apps.map(\.topic) }
-        if provider == .fcm { return fcm.apps.map(\.topic) }
         return providerBlocks[provider.rawValue]?.appTopics ?? []
     }
 }

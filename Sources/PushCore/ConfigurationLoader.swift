@@ -12,17 +12,14 @@ public struct ConfigurationLoader: Sendable {
         "recovery.max_deliveries",
         "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
         "apns.credential_probe_max_ms", "apns.transport", "apns.ping_interval_ms",
-        "fcm.endpoint", "fcm.token_uri", "fcm.ca_file", "fcm.connections", "fcm.max_connections", "fcm.request_timeout_ms",
-        "fcm.ping_interval_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "log.level", "log.format", "shutdown.timeout_s",
         "retention.dlq_max", "retention.feedback_max",
     ]
     static let appKeys: [String] = ["topic", "team_id", "key_id", "key_file", "cert_file", "cert_password"]
-    static let fcmAppKeys: [String] = ["topic", "service_account_file", "project_id"]
     /// The blocks with a list of apps: the list's path, its environment prefix and each app's keys.
-    static let appLists: [(path: String, keys: [String])] = [("apns.apps", appKeys), ("fcm.apps", fcmAppKeys)]
+    static let appLists: [(path: String, keys: [String])] = [("apns.apps", appKeys)]
 
     /// The scalar keys of the core's blocks and of every registered provider module's block.
     static var allScalarKeys: [String] {
@@ -216,7 +213,6 @@ public struct ConfigurationLoader: Sendable {
         for index in indices {
             config.apns.apps.append(try app(index, &reader))
         }
-        config.fcm = try fcm(values, &reader)
         for module in PushProvider.modules {
             // A provider module's block, read by the module itself (its settings are its own types).
             let prefix = module.description.name + "."
@@ -286,42 +282,6 @@ public struct ConfigurationLoader: Sendable {
         case (true, true):
             throw ConfigurationError.invalid(key: base, reason: "needs key_file with team_id and key_id, or cert_file")
         }
-    }
-
-    /// The `fcm` block (docs/configuration.md).
-    private func fcm(_ values: [String: String], _ reader: inout Reader) throws -> FCMSettings {
-        var fcm = FCMSettings()
-        fcm.endpoint = try Self.httpsURL(reader.string("fcm.endpoint", fcm.endpoint), key: "fcm.endpoint")
-        let tokenURI = reader.string("fcm.token_uri", "").trimmingCharacters(in: .whitespaces)
-        if !tokenURI.isEmpty {
-            // As a service account's token_uri: https, or plain http to this machine only (TokenURI).
-            if let problem = TokenURI.problem(tokenURI) { throw ConfigurationError.invalid(key: "fcm.token_uri", reason: problem) }
-            fcm.tokenURI = tokenURI.hasSuffix("/") ? String(tokenURI.dropLast()) : tokenURI
-        }
-        fcm.caFile = reader.string("fcm.ca_file", "")
-        fcm.connections = try reader.int("fcm.connections", fcm.connections, min: 1, max: 1024)
-        fcm.maxConnections = try reader.int("fcm.max_connections", max(fcm.maxConnections, fcm.connections), min: fcm.connections, max: 1024)
-        fcm.requestTimeoutMillis = try reader.int("fcm.request_timeout_ms", fcm.requestTimeoutMillis, min: 1)
-        fcm.pingIntervalMillis = try reader.int("fcm.ping_interval_ms", fcm.pingIntervalMillis, min: 100)
-        var topics = Set<String>()
-        for index in Set(values.keys.compactMap { Self.appIndex($0, list: "fcm.apps") }).sorted() {
-            let base = "fcm.apps.\(index)"
-            let topic = reader.string("\(base).topic", "").trimmingCharacters(in: .whitespaces)
-            guard !topic.isEmpty else { throw ConfigurationError.invalid(key: "\(base).topic", reason: "is required") }
-            guard topics.insert(topic).inserted else {
-                throw ConfigurationError.invalid(key: "\(base).topic", reason: "'\(Printable.clipped(topic, to: 80))' is listed twice")
-            }
-            let file = reader.string("\(base).service_account_file", "").trimmingCharacters(in: .whitespaces)
-            guard !file.isEmpty else {
-                throw ConfigurationError.invalid(key: "\(base).service_account_file", reason: "is required (the service account's JSON key file)")
-            }
-            let project = reader.string("\(base).project_id", "").trimmingCharacters(in: .whitespaces)
-            guard project.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-                throw ConfigurationError.invalid(key: "\(base).project_id", reason: "'\(Printable.clipped(project, to: 80))' is not a project id (letters, digits, dashes)")
-            }
-            fcm.apps.append(FCMApp(topic: topic, serviceAccountFile: file, projectID: project))
-        }
-        return fcm
     }
 
     /// `https://host[:port]` with no path, without a trailing slash.

@@ -13,7 +13,7 @@ public struct DeadLetterEntry: Sendable, Equatable {
     public var worker: String
     /// How many holders died with the message (poison messages only).
     public var deliveries: Int?
-    /// The service's own words about the failure (FCM's error message), where `reason` is its bare code.
+    /// The service's own words about the failure (an error message), where `reason` is its bare code.
     public var detail: String?
 
     public init(failedTokens: [String]?, reason: String, status: Int?, attempts: Int, failedAtMillis: Int64,
@@ -31,14 +31,14 @@ public struct DeadLetterEntry: Sendable, Equatable {
     /// The record for `raw`, the element exactly as claimed. If it parses (within `maxDepth`), `message` is that
     /// object with `tokens` replaced by `failedTokens`; otherwise `message` is null and `raw` holds the element as
     /// text, plus `raw_base64` when it is not valid UTF-8, so not one byte of it is lost. A message with
-    /// `"provider": "fcm"` gives the record `"provider": "fcm"` too (docs/redis-keys.md), whoever writes it and
+    /// `"provider": "<name>"` gives the record `"provider": "<name>"` too (docs/redis-keys.md), whoever writes it and
     /// whatever the reason, malformed messages included.
     public func record(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> [UInt8] {
         recordAndProvider(element: raw, maxDepth: maxDepth).record
     }
 
     /// `record(element:)`, and the provider the element names: the one its `"provider"` names when it is a JSON
-    /// object naming a provider other than APNs (FCM, a registered module), APNs otherwise (the default, and all that
+    /// object naming a provider other than APNs (a registered module), APNs otherwise (the default, and all that
     /// can be said of an element that does not parse), for a caller that counts the dead letter under its provider
     /// without parsing the element again.
     public func recordAndProvider(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> (record: [UInt8], provider: PushProvider) {

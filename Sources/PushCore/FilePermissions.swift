@@ -1,6 +1,6 @@
 import Foundation
 
-/// Secrets in files (a .p8 key, a client certificate with its key, an FCM service account) should be readable
+/// Secrets in files (a .p8 key, a client certificate with its key, a provider module's key file) should be readable
 /// by the worker only. A looser mode is not an error, since containers mount secrets in many ways, but a file
 /// everyone can read is said at startup. A file its group can read is not: on Kubernetes a Secret is mounted
 /// 0440 for the pod's `fsGroup`, the worker's own group (deploy/kubernetes/base), and that is as it should be.
@@ -27,9 +27,16 @@ public enum FilePermissions {
             case .certificate(let file, _): return exposureWarning(path: file, key: "apns.apps.\(index).cert_file")
             }
         }
-        let fcm = configuration.fcm.apps.enumerated().compactMap { index, app in
-            exposureWarning(path: app.serviceAccountFile, key: "fcm.apps.\(index).service_account_file")
+        // A provider module's files, by the app keys it names as secret (`ProviderDescription.secretFileAppKeys`).
+        let modules = PushProvider.modules.flatMap { module -> [String] in
+            guard let block = configuration.providerBlocks[module.description.name] else { return [] }
+            return block.appIndices.flatMap { index in
+                module.description.secretFileAppKeys.compactMap { key -> String? in
+                    guard let path = block.values["apps.\(index).\(key)"]?.trimmingCharacters(in: .whitespaces), !path.isEmpty else { return nil }
+                    return exposureWarning(path: path, key: block.fullKey("apps.\(index).\(key)"))
+                }
+            }
         }
-        return apns + fcm
+        return apns + modules
     }
 }

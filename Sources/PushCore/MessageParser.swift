@@ -1,8 +1,7 @@
 /// What one queue element turned out to be.
 public enum ParsedElement: Sendable {
-    /// A message to push. `rejectedTokens` are the producer's tokens that are neither hex nor Base64 (for
-    /// FCM: not registration tokens, `FCMToken`):
-    /// they go to feedback as `BadDeviceToken` while the rest are sent.
+    /// A message to push. `rejectedTokens` are the producer's tokens that are not tokens of its provider (for
+    /// APNs neither hex nor Base64): they go to feedback as `BadDeviceToken` while the rest are sent.
     case valid(PushMessage, rejectedTokens: [String])
     /// The element cannot be pushed; `reason` names the field and the problem (it becomes the dead
     /// letter's reason). `messageID` is the producer's id when the element had a usable one, for logs.
@@ -96,10 +95,11 @@ public struct MessageParser: Sendable {
         return text
     }
 
-    struct Problem: Error {
-        let reason: String
-        init(_ text: String) { reason = "Malformed: \(text)" }
-        init(reason: String) { self.reason = reason }
+    /// Why an element cannot be pushed: `Malformed: <what is wrong>`, or a reason of its own (`Expired`).
+    public struct Problem: Error {
+        public let reason: String
+        public init(_ text: String) { reason = "Malformed: \(text)" }
+        public init(reason: String) { self.reason = reason }
     }
 
     private func checkID(_ id: String) throws(Problem) {
@@ -155,7 +155,10 @@ public struct MessageParser: Sendable {
         let (id, kind, uuid, topic) = try commonFields(fields)
         let provider = try provider(fields)
         if provider == .apns { return try parse(fields, seq: seq, now: now, raw: raw) }
-        if provider == .fcm { return try parseFCM(fields, id: id, kind: kind, uuid: uuid, topic: topic, seq: seq, now: now, raw: raw) }
+        if let parse = provider.module?.parse {
+            return try parse(ProviderElement(parser: self, fields: fields, provider: provider, id: id, kind: kind, uuid: uuid,
+                                             topic: topic, seq: seq, now: now, raw: raw))
+        }
         guard let rules = provider.vendorRules else { throw Problem("provider \"\(provider.rawValue)\" has no message rules") }
         return try parseVendor(fields, provider: provider, rules: rules, id: id, kind: kind, uuid: uuid, topic: topic,
                                seq: seq, now: now, raw: raw)

@@ -10,7 +10,7 @@ public enum OutcomeRecords {
                         failedAtMillis: failedAtMillis, worker: worker).record(element: raw, maxDepth: maxDepth)
     }
 
-    /// An FCM token's entry has `"provider": "fcm"` (docs/redis-keys.md); an APNs token's has no `provider`, as before.
+    /// A provider module's token's entry has `"provider": "<name>"` (docs/redis-keys.md); an APNs token's has no `provider`, as before.
     public static func feedback(token: String, topic: String, reason: String, timestampMillis: Int64,
                                 messageID: String, provider: PushProvider = .apns) -> [UInt8] {
         var members = [
@@ -24,7 +24,7 @@ public enum OutcomeRecords {
         return JSONWriter.canonical(.object(members))
     }
 
-    /// An FCM message's entry has `"provider": "fcm"`, as its feedback and dead letters do.
+    /// A provider module's message's entry has `"provider": "<name>"`, as its feedback and dead letters do.
     public static func filtered(messageID: String, topic: String, matched: String, filteredAtMillis: Int64,
                                 provider: PushProvider = .apns) -> [UInt8] {
         var members = [

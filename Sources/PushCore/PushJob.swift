@@ -80,7 +80,7 @@ public enum TokenOutcome: Sendable, Equatable {
     /// The backend must stop using the token (docs/redis-keys.md: Unregistered, ExpiredToken, BadDeviceToken, DeviceTokenNotForTopic).
     case feedback(reason: String, timestampMillis: Int64)
     /// Dead letter: permanent APNs error, exhausted retries, expiry, or our own reason.
-    /// `detail`: the service's own words (FCM's error message), where `reason` is its code.
+    /// `detail`: the service's own words (an error message), where `reason` is its code.
     case failed(reason: String, status: Int?, attempts: Int, detail: String? = nil)
     /// Not sent: recovery gave the message's claim to another worker while this one could not reach Redis
     /// (ownership fencing, docs/queue-protocol.md). Not an outcome of the message: its new holder sends it.

@@ -3,24 +3,24 @@ public enum MessageKind: String, Sendable, CaseIterable {
     case `private`, group, system
 }
 
-/// Everything that becomes an APNs request header (or, for FCM, what the request depends on besides the
-/// payload). Messages merge only when these are identical.
+/// Everything that becomes an APNs request header (or, for a provider module, what the request depends on besides
+/// the payload, which its rules may already have mapped some of these into). Messages merge only when these are
+/// identical.
 public struct PushHeaders: Sendable, Hashable {
-    /// `apns-topic` as sent (with the push type's suffix, e.g. `.voip`). For FCM, the app's name as given.
+    /// `apns-topic` as sent (with the push type's suffix, e.g. `.voip`). For a module, the app's name as given.
     public var topic: String
-    /// The bundle id the producer named; selects the app's credentials (for FCM: the app of `fcm.apps`).
+    /// The bundle id the producer named; selects the app's credentials (for a module: the app of `<name>.apps`).
     public var appTopic: String
-    /// `apns-push-type`; empty for FCM, which has none.
+    /// `apns-push-type`; empty for a module's message, which has none.
     public var pushType: String
-    /// `apns-priority`. For FCM the producer's `priority` (default 10), already mapped into the payload's
-    /// `android.priority` by the parser.
+    /// `apns-priority`. For a module the producer's `priority` (default 10), which its rules may already have
+    /// mapped into the payload.
     public var priority: Int
     /// Absolute UNIX seconds; 0 means "try once, do not store"; nil (the producer gave none) sends no
-    /// `apns-expiration` at all, so the provider keeps the push for an offline device by its own policy. For FCM
-    /// a nonzero time becomes `android.ttl` when the request body is built (`FCMRequestBody`); a 0 the producer
-    /// wrote is already `"0s"` in the payload, and nil leaves FCM's own ttl.
+    /// `apns-expiration` at all, so the provider keeps the push for an offline device by its own policy. For a module
+    /// it becomes the service's time to live, counted when the request is made (the seconds left then).
     public var expiration: Int64?
-    /// `apns-collapse-id`; for FCM already mapped into the payload's `android.collapse_key`.
+    /// `apns-collapse-id`; for a module, what its rules map into the service's collapse key.
     public var collapseID: String?
     public var provider: PushProvider
 
@@ -41,7 +41,7 @@ public struct PushHeaders: Sendable, Hashable {
         return expiration < nowSeconds
     }
 
-    /// Whether the request's content depends on the time it is sent (a nonzero expiration: FCM's ttl counts down).
+    /// Whether the request's content depends on the time it is sent (a nonzero expiration: a time to live counts down).
     public var expiresAtATime: Bool { (expiration ?? 0) != 0 }
 
     /// `==`, with both sides borrowed: `==` on a value read from a class's property copied it first, a retain and

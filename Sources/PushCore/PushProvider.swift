@@ -1,22 +1,20 @@
 /// `provider` of docs/message-format.md: which service a message goes to. Part of a job's headers, so messages for
 /// different services never merge.
 ///
-/// A small number, so that comparing two messages' headers costs what comparing an enum did. APNs and FCM are
-/// built in; every other service is a provider module (docs/architecture.md, "Providers") that registers its name
-/// at start-up (`register`), before any message or configuration is read, and gets the next number. Nothing in the
-/// core names such a provider: the name comes from its module.
+/// A small number, so that comparing two messages' headers costs what comparing an enum did. APNs is built in
+/// (number 0, the default); every other service is a provider module (docs/architecture.md, "Providers") that
+/// registers its name at start-up (`register`), before any message or configuration is read, and gets the next
+/// number. Nothing in the core names such a provider: the name comes from its module.
 public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
-    /// Its place among the registered providers (0 APNs, 1 FCM, then the modules in registration order).
+    /// Its place among the registered providers (0 APNs, then the modules in registration order).
     public let index: Int
 
     /// Apple Push Notification service (docs/transport.md); the default.
     public static let apns = PushProvider(index: 0)
-    /// Firebase Cloud Messaging HTTP v1 (docs/fcm.md).
-    public static let fcm = PushProvider(index: 1)
 
     private init(index: Int) { self.index = index }
 
-    /// The provider named `rawValue` (`"apns"`, `"fcm"`, or a registered module's name); nil if none is.
+    /// The provider named `rawValue` (`"apns"` or a registered module's name); nil if none is.
     public init?(rawValue: String) {
         guard let index = Self.registry.withLock({ $0.firstIndex { $0.name == rawValue } }) else { return nil }
         self.index = index
@@ -26,21 +24,25 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
     public var rawValue: String { Self.registry.withLock { $0[index].name } }
     public var description: String { rawValue }
 
-    /// Every registered provider, APNs and FCM first.
+    /// Every registered provider, APNs first.
     public static var allCases: [PushProvider] {
         (0..<registry.withLock { $0.count }).map { PushProvider(index: $0) }
     }
 
-    /// What a registered provider module told about itself; nil for APNs and FCM, whose rules are the core's own.
+    /// What a registered provider module told about itself; nil for APNs, whose rules are the core's own.
     public var module: ProviderDescription? { Self.registry.withLock { $0[index].module } }
-    /// Every provider's name in quotes, `"apns", "fcm" or "<module>"`, for error texts.
+    /// Every provider's name in quotes, `"apns", "<module>" or "<module>"`, for error texts.
     public static var namesForErrors: String {
         let names = allCases.map { "\"\($0.rawValue)\"" }
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
     }
 
-    /// The message rules of a registered provider module (China's Android vendors).
-    public var vendorRules: AndroidVendorRules? { module?.messageRules }
+    /// The message rules of a registered provider module that takes the common Android shape (China's vendors);
+    /// nil for APNs and for a module that reads its messages with rules of its own (`ProviderDescription.parse`).
+    public var vendorRules: AndroidVendorRules? {
+        guard let module, module.parse == nil else { return nil }
+        return module.messageRules
+    }
 
     /// The registered provider modules, in registration order.
     public static var modules: [(provider: PushProvider, description: ProviderDescription)] {
@@ -65,29 +67,55 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
         let module: ProviderDescription?
     }
 
-    private static let registry = Locked([Entry(name: "apns", module: nil), Entry(name: "fcm", module: nil)])
+    private static let registry = Locked([Entry(name: "apns", module: nil)])
 }
 
 /// What the core needs to know of a provider module before any of its code runs: its name (the messages'
 /// `provider`, its configuration block, its metric namespace `push_<name>_*`), its message rules, and the keys of
 /// its configuration block (unknown keys are refused, as everywhere, and each can come from the environment).
-public struct ProviderDescription: Sendable, Equatable {
+public struct ProviderDescription: Sendable {
     public var name: String
+    /// The common Android shape's limits (China's vendors, docs/message-format.md); for a module with rules of its
+    /// own (`parse`), only `tokensPerRequest` counts (what `worker explain` says of its requests).
     public var messageRules: AndroidVendorRules
+    /// Rules of the module's own for reading its messages, where the common Android shape is not its payload; nil
+    /// for that shape.
+    public var parse: ProviderMessageRules?
+    /// The texts of a payload the word filter scans (what the user sees), given the payload and the configured
+    /// keys (`filter.fields`); nil for the common Android shape's (`notification.title` and `.body`, the module's
+    /// own object, the keys in `data`).
+    public var alertTexts: (@Sendable (_ payload: JSONValue, _ extraFields: [String]) -> [String])?
+    /// What `worker explain` shows of the request a message becomes (`request`, `body`, ... with their values),
+    /// given the message and the time; nil: the payload, said to be mapped into the service's request when sent.
+    public var requestPreview: (@Sendable (_ message: PushMessage, _ nowSeconds: Int64) -> [(field: String, value: String)])?
     /// The block's scalar keys, without the block's name (`endpoint`, `connections`, ...).
     public var settingsKeys: [String]
     /// The keys of each app of the block's `apps` list (`topic`, ...).
     public var appKeys: [String]
-    /// Its dead-letter reasons no replay can fix (the vendor's codes for a bad message): `worker dlq replay` skips
-    /// them unless told to include permanent failures.
+    /// Those of `appKeys` that name a file holding a secret (a key, a service account): the worker warns at
+    /// start-up when one is readable by others.
+    public var secretFileAppKeys: [String]
+    /// Its dead-letter reasons no replay can fix (the service's codes for a bad message or token): `worker dlq
+    /// replay` skips them unless told to include permanent failures.
     public var permanentReasons: Set<String>
+    /// The service's answers made at 0 in `push_<name>_responses_total` before the first event, so that a
+    /// dashboard's rate of them reads 0 rather than nothing.
+    public var knownResponses: [(status: Int, reason: String)]
 
-    public init(name: String, messageRules: AndroidVendorRules, settingsKeys: [String], appKeys: [String],
-                permanentReasons: Set<String> = []) {
+    public init(name: String, messageRules: AndroidVendorRules, parse: ProviderMessageRules? = nil,
+                alertTexts: (@Sendable (_ payload: JSONValue, _ extraFields: [String]) -> [String])? = nil,
+                requestPreview: (@Sendable (_ message: PushMessage, _ nowSeconds: Int64) -> [(field: String, value: String)])? = nil,
+                settingsKeys: [String], appKeys: [String], secretFileAppKeys: [String] = [],
+                permanentReasons: Set<String> = [], knownResponses: [(status: Int, reason: String)] = []) {
         self.name = name
         self.messageRules = messageRules
+        self.parse = parse
+        self.alertTexts = alertTexts
+        self.requestPreview = requestPreview
         self.settingsKeys = settingsKeys
         self.appKeys = appKeys
+        self.secretFileAppKeys = secretFileAppKeys
         self.permanentReasons = permanentReasons
+        self.knownResponses = knownResponses
     }
 }

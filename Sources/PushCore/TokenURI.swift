@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where an OAuth token endpoint (a service account's `token_uri`, `fcm.token_uri`) may be: https, or plain http
+/// Where an OAuth token endpoint (a service account's `token_uri`, a provider block's `token_uri`) may be: https, or plain http
 /// to this machine only.
 ///
 /// The worker posts a signed assertion there and gets back an access token that sends to every device of the

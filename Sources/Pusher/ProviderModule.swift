@@ -61,6 +61,8 @@ public struct LaneContext: Sendable {
 public struct ProviderAppLanes: Sendable {
     public var app: String
     public var lanes: [Scheduler]
+    /// Other apps whose messages these lanes send too (apps that share one credential and its connections).
+    public var alsoServes: [String] = []
     public var shutdown: (@Sendable () async -> Void)?
     public var stop: (@Sendable () -> Void)?
 

@@ -2,18 +2,16 @@ import Foundation
 import Logging
 import PushCore
 
-/// The last stage: sends each job's tokens to its service, APNs, FCM or a provider module's (the job's `provider`), through the
-/// scheduler lanes of its app's credential (apps that share a .p8 key share its lanes and its JWT; FCM apps of
-/// one service account and project share its lanes and its access token), and reports every token's final
-/// outcome to `sink`. One service never waits for the other: each has lanes, threads and connections of its own.
+/// The last stage: sends each job's tokens to its service, APNs or a provider module's (the job's `provider`), through
+/// the scheduler lanes of its app's credential (apps that share a .p8 key share its lanes and its JWT; a module's
+/// apps that share a credential may share lanes too), and reports every token's final outcome to `sink`. One
+/// service never waits for another: each has lanes, threads and connections of its own.
 public final class Pusher: Sendable {
     private let transports: [Scheduler]
     /// Each credential's app label, service and lanes, for the connection gauges.
     private let appLanes: [(app: String, provider: PushProvider, lanes: [Int])]
-    /// Topic -> the lanes of its credential, per provider (`PushProvider.index`: APNs, FCM, then the modules).
+    /// Topic -> the lanes of its credential, per provider (`PushProvider.index`: APNs, then the modules).
     private let routes: [[String: [Int]]]
-    /// One access token per FCM service account, shared by its lanes; stopped when the pusher ends.
-    private let accessTokens: [AccessTokenCache]
     /// What ends the provider modules' own threads (their token caches), after the lanes.
     private let moduleShutdowns: [@Sendable () async -> Void]
     private let sink: @Sendable ([Resolution]) -> Void
@@ -23,7 +21,7 @@ public final class Pusher: Sendable {
     /// `lease`: whether the worker still owns its claims (ownership fencing); requests wait while it has lapsed.
     /// `waitBoard`: where each lane says whether it waits (isolation); the apps' lanes are registered there.
     /// `modules`: the provider modules read from the configuration; each makes its apps' lanes.
-    public init(settings: APNsSettings, fcm: FCMSettings = FCMSettings(), modules: [any ProviderModule] = [],
+    public init(settings: APNsSettings, modules: [any ProviderModule] = [],
                 retry: RetrySettings, logger: Logger,
                 readiness: Readiness? = nil, lease: OwnershipLease = .unfenced(), waitBoard: AppWaitBoard? = nil,
                 sink: @escaping @Sendable ([Resolution]) -> Void) throws {
@@ -82,16 +80,10 @@ public final class Pusher: Sendable {
             byCredential[app.credential] = indices
             routes[app.topic] = indices
         }
-        var fcmRoutes: [String: [Int]] = [:]
-        var accessTokens: [AccessTokenCache] = []
-        var allRoutes = [routes, [:]]
+        var allRoutes = [routes]
         var moduleShutdowns: [@Sendable () async -> Void] = []
         var moduleStops: [@Sendable () -> Void] = []
         do {
-            try FCMLanes.make(fcm, retry: retry, cores: cores, logger: logger, readiness: readiness, lease: lease,
-                              waitBoard: waitBoard, sink: sink,
-                              transports: &transports, routes: &fcmRoutes, appLanes: &appLanes, caches: &accessTokens)
-            allRoutes[PushProvider.fcm.index] = fcmRoutes
             var context = LaneContext(retry: retry, logger: logger, readiness: readiness, lease: lease, waitBoard: waitBoard,
                                       sink: sink, cores: cores)
             for module in modules {
@@ -103,6 +95,7 @@ public final class Pusher: Sendable {
                     transports += app.lanes
                     appLanes.append((app.app, provider, indices))
                     allRoutes[provider.index][app.app] = indices
+                    for topic in app.alsoServes { allRoutes[provider.index][topic] = indices }
                     if let shutdown = app.shutdown { moduleShutdowns.append(shutdown) }
                     if let stop = app.stop { moduleStops.append(stop) }
                 }
@@ -110,7 +103,6 @@ public final class Pusher: Sendable {
         } catch {
             // Nothing started may outlive a failed start: the lanes and token threads made so far end here.
             transports.forEach { $0.abort() }
-            accessTokens.forEach { $0.stop() }
             moduleStops.forEach { $0() }
             throw error
         }
@@ -124,7 +116,6 @@ public final class Pusher: Sendable {
         self.appLanes = appLanes
         self.routes = allRoutes
         self.moduleShutdowns = moduleShutdowns
-        self.accessTokens = accessTokens
         self.sink = sink
         self.logger = logger
     }
@@ -192,7 +183,6 @@ public final class Pusher: Sendable {
             }
         }
         for transport in transports { await transport.finish() }
-        for cache in accessTokens { await cache.shutdown() }
         for shutdown in moduleShutdowns { await shutdown() }
     }
 

@@ -65,14 +65,12 @@ struct CheckConfig: AsyncParsableCommand {
 
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
     private func checkCredentials(_ configuration: WorkerConfiguration, modules: [any ProviderModule], _ checks: inout ConfigChecks) {
-        if configuration.apns.apps.isEmpty && configuration.fcm.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
-            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give fcm.apps, or a vendor's apps)")
+        if configuration.apns.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
+            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give the apps of "
+                       + PushProvider.modules.map { "\($0.description.name).apps" }.joined(separator: ", ") + ")")
         }
         for (index, app) in configuration.apns.apps.enumerated() {
             checks.attempt("apns.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app) }
-        }
-        for (index, app) in configuration.fcm.apps.enumerated() {
-            checks.attempt("fcm.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app, fcm: configuration.fcm) }
         }
         for module in modules {
             let name = type(of: module).description.name

@@ -37,9 +37,10 @@ struct PipelineService: Service, CustomStringConvertible {
         self.workerID = workerID
         self.logger = logger
         self.filter = try LiveFilter(settings: configuration.filter)
-        // APNs alone, FCM alone, or both: a worker with no app at all has nothing to send to.
-        if configuration.apns.apps.isEmpty && configuration.fcm.apps.isEmpty {
-            throw StartupError(description: "apns.apps and fcm.apps are both empty: configure at least one app (an APNs topic with key_file or cert_file, or an FCM topic with service_account_file)")
+        // Any one provider, or several: a worker with no app at all has nothing to send to.
+        if configuration.apns.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
+            let lists = (["apns.apps"] + PushProvider.modules.map { "\($0.description.name).apps" }).joined(separator: ", ")
+            throw StartupError(description: "no app is configured (\(lists) are all empty): configure at least one app (an APNs topic with key_file or cert_file, or an app of a provider's block)")
         }
     }
 
@@ -66,7 +67,7 @@ struct PipelineService: Service, CustomStringConvertible {
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
-            pusher = try Pusher(settings: configuration.apns, fcm: configuration.fcm, modules: modules, retry: configuration.retry,
+            pusher = try Pusher(settings: configuration.apns, modules: modules, retry: configuration.retry,
                                 logger: logger, readiness: readiness,
                                 lease: lease, waitBoard: waitBoard) { resolutions in
                 router.route(.resolved(resolutions))

@@ -1,12 +1,13 @@
-import PushCore
+import FCMProvider
 import HuaweiProvider
+import PushCore
 import Pusher
 import XiaomiProvider
 
-/// The provider modules this worker is built with, beside APNs and FCM (docs/architecture.md, "Providers"). Adding a
+/// The provider modules this worker is built with, beside APNs (docs/architecture.md, "Providers"). Adding a
 /// provider is a folder under `Sources/Providers` and a line here: nothing else in the worker names one.
 enum Providers {
-    static let modules: [any ProviderModule.Type] = [HuaweiModule.self, XiaomiModule.self]
+    static let modules: [any ProviderModule.Type] = [FCMModule.self, HuaweiModule.self, XiaomiModule.self]
 
     /// Registers every module's name, message rules and configuration keys: before the configuration or any
     /// message is read (the start of `main`).

@@ -75,8 +75,7 @@ struct Run: AsyncParsableCommand {
             }
         }
         // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
-        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic), fcm: configuration.fcm.apps.map(\.topic),
-                                         modules: modules.map { (type(of: $0).provider, $0.topics) })
+        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic), modules: modules.map { (type(of: $0).provider, $0.topics) })
         let pipeline: PipelineService
         do {
             pipeline = try PipelineService(configuration: configuration, modules: modules, workerID: workerID, logger: logger,

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 @testable import Collector
 import PushCore
 import XCTest
@@ -5,6 +6,12 @@ import XCTest
 /// Isolation in the in-flight gate: work an app cannot send takes no room from claims, up to twice
 /// `max_in_flight` in all, and a change in what waits wakes a claim waiting for room.
 final class CapacityGateTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     func testWaitingWorkTakesNoRoomUpToTheHardLimit() async {
         let board = AppWaitBoard()
         let app = AppWaitBoard.App(provider: .fcm, topic: "t")

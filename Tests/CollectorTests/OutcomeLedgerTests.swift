@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Collector
 import PushCore
 import QueueProtocol
@@ -6,6 +7,12 @@ import XCTest
 /// The ledger gives each token's room back as the token reaches its outcome, so a large message's tail does
 /// not keep the next message from being claimed; the message's last unit and its bytes wait for acknowledgement.
 final class OutcomeLedgerTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     private func registration(claimSequence: UInt64, tokens: Int) -> ClaimRegistration {
         let element = ClaimedElement(seq: claimSequence, raw: Array(repeating: 0x20, count: 100))
         return ClaimRegistration(element: element, seq: PipelineSeq.make(claimSequence: claimSequence, shard: 0),

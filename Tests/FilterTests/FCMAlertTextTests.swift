@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Filter
 import Foundation
 import PushCore
@@ -5,6 +6,12 @@ import XCTest
 
 /// docs/fcm.md: the filter reads what an Android user sees.
 final class FCMAlertTextTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     func testReadsNotificationAndroidNotificationAndDataFields() {
         let payload = Array(#"{"android":{"notification":{"body":"android body","title":"android title"}},"data":{"other":"not read","preview":"data preview"},"notification":{"body":"the body","image":"https://x/y.png","title":"the title"}}"#.utf8)
         let texts = AlertText.texts(inPayload: payload, extraFields: ["preview"], provider: .fcm)

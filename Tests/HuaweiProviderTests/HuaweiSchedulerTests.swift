@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import PushEmulator
 import Foundation
 @testable import HuaweiProvider
@@ -63,7 +64,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         transport.retry.maxAttempts = maxAttempts
         transport.credentialProbeFirstMillis = 50
         transport.credentialProbeLongestMillis = 200
-        let service = HuaweiService(app: app, credential: credential, deliveries: HuaweiDeliveryMemory(), metrics: .fcm)
+        let service = HuaweiService(app: app, credential: credential, deliveries: HuaweiDeliveryMemory(), metrics: .of(HuaweiModule.provider))
         let scheduler = try Scheduler(settings: transport, service: service, sink: box.append)
         if case .clientCredentials(let cache) = credential { cache.wakeOnChange([scheduler]) }
         addTeardownBlock { scheduler.abort() }

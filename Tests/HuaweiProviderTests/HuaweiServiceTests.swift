@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 @testable import HuaweiProvider
 import ProviderKit
@@ -26,14 +27,14 @@ final class HuaweiServiceTests: XCTestCase {
         caches.append(cache)
         try await eventually { cache.state.token != nil }
         return HuaweiService(app: HuaweiApp(topic: Fixture.topic, appID: Fixture.appID, category: "IM"),
-                             credential: .clientCredentials(cache), deliveries: deliveries, metrics: .fcm, clock: clock)
+                             credential: .clientCredentials(cache), deliveries: deliveries, metrics: .of(HuaweiModule.provider), clock: clock)
     }
 
     private func v3Service() throws -> HuaweiService {
         let key = try HuaweiKeyFixture()
         let signer = try HuaweiJWTSigner(account: try HuaweiServiceAccount.load(path: key.jsonFile))
         return HuaweiService(app: HuaweiApp(topic: Fixture.topic, api: .v3, serviceAccountFile: key.jsonFile),
-                             credential: .serviceAccount(signer), deliveries: HuaweiDeliveryMemory(), metrics: .fcm, clock: clock)
+                             credential: .serviceAccount(signer), deliveries: HuaweiDeliveryMemory(), metrics: .of(HuaweiModule.provider), clock: clock)
     }
 
     private func answer(_ service: HuaweiService, _ status: Int, _ body: String, job: JobContext, count: Int = 1) -> ServiceAnswer {

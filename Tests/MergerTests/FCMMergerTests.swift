@@ -1,9 +1,16 @@
+@testable import FCMProvider
 import Merger
 import PushCore
 import XCTest
 
 /// Merging works for FCM as for APNs; the provider is part of what must be identical (docs/message-format.md).
 final class FCMMergerTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     private func message(_ seq: UInt64, _ tokens: [String], provider: PushProvider, payload: String = #"{"data":{"k":"v"}}"#) -> PushMessage {
         let headers = PushHeaders(topic: "app", appTopic: "app", pushType: "", priority: 10, expiration: 0, collapseID: nil,
                                   provider: provider)

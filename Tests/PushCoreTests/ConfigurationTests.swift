@@ -1,8 +1,15 @@
+@testable import FCMProvider
 import PushCore
 import TestSupport
 import XCTest
 
 final class ConfigurationTests: XCTestCase {
+    /// FCM's block is its module's: registered, as the worker registers it, before a configuration is read.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     func testDefaultsNeedNoFile() throws {
         let config = try ConfigurationLoader(environment: [:]).load(yaml: "")
         XCTAssertEqual(config.redis.url, RedisURL(host: "127.0.0.1", port: 6379, database: 0))
@@ -81,28 +88,28 @@ final class ConfigurationTests: XCTestCase {
             "FCM_ENDPOINT": "https://127.0.0.1:9443/", "FCM_CONNECTIONS": "3", "FCM_APPS_0_PROJECT_ID": "demo-project",
             "FCM_APPS_1_TOPIC": "com.example.other", "FCM_APPS_1_SERVICE_ACCOUNT_FILE": "/keys/other.json",
         ]).load(yaml: yaml)
-        XCTAssertEqual(config.fcm.endpoint, "https://127.0.0.1:9443")
-        XCTAssertEqual(config.fcm.connections, 3)
-        XCTAssertEqual(config.fcm.maxConnections, 16)
-        XCTAssertEqual(config.fcm.apps, [
+        XCTAssertEqual(try config.fcmSettings().endpoint, "https://127.0.0.1:9443")
+        XCTAssertEqual(try config.fcmSettings().connections, 3)
+        XCTAssertEqual(try config.fcmSettings().maxConnections, 16)
+        XCTAssertEqual(try config.fcmSettings().apps, [
             FCMApp(topic: "com.example.chat", serviceAccountFile: "firebase-service-account.json", projectID: "demo-project"),
             FCMApp(topic: "com.example.other", serviceAccountFile: "/keys/other.json"),
         ])
-        XCTAssertFalse(try ConfigurationLoader(environment: [:]).load(yaml: "").fcm.isEnabled, "no apps: FCM is off")
+        XCTAssertFalse(try ConfigurationLoader(environment: [:]).load(yaml: "").fcmSettings().isEnabled, "no apps: FCM is off")
     }
 
     func testFCMMistakesAreNamed() {
         let loader = ConfigurationLoader(environment: [:])
-        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  endpoint: http://fcm.example\n")) {
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  endpoint: http://fcm.example\n").fcmSettings()) {
             XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.endpoint", reason: "'http://fcm.example' is not https://host[:port]"))
         }
-        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n")) {
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n").fcmSettings()) {
             XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.apps.0.service_account_file", reason: "is required (the service account's JSON key file)"))
         }
-        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n      service_account_file: x.json\n      project_id: a/b\n")) {
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n      service_account_file: x.json\n      project_id: a/b\n").fcmSettings()) {
             XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "fcm.apps.0.project_id", reason: "'a/b' is not a project id (letters, digits, dashes)"))
         }
-        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n      key_file: x.p8\n")) {
+        XCTAssertThrowsError(try loader.load(yaml: "fcm:\n  apps:\n    - topic: a.b\n      key_file: x.p8\n").fcmSettings()) {
             XCTAssertEqual($0 as? ConfigurationError, .unknownKey("fcm.apps.0.key_file"))
         }
     }
@@ -111,7 +118,7 @@ final class ConfigurationTests: XCTestCase {
     /// (tests, a local emulator).
     func testTheTokenURIIsHTTPSOrPlainHTTPToLoopbackOnly() throws {
         func load(_ uri: String) throws -> String {
-            try ConfigurationLoader(environment: ["FCM_TOKEN_URI": uri]).load(yaml: "").fcm.tokenURI
+            try ConfigurationLoader(environment: ["FCM_TOKEN_URI": uri]).load(yaml: "").fcmSettings().tokenURI
         }
         for uri in ["https://oauth2.googleapis.com/token", "http://127.0.0.1:8080/token", "http://127.9.8.7/token",
                     "http://[::1]:9443/token", "http://localhost:9443/token", "HTTP://LOCALHOST/token"] {

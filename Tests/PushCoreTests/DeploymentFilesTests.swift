@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 import PushCore
 import TestSupport
@@ -7,6 +8,12 @@ import Yams
 /// The deployment files cannot be run here (no Docker, no cluster), so what they promise is checked
 /// against the worker itself: their configuration loads, and every stop deadline is longer than the drain.
 final class DeploymentFilesTests: XCTestCase {
+    /// FCM's block is its module's: registered, as the worker registers it, before a configuration is read.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     private func text(_ path: String) throws -> String {
@@ -106,7 +113,7 @@ final class DeploymentFilesTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int),
                                         configuration.shutdown.timeoutSeconds + exitSlackSeconds, overlay)
             XCTAssertEqual(configuration.apns.apps.isEmpty, overlay == "fcm-only", "\(overlay): APNs apps")
-            XCTAssertEqual(configuration.fcm.apps.isEmpty, overlay == "apns-only", "\(overlay): FCM apps")
+            XCTAssertEqual(try configuration.fcmSettings().apps.isEmpty, overlay == "apns-only", "\(overlay): FCM apps")
             switch overlay {
             case "sentinel":
                 XCTAssertEqual(configuration.redis.sentinel.master, "mymaster")

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 import PushCore
 import XCTest
@@ -5,6 +6,12 @@ import XCTest
 /// docs/redis-keys.md: feedback entries and dead letters of FCM messages say `"provider": "fcm"`; APNs ones
 /// stay as they were.
 final class FCMOutcomeRecordsTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     private func object(_ bytes: [UInt8]) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
     }

@@ -1,7 +1,14 @@
+@testable import FCMProvider
 import PushCore
 import XCTest
 
 final class PushHeadersTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     /// The header cache compares jobs' headers with `same` (borrowed) instead of `==`: the two must agree, for a
     /// change in any one field.
     func testSameAgreesWithEqualityForEveryField() {

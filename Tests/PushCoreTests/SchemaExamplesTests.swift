@@ -1,4 +1,5 @@
 import Foundation
+import FCMProvider
 import HuaweiProvider
 import PushCore
 import XiaomiProvider
@@ -11,6 +12,7 @@ final class SchemaExamplesTests: XCTestCase {
     /// The provider modules the worker registers at start (`Sources/worker/Providers.swift`), as it does.
     override class func setUp() {
         super.setUp()
+        PushProvider.register(FCMModule.description)
         PushProvider.register(HuaweiModule.description)
         PushProvider.register(XiaomiModule.description)
     }

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 @testable import PushEmulator
 import TestSupport

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import PushCore
 @testable import Pusher
 import TestSupport

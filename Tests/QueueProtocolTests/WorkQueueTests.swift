@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 import PushCore
 @testable import QueueProtocol

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import PushEmulator
 import Foundation
 import PushCore
@@ -47,10 +48,19 @@ public func fcmToken(_ prefix: String = "d", _ n: Int) -> String {
 /// An FCM message as a producer would LPUSH it.
 public func fcmMessageJSON(id: String, tokens: [String], kind: String? = nil, body: String = "hello",
                            topic: String = FCMStandIn.topic, extra: [String: Any] = [:]) -> String {
+    _ = PushProvider.fcm  // whoever parses it needs FCM's rules registered
     var object: [String: Any] = ["id": id, "provider": "fcm", "topic": topic, "tokens": tokens,
                                  "payload": ["notification": ["body": body], "data": ["conversation": "c1"]]]
     if let kind { object["kind"] = kind }
     for (key, value) in extra { object[key] = value }
     let data = try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     return String(decoding: data, as: UTF8.self)
+}
+
+extension WorkerConfiguration {
+    /// The `fcm` block as FCM's module reads it at start-up (its mistakes thrown, naming the key).
+    public func fcmSettings() throws -> FCMSettings {
+        _ = PushProvider.fcm
+        return try FCMModule(block: providerBlocks["fcm"] ?? ConfigurationBlock(name: "fcm")).settings
+    }
 }

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import PushEmulator
 import Foundation
 

@@ -94,7 +94,7 @@ final class XiaomiAnswerTests: XCTestCase {
         XCTAssertEqual(try classify(Self.error(200001)).decision, .quotaSpent(reason: "200001", untilWallMillis: Self.now + 1000))
         // Another day boundary from the settings.
         let app = XiaomiFixtures.app()
-        let service = try XiaomiService(app: app, settings: XiaomiSettings(quotaReset: "00:00+00:00", apps: [app]), metrics: .fcm,
+        let service = try XiaomiService(app: app, settings: XiaomiSettings(quotaReset: "00:00+00:00", apps: [app]), metrics: .of(XiaomiModule.provider),
                                         wallMillis: { Self.now })
         XCTAssertEqual(try classify(Self.error(10034), service: service).decision,
                        .quotaSpent(reason: "10034", untilWallMillis: 1_767_312_000_000), "2026-01-02 00:00 UTC")

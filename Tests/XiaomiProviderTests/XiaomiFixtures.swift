@@ -33,7 +33,7 @@ enum XiaomiFixtures {
     }
 
     static func service(_ app: XiaomiApp, wallMillis: @escaping @Sendable () -> Int64 = { XiaomiFixtures.wallMillis }) throws -> XiaomiService {
-        try XiaomiService(app: app, settings: XiaomiSettings(apps: [app]), metrics: .fcm, wallMillis: wallMillis)
+        try XiaomiService(app: app, settings: XiaomiSettings(apps: [app]), metrics: .of(XiaomiModule.provider), wallMillis: wallMillis)
     }
 
     /// The body's fields in order, decoded as a strict form decoder would (percent escapes only: the encoder

@@ -56,7 +56,7 @@ final class XiaomiSchedulerTests: XCTestCase {
         transport.retry.baseDelayMillis = 10
         transport.retry.maxDelayMillis = 50
         adjust(&transport)
-        let service = try XiaomiService(app: app, settings: settings, metrics: .fcm, wallMillis: { clock.wallMillis() })
+        let service = try XiaomiService(app: app, settings: settings, metrics: .of(XiaomiModule.provider), wallMillis: { clock.wallMillis() })
         let box = ResolutionBox()
         let credential = CredentialState()
         let scheduler = try Scheduler(settings: transport, service: service, credential: credential, driver: nil, sink: box.append)

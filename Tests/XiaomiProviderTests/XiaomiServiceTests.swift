@@ -46,7 +46,7 @@ final class XiaomiServiceTests: XCTestCase {
         ]
         for (file, says) in cases {
             let app = XiaomiApp(topic: XiaomiFixtures.topic, appSecretFile: file)
-            XCTAssertThrowsError(try XiaomiService(app: app, settings: XiaomiSettings(apps: [app]), metrics: .fcm)) { error in
+            XCTAssertThrowsError(try XiaomiService(app: app, settings: XiaomiSettings(apps: [app]), metrics: .of(XiaomiModule.provider))) { error in
                 let text = "\(error)"
                 XCTAssertTrue(text.contains(file), text)
                 XCTAssertTrue(text.contains(says), text)
@@ -54,12 +54,12 @@ final class XiaomiServiceTests: XCTestCase {
             }
         }
         let app = XiaomiApp(topic: XiaomiFixtures.topic, appSecretFile: "")
-        XCTAssertThrowsError(try XiaomiService(app: app, settings: XiaomiSettings(apps: [app]), metrics: .fcm))
+        XCTAssertThrowsError(try XiaomiService(app: app, settings: XiaomiSettings(apps: [app]), metrics: .of(XiaomiModule.provider)))
     }
 
     func testABadQuotaResetIsAStartupError() throws {
         let app = XiaomiFixtures.app()
-        XCTAssertThrowsError(try XiaomiService(app: app, settings: XiaomiSettings(quotaReset: "midnight", apps: [app]), metrics: .fcm)) {
+        XCTAssertThrowsError(try XiaomiService(app: app, settings: XiaomiSettings(quotaReset: "midnight", apps: [app]), metrics: .of(XiaomiModule.provider))) {
             XCTAssertTrue("\($0)".contains("xiaomi.quota_reset"), "\($0)")
         }
     }

@@ -3,7 +3,7 @@ import PushCore
 
 /// A v1 app's bearer: an OAuth 2.0 access token from Huawei's token endpoint for the client-credentials grant,
 /// held by an `AccessTokenCache` and shared by every lane of the app. The cache's own rules apply as they do for
-/// FCM: its renewal thread (the exchange blocks, so never on Swift's cooperative pool) asks again when 5 minutes
+/// every OAuth service: its renewal thread (the exchange blocks, so never on Swift's cooperative pool) asks again when 5 minutes
 /// of the token's `expires_in` remain, at most one request at a time and a second apart (Huawei allows 1,000
 /// tokens per app per 5 minutes), backs off while the endpoint fails, and drops a token a server rejected.
 public enum HuaweiAccessTokens {

@@ -17,7 +17,7 @@ public enum HuaweiLaneSettings {
         AppRateLimit(requestsPerSecond: nil, tokensPerSecond: app.tokensPerSecond)
     }
 
-    /// The settings of lane `lane` of `lanes` for `app`. Connections are split among the lanes as FCM's are: each
+    /// The settings of lane `lane` of `lanes` for `app`. Connections are split among the lanes as every module's are: each
     /// opens its share of `connections` at start and grows to its share of `max_connections`. What belongs to the
     /// worker rather than to Huawei (the wait board and the lane's number on it, a test's clock) is the caller's to set.
     public static func transportSettings(for app: HuaweiApp, settings: HuaweiSettings, rateLimit: AppRateLimit,

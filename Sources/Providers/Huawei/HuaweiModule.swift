@@ -76,7 +76,7 @@ public struct HuaweiModule: ProviderModule {
         var boardLane = context.firstBoardLane
         do {
             for app in settings.apps {
-                let tokenReadiness = AccessTokenReadiness(readiness: context.readiness, app: app.topic)
+                let tokenReadiness = AccessTokenReadiness(readiness: context.readiness, app: app.topic, service: "Huawei")
                 if app.api == .v1 { metrics.registerAccessTokenSeries(app: app.topic) }
                 let credential = try HuaweiCredential.make(
                     for: app, settings: settings,

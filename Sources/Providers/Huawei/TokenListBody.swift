@@ -2,7 +2,7 @@ import PushCore
 
 /// A request body with its list of tokens spliced in: the JSON before the list (`prefix`) and after it (`suffix`)
 /// are made once per job and the same for each of its requests, so a request of 1,000 tokens costs copying them
-/// and no JSON written or read (as `FCMRequestBody` does for one token).
+/// and no JSON written or read (as the one-token services' bodies are made).
 ///
 /// Written canonically (keys in byte order at every level, no whitespace), so one job's requests are identical but
 /// for their tokens, and a test can compare bytes. The list is the member `"token"` of the object at `path`

@@ -10,9 +10,9 @@ public final class Readiness: Sendable {
         case redisUnreachable(shard: String)
         /// SIGTERM received: finishing in-flight work, claiming nothing new.
         case draining
-        /// APNs or FCM refused an app's credentials (InvalidProviderToken, BadCertificate, invalid_grant, ...).
+        /// A service refused an app's credentials (InvalidProviderToken, BadCertificate, invalid_grant, ...).
         case credentialsRejected(app: String, reason: String, service: String = "APNs")
-        /// No credential can be had for an app just now (FCM's token endpoint unreachable): its messages wait.
+        /// No credential can be had for an app just now (an OAuth token endpoint unreachable): its messages wait.
         case credentialUnavailable(app: String, reason: String)
     }
 

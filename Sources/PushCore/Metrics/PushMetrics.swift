@@ -67,8 +67,8 @@ public final class PushMetrics: Sendable {
         ("dead_letter", "Timeout"), ("dead_letter", "TransportError"), ("dead_letter", "ConnectionError"),
         ("dead_letter", "Expired"),
     ]
-    /// Per configured FCM app (the FCM reasons are added with its sender).
-    public static let knownFCMOutcomes: [(outcome: String, reason: String)] = [("delivered", ""), ("filtered", "SensitiveWord")]
+    /// Per configured app of a provider module (the service's reasons are added with its sender).
+    public static let knownModuleOutcomes: [(outcome: String, reason: String)] = [("delivered", ""), ("filtered", "SensitiveWord")]
     /// Outcomes of messages whose app is not a configured one, or not known at all (`app="other"`).
     public static let knownOtherOutcomes: [(outcome: String, reason: String)] = [
         ("dead_letter", "InvalidMessage"), ("dead_letter", "PoisonMessage"), ("dead_letter", "TopicNotConfigured"),
@@ -105,17 +105,17 @@ public final class PushMetrics: Sendable {
         filterReloads.series([("result", result)]).increment()
     }
 
-    /// The apps `push_notifications_total` names in its `app` label: the topics of `apns.apps` and of `fcm.apps`.
+    /// The apps `push_notifications_total` names in its `app` label: the topics of `apns.apps` and of the modules'.
     /// A topic not among them (a producer's typo, a flood of invented topics) is counted as `other`, so the
     /// series stay bounded by the configuration. Makes each app's known outcomes at 0 (see `knownOutcomes`).
-    /// `modules`: the topics of each provider module's apps (China's vendors), known outcomes as FCM's.
-    public func configureApps(apns: [String], fcm: [String] = [], modules: [(provider: PushProvider, topics: [String])] = []) {
-        let topics = Set(apns + fcm + modules.flatMap(\.topics))
+    /// `modules`: the topics of each provider module's apps.
+    public func configureApps(apns: [String], modules: [(provider: PushProvider, topics: [String])] = []) {
+        let topics = Set(apns + modules.flatMap(\.topics))
         apps.withLock { $0 = topics }
         // Room for every app's outcomes and reasons; beyond it (reasons invented by a server), `other`.
         notifications.raiseLimit(to: 200 + 50 * topics.count)
-        let lists = [(PushProvider.apns, apns, Self.knownOutcomes), (.fcm, fcm, Self.knownFCMOutcomes)]
-            + modules.map { ($0.provider, $0.topics, Self.knownFCMOutcomes) }
+        let lists = [(PushProvider.apns, apns, Self.knownOutcomes)]
+            + modules.map { ($0.provider, $0.topics, Self.knownModuleOutcomes) }
         for (provider, list, known) in lists {
             for topic in list {
                 for (outcome, reason) in known {

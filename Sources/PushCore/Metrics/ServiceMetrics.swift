@@ -1,18 +1,15 @@
 import CoreMetrics
 
-/// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_fcm_*` for FCM, `push_<name>_*` for
-/// a provider module (`push_<name>_*`), with the same meaning and labels, so the scheduler records through one
-/// interface and knows no service by name. APNs's series are `PushMetrics`'s own (their names predate FCM); the
-/// others are made here.
+/// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_<name>_*` for a provider module,
+/// with the same meaning and labels, so the scheduler records through one interface and knows no service by name.
+/// APNs's series are `PushMetrics`'s own (their names predate the modules); the others are made here.
 public final class ServiceMetrics: Sendable {
     public static let apns = ServiceMetrics(provider: .apns)
-    public static let fcm = ServiceMetrics(provider: .fcm)
     /// The provider modules' series, made on first use.
     private static let modules = Locked<[Int: ServiceMetrics]>([:])
 
     public static func of(_ provider: PushProvider) -> ServiceMetrics {
         if provider == .apns { return apns }
-        if provider == .fcm { return fcm }
         return modules.withLock { made in
             if let existing = made[provider.index] { return existing }
             let metrics = ServiceMetrics(provider: provider)
@@ -34,14 +31,6 @@ public final class ServiceMetrics: Sendable {
     private let appsPaused: LabelledSeries<Gauge>
     private let tokenRenewals: LabelledSeries<Counter>
 
-    /// FCM's histograms, whose buckets the exporter sets to network latencies like APNs's.
-    public static let fcmLatencyHistograms = ["push_fcm_request_duration_seconds", "push_queue_to_fcm_seconds"]
-    /// FCM answers known in advance, made at 0 before the first event (as `PushMetrics.knownResponses`).
-    public static let fcmKnownResponses: [(status: Int, reason: String)] = [
-        (200, ""), (400, "INVALID_ARGUMENT"), (401, "UNAUTHENTICATED"), (401, "THIRD_PARTY_AUTH_ERROR"),
-        (403, "SENDER_ID_MISMATCH"), (403, "PERMISSION_DENIED"), (404, "UNREGISTERED"), (429, "QUOTA_EXCEEDED"),
-        (500, "INTERNAL"), (503, "UNAVAILABLE"), (0, "Timeout"), (0, "TransportError"), (0, "ConnectionError"),
-    ]
 
     private init(provider: PushProvider) {
         self.provider = provider
@@ -60,10 +49,12 @@ public final class ServiceMetrics: Sendable {
         appsPaused = LabelledSeries { Gauge(label: "push_\(name)_app_paused", dimensions: $0) }
     }
 
-    /// FCM's series at 0 before the first event (APNs's are `PushMetrics.registerKnownSeries`).
+    /// A module's known answers (`ProviderDescription.knownResponses`) at 0 before the first event (APNs's are
+    /// `PushMetrics.registerKnownSeries`).
     public func registerKnownSeries() {
-        guard provider == .fcm else { return }
-        for (status, reason) in Self.fcmKnownResponses { responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0) }
+        for (status, reason) in provider.module?.knownResponses ?? [] {
+            responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0)
+        }
     }
 
     /// `enqueued_at` to the service's answer, for messages of this input list.
@@ -103,12 +94,12 @@ public final class ServiceMetrics: Sendable {
         streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
     }
 
-    /// `push_apns_requests_in_flight{app}` (and FCM's): requests on the wire, sampled every 50 ms.
+    /// `push_apns_requests_in_flight{app}` (and each module's): requests on the wire, sampled every 50 ms.
     public func requestsInFlight(app: String, requests: Int) {
         requestsInFlight.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(requests)
     }
 
-    /// `push_fcm_access_token_renewals_total{app, result}` (and a module's): `result` ok or error.
+    /// `push_<name>_access_token_renewals_total{app, result}` of a module with OAuth access tokens: `result` ok or error.
     public func accessTokenRenewal(app: String, ok: Bool) {
         tokenRenewals.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters)), ("result", ok ? "ok" : "error")]).increment()
     }

@@ -6,12 +6,9 @@ public enum CredentialError: Error, CustomStringConvertible, Equatable {
     case unreadableKey(path: String, reason: String)
     case signingFailed(String)
     case unreadableCertificate(path: String, reason: String)
-    /// An FCM service account that loads and signs, but gets no access token.
-    case noAccessToken(path: String, reason: String)
 
     public var description: String {
         switch self {
-        case .noAccessToken(let path, let reason): return "FCM service account \(path): \(reason)"
         case .unreadableKey(let path, let reason): return "APNs key \(path): \(reason)"
         case .signingFailed(let reason): return "JWT signing failed: \(reason)"
         case .unreadableCertificate(let path, let reason): return "APNs certificate \(path): \(reason)"

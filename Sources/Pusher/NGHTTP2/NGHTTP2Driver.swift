@@ -5,7 +5,7 @@ import Logging
 import ProviderKit
 import PushCore
 
-/// `apns.transport: nghttp2` (and every FCM lane): our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The
+/// `apns.transport: nghttp2` (and the provider modules' HTTP/2 lanes): our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The
 /// client reads every SETTINGS frame, so the room it gives is exactly the free streams of its open
 /// connections and nothing waits inside nghttp2: a request's deadline starts when it is sent.
 /// Confined to the transport thread, except `wake`.

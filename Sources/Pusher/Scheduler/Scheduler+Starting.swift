@@ -8,7 +8,7 @@ extension Scheduler {
     /// Starts ready requests while the driver has room; returns the room left.
     func startRequests() -> Int {
         passAuthorization = nil
-        // The service (an FCM project after a 429) is held back until the time it named.
+        // The service (a whole project after a 429) is held back until the time it named.
         if credential.holdUntil(now: clock.uptimeNanoseconds) != nil { return driver.room(limit: activeLimit - active) }
         if let until = rateWaitUntil {
             guard clock.uptimeNanoseconds >= until else { return driver.room(limit: activeLimit - active) }

@@ -6,8 +6,8 @@ import PushCore
 import Synchronization
 
 /// One lane of an app's credential: a thread of its own that sends every request and applies the retry
-/// rules of docs/transport.md and docs/fcm.md to every answer, over an HTTP/2 driver (our own nghttp2 sessions, or
-/// libcurl multi for APNs). It knows no push service: a `PushService` (APNs, FCM) says how a request looks
+/// rules of docs/transport.md and of the service to every answer, over an HTTP/2 driver (our own nghttp2 sessions, or
+/// libcurl multi for APNs). It knows no push service: a `PushService` (APNs's, a provider module's) says how a request looks
 /// and what an answer means; the scheduler keeps the policy: ready and delayed queues, retries and backoff,
 /// expiry, the ownership fence, the concurrency limiter, the credential pause and waits, readiness,
 /// deadlines counted from when a request is on the wire, metric batching. It hands final outcomes to `sink`
@@ -32,8 +32,8 @@ public final class Scheduler: @unchecked Sendable {
     let service: any PushService
     /// The service's `batchLimit`, read once: the most tokens one request carries.
     let batchLimit: Int
-    /// Whether the app has a rate limit (`TransportSettings.rateLimit`), read once: the lanes without one (APNs,
-    /// FCM) never touch the shared limit object, whose reference count every lane's thread would otherwise write
+    /// Whether the app has a rate limit (`TransportSettings.rateLimit`), read once: the lanes without one (APNs's,
+    /// most services') never touch the shared limit object, whose reference count every lane's thread would otherwise write
     /// per request.
     let rateLimited: Bool
     let sink: @Sendable ([Resolution]) -> Void
@@ -128,7 +128,7 @@ public final class Scheduler: @unchecked Sendable {
     /// The wall clock, read once per batch of completions and only if an answer carries `enqueued_at`.
     var batchNowMillis: Int64?
     static let deadlineScanNanos: UInt64 = 50_000_000
-    /// The longest one answer may hold a whole service (an FCM project's 429), whatever it asks.
+    /// The longest one answer may hold a whole service (a project's 429), whatever it asks.
     static let longestHoldMillis: Int64 = 3_600_000
     /// The longest a spent daily quota holds an app: a day and an hour (a vendor's day, and a clock a little off).
     static let longestQuotaWaitMillis: Int64 = 90_000_000

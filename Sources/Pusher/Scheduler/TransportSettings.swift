@@ -32,14 +32,14 @@ public struct TransportSettings: Sendable {
     /// the connection is replaced (nghttp2).
     public var pingIntervalMillis: Int = 30_000
     /// Streams a connection may carry until a request on it succeeded (nghttp2). Apple allows one until a
-    /// token-authenticated request succeeded; nil: the servers' SETTINGS from the first request (FCM).
+    /// token-authenticated request succeeded; nil: the servers' SETTINGS from the first request (most services).
     public var streamsBeforeFirstSuccess: Int? = 1
     /// libcurl only: drive it with curl_multi_socket_action and epoll instead of perform and poll.
     public var socketAction = false
     /// libcurl only: offer h2 by ALPN and speak HTTP/1.1 where the server offers only that (the China vendors
     /// document HTTP/1.1); false: HTTP/1.1 alone.
     public var offersHTTP2 = true
-    /// libcurl only: the longest answer body kept. APNs's and FCM's error bodies are small; a vendor's answer
+    /// libcurl only: the longest answer body kept. APNs's error bodies are small; a vendor's answer
     /// that lists the bad tokens of a batch of 1,000 is not.
     public var responseBodyLimit = 4096
     public var retry = RetrySettings()
@@ -62,7 +62,7 @@ public struct TransportSettings: Sendable {
     /// system's clocks unless a test moves time itself (`ManualTransportClock`).
     public var clock: any TransportClock = SystemTransportClock()
     /// The app's rate limits as its service counts them (a vendor's `requests_per_s`, `tokens_per_s`), shared by
-    /// every lane of the app; unlimited for APNs and FCM, which answer overload with flow control and 429s.
+    /// every lane of the app; unlimited for services that answer overload with flow control and 429s.
     public var rateLimit: AppRateLimit = .unlimited
 
     public init(baseURL: String) { self.baseURL = baseURL }

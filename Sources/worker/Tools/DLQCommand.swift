@@ -44,10 +44,11 @@ struct DeadLetter {
 
     var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    /// The reason as a bare code. Dead letters of FCM messages written before reasons became codes read
-    /// `"CODE: Google's message"`: selections, stats and replay see the code alone, as in newer ones.
+    /// The reason as a bare code. Dead letters of a provider module's messages written before reasons became codes
+    /// could read `"CODE: the service's message"` (an upper-case code): selections, stats and replay see the code
+    /// alone, as in newer ones. APNs's reasons were always bare.
     static func code(of reason: String, provider: String?) -> String {
-        guard provider == "fcm", let colon = reason.range(of: ": ") else { return reason }
+        guard let provider, provider != PushProvider.apns.rawValue, let colon = reason.range(of: ": ") else { return reason }
         let head = reason[..<colon.lowerBound]
         guard !head.isEmpty, head.allSatisfy({ $0 == "_" || ("A"..."Z").contains($0) }) else { return reason }
         return String(head)

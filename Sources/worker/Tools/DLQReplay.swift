@@ -31,8 +31,6 @@ struct DLQReplay: AsyncParsableCommand {
         "BadDeviceToken", "DeviceTokenNotForTopic", "PayloadTooLarge", "BadTopic", "TopicDisallowed", "BadCollapseId",
         "BadExpirationDate", "BadPriority", "MissingTopic", "BadMessageId", "InvalidPushType", "BadPath", "MissingDeviceToken",
         "PoisonMessage", "Expired",
-        // FCM's: the message or the token itself is wrong.
-        "INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH",
     ]
 
     /// `provider`: the record's; a provider module's own permanent codes (`ProviderDescription.permanentReasons`)

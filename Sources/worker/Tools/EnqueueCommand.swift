@@ -13,10 +13,10 @@ struct EnqueueCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ToolOptions
-    @Option(name: .long, help: "The app's bundle id (apns-topic); with --provider fcm, the topic of an app of fcm.apps.") var topic: String
-    @Option(name: .long, help: "A device token (hex or Base64; an FCM registration token with --provider fcm); repeat for several.") var token: [String] = []
-    @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with --provider fcm {\"notification\":{\"body\":TEXT}}).") var alert: String?
-    @Option(name: .long, help: "apns (iPhone, the default), fcm (Android, Firebase Cloud Messaging), or a China vendor provider (docs/vendors.md).") var provider: String?
+    @Option(name: .long, help: "The app's bundle id (apns-topic); with another --provider, the topic of an app of <provider>.apps.") var topic: String
+    @Option(name: .long, help: "A device token (hex or Base64; with another --provider, that service's token as it gave it); repeat for several.") var token: [String] = []
+    @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with another --provider {\"notification\":{\"body\":TEXT}}).") var alert: String?
+    @Option(name: .long, help: "apns (iPhone, the default) or the name of a provider module: Android through Firebase or China's vendors (docs/message-format.md).") var provider: String?
     @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
     @Option(name: .long, help: "private, group or system.") var kind: String?
     @Option(name: .long) var uuid: String?
@@ -35,12 +35,12 @@ struct EnqueueCommand: AsyncParsableCommand {
         if let provider, PushProvider(rawValue: provider) == nil {
             throw ValidationError("--provider must be \(PushProvider.namesForErrors.replacingOccurrences(of: "\"", with: ""))")
         }
-        // FCM and the Android vendors take the same common payload.
-        let fcm = provider.flatMap(PushProvider.init(rawValue:)).map { $0 != .apns } ?? false
+        // Every provider module's message takes the common Android shape's `notification`.
+        let android = provider.flatMap(PushProvider.init(rawValue:)).map { $0 != .apns } ?? false
         let payload: JSONValue
         switch (alert, payloadFile) {
         case (let text?, nil):
-            payload = fcm ? ToolOutput.object(["notification": ToolOutput.object(["body": .string(text)])])
+            payload = android ? ToolOutput.object(["notification": ToolOutput.object(["body": .string(text)])])
                 : ToolOutput.object(["aps": ToolOutput.object(["alert": .string(text)])])
         case (nil, let file?):
             guard let bytes = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }

@@ -93,10 +93,8 @@ struct ExplainCommand: AsyncParsableCommand {
                         ?? "not sent (no expiration given: Apple stores the push for an offline device by its own policy)")
                 out.say("apns-collapse-id", headers.collapseID ?? "not sent")
                 out.say("body", String(decoding: message.payload, as: UTF8.self))
-            } else if headers.provider == .fcm {
-                out.say("request", "POST /v1/projects/<project_id>/messages:send")
-                let body = FCMRequestBody(payload: message.payload, expiration: headers.expiration, nowSeconds: now)
-                out.say("body", String(decoding: body.body(token: message.tokens.first ?? "<token>"), as: UTF8.self))
+            } else if let preview = headers.provider.module?.requestPreview {
+                for (field, value) in preview(message, now) { out.say(field, value) }
             } else {
                 out.say("payload", String(decoding: message.payload, as: UTF8.self)
                         + " (mapped into \(headers.provider.rawValue)'s request when sent: docs/vendors.md)")

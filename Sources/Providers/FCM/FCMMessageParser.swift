@@ -1,3 +1,5 @@
+import PushCore
+
 /// The rules of docs/message-format.md for a message with `"provider": "fcm"` (Android devices through FCM HTTP v1):
 /// registration tokens instead of hex, FCM's `message` object (without its target) as the payload, and the
 /// message's `priority`, `expiration` and `collapse_id` mapped into the payload's `android` object. What FCM
@@ -9,52 +11,34 @@ extension MessageParser {
     static let fcmTargetFields: Set<String> = ["condition", "name", "token", "topic"]
     static let fcmMaxPayloadBytes = 4096
 
-    /// Out of line: inlined into the APNs parse (its only caller) it made every APNs message slower.
-    @inline(never)
-    func parseFCM(_ fields: MessageFields, id: String, kind: MessageKind, uuid: String?, topic: String,
-                  seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
-        guard let payloadValue = fields.payload else { throw Problem("payload is missing") }
-        guard let givenMembers = payloadValue.objectMembers else { throw Problem("payload is not a JSON object") }
-        if fields.pushType != nil { throw Problem("push_type is APNs-only: not allowed with provider \"fcm\"") }
+    /// FCM's rules (`FCMModule.description.parse`), after the fields every message has.
+    static func parseFCM(_ element: ProviderElement) throws(Problem) -> ParsedElement {
+        if element.payload == nil { throw Problem("payload is missing") }
+        if element.payload?.objectMembers == nil { throw Problem("payload is not a JSON object") }
+        if element.namesPushType { throw Problem("push_type is APNs-only: not allowed with provider \"fcm\"") }
 
         // Only what the producer wrote is mapped: without a field FCM's own default applies (high priority for
         // notification messages, 4 weeks of ttl) unless `payload.android` says otherwise.
-        var priority: Int?
-        if let value = fields.priority { priority = try self.priority(value, pushType: "alert") }
-        var expiration: Int64?
-        if let value = fields.expiration { expiration = try self.expiration(value, now: now) ?? 0 }
-        let collapseID = try collapseID(fields.collapseID)
-        let enqueuedAt = try enqueuedAt(fields.enqueuedAt)
+        let priority = try element.priority()
+        let expiration = try element.expiration()
+        let collapseID = try element.collapseID()
+        let enqueuedAt = try element.enqueuedAt()
 
         // FCM's rules need the payload's tree, also when its canonical bytes were kept without one.
-        let members: [JSONMember]
-        let canonicalBytes: [UInt8]?
-        if let range = fields.canonicalPayload {
-            let bytes = Array(raw[range])
-            guard let tree = try? JSONParser.parse(bytes, maxDepth: limits.maxDepth), let read = tree.objectMembers else {
-                throw Problem("payload is not a JSON object")
-            }
-            members = read
-            canonicalBytes = bytes
-        } else {
-            members = givenMembers
-            canonicalBytes = nil
-        }
+        let (members, canonicalBytes) = try element.payloadObject()
         try Self.checkFCMPayload(members)
-        let size = canonicalBytes?.count ?? JSONWriter.length(of: payloadValue)
+        let size = canonicalBytes?.count ?? JSONWriter.length(of: .object(members))
         guard size <= Self.fcmMaxPayloadBytes else {
             throw Problem("payload is \(size) bytes, over the \(Self.fcmMaxPayloadBytes)-byte limit for fcm")
         }
-        let mapped = try Self.mapIntoAndroid(members, priority: priority, expiration: expiration, collapseID: collapseID, now: now)
-        let body = mapped.map { JSONWriter.canonical(.object($0)) } ?? canonicalBytes ?? JSONWriter.canonical(payloadValue)
+        let mapped = try Self.mapIntoAndroid(members, priority: priority, expiration: expiration, collapseID: collapseID, now: element.now)
+        let body = mapped.map { JSONWriter.canonical(.object($0)) } ?? canonicalBytes ?? JSONWriter.canonical(.object(members))
 
-        let (tokens, rejected) = try fcmTokens(fields)
-        let headers = PushHeaders(topic: topic, appTopic: topic, pushType: "", priority: priority ?? 10,
-                                  expiration: expiration, collapseID: collapseID, provider: .fcm)
-        if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
-        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
-                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)
-        return .valid(message, rejectedTokens: rejected)
+        let (tokens, rejected) = try element.tokens(notA: "an FCM registration token", isValid: FCMToken.isValid)
+        let headers = PushHeaders(topic: element.topic, appTopic: element.topic, pushType: "", priority: priority ?? 10,
+                                  expiration: expiration, collapseID: collapseID, provider: element.provider)
+        if headers.isExpired(nowSeconds: element.now) { throw Problem(reason: "Expired") }
+        return element.valid(headers: headers, payload: body, tokens: tokens, rejected: rejected, enqueuedAtMillis: enqueuedAt)
     }
 
     /// What FCM refuses whatever the token: a target or name, a field FCM's message does not have, a field that
@@ -227,13 +211,5 @@ extension MessageParser {
             guard !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy({ $0 == UInt8(ascii: "0") }) else { return nil }
         }
         return Int64(String(decoding: whole, as: UTF8.self))
-    }
-
-    /// FCM registration tokens, kept as written; a token listed twice is sent once. One that is not a
-    /// registration token goes to feedback (`BadDeviceToken`) unless none is left.
-    func fcmTokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
-        let strings = try tokenStrings(fields)
-        if strings.count == 1, FCMToken.isValid(strings[0]) { return (strings, []) }
-        return try sortTokens(strings, notA: "an FCM registration token") { FCMToken.isValid($0) ? $0 : nil }
     }
 }

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import PushEmulator
 import Foundation
 import PushCore
@@ -8,6 +9,12 @@ import XCTest
 /// FCM access tokens for a service account (docs/fcm.md) against the emulator's real token endpoint (HTTP/2, TLS):
 /// the key file, the RS256 assertion, the grant, and the cache's renewal rules.
 final class FCMAccessTokenTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     /// Events the cache reports, in order, with when they came.
     private final class Changes: Sendable {
         private let entries = Locked<[(state: AccessTokenState, at: ContinuousClock.Instant)]>([])
@@ -305,7 +312,7 @@ final class FCMAccessTokenTests: XCTestCase {
         let loaded = try ServiceAccount.load(path: try account.writeJSON(tokenURI: server.endpoint + "/token"))
         var fcm = FCMSettings()
         fcm.caFile = server.caFile
-        let told = AccessTokenReadiness(readiness: readiness, app: "com.example.chat")
+        let told = AccessTokenReadiness(readiness: readiness, app: "com.example.chat", service: "FCM")
         let cache = try FCMLanes.accessTokens(for: loaded, app: "com.example.chat", fcm: fcm, readiness: told, refusedRetrySeconds: 1)
 
         // At start.

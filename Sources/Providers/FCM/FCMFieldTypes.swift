@@ -1,3 +1,5 @@
+import PushCore
+
 /// The JSON types of FCM HTTP v1's message fields that the parser checks before anything is sent: a field of
 /// the wrong type is refused by FCM for every token, so a message carrying one is a dead letter at once rather
 /// than up to 10,000 requests answered 400 (each counted against the project's quota). Fields not listed are

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 import Logging
 import PushCore
@@ -8,6 +9,12 @@ import XCTest
 /// FCM through the Pusher in the test process (so the sanitizer runs of PusherTests cover the access-token thread,
 /// the scheduler's credential waits and its wake-ups), beside APNs, against the emulator over HTTP/2 and TLS.
 final class FCMPusherTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     private func jobs(_ elements: [String]) -> [PushJob] {
         let parser = MessageParser()
         return elements.enumerated().compactMap { index, element in
@@ -33,7 +40,7 @@ final class FCMPusherTests: XCTestCase {
         retry.maxAttempts = 3
         retry.baseDelayMillis = 10
         retry.maxDelayMillis = 50
-        return try Pusher(settings: apns, fcm: settings, retry: retry, logger: Logger(label: "test"), sink: box.append)
+        return try Pusher(settings: apns, modules: [FCMModule(settings: settings)], retry: retry, logger: Logger(label: "test"), sink: box.append)
     }
 
     func testFCMAndAPNsTogetherWithTheAccessTokensRevokedMidway() async throws {

@@ -21,7 +21,7 @@ public enum TokenGrant: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// An OAuth 2.0 token endpoint (`token_uri`, or `fcm.token_uri`): POSTs the grant
+/// An OAuth 2.0 token endpoint (a service account's `token_uri`, or a provider block's): POSTs the grant
 /// `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer&assertion=<JWT>` (or any other: `exchange(form:)`) as a
 /// form over HTTPS (HTTP/2 when the server offers it, else HTTP/1.1) with libcurl's easy interface. `exchange`
 /// blocks: call it on a thread of its own, never on Swift's cooperative pool (`AccessTokenCache` does).
@@ -42,15 +42,6 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "TokenEndpoint(\(uri))" }
-
-    /// Signs an assertion with `signer` now and exchanges it; a key that cannot sign is a refusal (nothing to retry).
-    public func exchange(signedBy signer: AssertionSigner, abandon: @escaping @Sendable () -> Bool = { false }) -> TokenGrant {
-        do {
-            return exchange(assertion: try signer.assertion(issuedAt: WallClock.nowSeconds()), abandon: abandon)
-        } catch {
-            return .refused(reason: "cannot sign the assertion: \(error)")
-        }
-    }
 
     /// One grant: the assertion for the answer. Blocks for up to `timeoutMillis`, or until `abandon` says so
     /// (asked at least once a second, also while connecting: a shutdown need not wait for a silent endpoint).

@@ -23,7 +23,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     }
 
     public let name: String
-    /// Whose tokens these are ("FCM", or a provider module's service), for log lines.
+    /// Whose tokens these are (a provider module's service), for log lines.
     public let service: String
     private let exchange: Exchange
     private let clock: any TransportClock
@@ -46,9 +46,9 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     ///   - clock: whose uptime times the token's life, renewals and retries.
     ///   - onChange: called on the renewal thread after each change of state (readiness, waking lanes).
     /// The thread runs until `shutdown()`.
-    ///   - service: whose tokens these are, for log lines, the logger's label and the thread's name ("FCM", or a
+    ///   - service: whose tokens these are, for log lines, the logger's label and the thread's name (the
     ///     provider module's service).
-    public init(name: String, service: String = "FCM", refusedRetrySeconds: Double = 60, maxBackoffSeconds: Double = 30,
+    public init(name: String, service: String = "OAuth", refusedRetrySeconds: Double = 60, maxBackoffSeconds: Double = 30,
                 clock: any TransportClock = SystemTransportClock(),
                 onChange: (@Sendable (AccessTokenState) -> Void)? = nil, exchange: @escaping Exchange) {
         self.name = name
@@ -65,14 +65,6 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
         let thread = Thread { [self] in self.run() }
         thread.name = "\(service.lowercased())-token"
         thread.start()
-    }
-
-    /// The usual cache: `signer`'s assertions posted to `endpoint`.
-    public convenience init(signer: AssertionSigner, endpoint: TokenEndpoint, name: String? = nil,
-                            refusedRetrySeconds: Double = 60, onChange: (@Sendable (AccessTokenState) -> Void)? = nil) {
-        self.init(name: name ?? signer.clientEmail, refusedRetrySeconds: refusedRetrySeconds, onChange: onChange) { stopping in
-            endpoint.exchange(signedBy: signer, abandon: stopping)
-        }
     }
 
     public var description: String { "AccessTokenCache(\(name))" }

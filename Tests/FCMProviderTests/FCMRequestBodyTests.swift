@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 import PushCore
 import XCTest
@@ -5,6 +6,12 @@ import XCTest
 /// docs/fcm.md's request body, `{"message":{<payload>,"token":"<token>"}}`, made once per job and the
 /// token spliced in per request.
 final class FCMRequestBodyTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     let now: Int64 = 1_800_000_000
     let token = "dZq7:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx_r-Xk9.z"
 

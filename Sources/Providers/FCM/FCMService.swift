@@ -1,12 +1,13 @@
 import ProviderKit
 import PushCore
+import Pusher
 
 /// FCM HTTP v1 as the scheduler sees it (docs/fcm.md): `POST /v1/projects/<project>/messages:send` with
 /// `{"message":{<payload>,"token":"<token>"}}`, a Bearer access token shared by every request of the service
 /// account (`AccessTokenCache`), and FCM's answers classified by `FCMResponseClassifier`.
 final class FCMService: PushService {
     let name = "FCM"
-    let metrics = ServiceMetrics.fcm
+    let metrics = ServiceMetrics.of(.fcm)
     private let tokens: AccessTokenCache
     private let sendPath: String
 

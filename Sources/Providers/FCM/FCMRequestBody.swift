@@ -1,3 +1,5 @@
+import PushCore
+
 /// The body of one FCM send request (docs/fcm.md): `{"message":{<payload members>,"token":"<token>"}}`.
 /// Made once per job: everything before the token (`prefix`) and after it (`suffix`) is the same for every
 /// token, so a request costs a copy of the prefix, the token and three bytes, and no JSON is read or written

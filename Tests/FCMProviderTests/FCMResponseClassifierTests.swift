@@ -1,9 +1,17 @@
+@testable import FCMProvider
 import ProviderKit
+import PushCore
 @testable import Pusher
 import XCTest
 
 /// FCM's outcome table (docs/fcm.md), answer by answer, in FCM's own error bodies.
 final class FCMResponseClassifierTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     let now: Int64 = 1_800_000_000_000
 
     private func error(_ code: Int, _ status: String, _ message: String = "m", detail: String? = nil) -> [UInt8] {

@@ -1,3 +1,4 @@
+@testable import FCMProvider
 import Foundation
 import PushCore
 import XCTest
@@ -5,6 +6,12 @@ import XCTest
 /// docs/message-format.md's rules for `"provider": "fcm"`: the provider field, registration tokens, FCM's message
 /// object as the payload, and priority, expiration and collapse_id mapped into `android`.
 final class FCMMessageParserTests: XCTestCase {
+    /// FCM's rules are its module's: registered, as the worker registers it at start-up.
+    override class func setUp() {
+        super.setUp()
+        _ = PushProvider.fcm
+    }
+
     let parser = MessageParser()
     let treeParser = MessageParser(readsFieldsDirectly: false)
     let now: Int64 = 1_800_000_000

@@ -3,8 +3,8 @@ import PushCore
 /// Readiness from a service account's own token requests (`AccessTokenCache`'s changes of state).
 ///
 /// The cache asks the token endpoint at start and at each renewal, whether or not a message waits, but readiness
-/// used to hear of a refused key only from the scheduler, when a message was held for it: a worker with no FCM
-/// message waiting stayed ready with a key Google refuses, and said so only when the first message came. Here
+/// used to hear of a refused key only from the scheduler, when a message was held for it: a worker with no
+/// message of the service waiting stayed ready with a key the service refuses, and said so only when the first message came. Here
 /// each refusal marks every app of the account not ready at once, and a granted token clears what this set.
 ///
 /// Its condition is its own (the endpoint's words as the reason): the scheduler's, set when a send is refused
@@ -18,14 +18,17 @@ public final class AccessTokenReadiness: Sendable {
     }
     private let readiness: Readiness?
     private let state: Locked<State>
+    /// The service whose key it is, as readiness names it.
+    private let service: String
 
-    public init(readiness: Readiness?, app: String) {
+    public init(readiness: Readiness?, app: String, service: String) {
         self.readiness = readiness
+        self.service = service
         state = Locked(State(apps: [app]))
     }
 
     /// Another app served by the same account.
-    func add(app: String) {
+    public func add(app: String) {
         state.withLock { state in
             state.apps.append(app)
             if let reason = state.refusal { say(app: app, reason: reason, in: &state) }
@@ -56,7 +59,7 @@ public final class AccessTokenReadiness: Sendable {
     }
 
     private func say(app: String, reason: String, in state: inout State) {
-        let condition = Readiness.Condition.credentialsRejected(app: app, reason: reason, service: "FCM")
+        let condition = Readiness.Condition.credentialsRejected(app: app, reason: reason, service: service)
         readiness?.set(condition)
         state.said.append(condition)
     }

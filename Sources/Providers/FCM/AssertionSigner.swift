@@ -1,6 +1,7 @@
 import COpenSSL
 import Foundation
 import PushCore
+import Pusher
 
 /// The JWT a service account presents to Google's token endpoint (the JWT-bearer grant, RFC 7523):
 /// RS256 (RSA PKCS#1 v1.5 with SHA-256, not APNs' ES256), `kid` = `private_key_id`, claims `iss`, `scope`,

@@ -36,7 +36,7 @@ public enum AccessTokenState: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// docs/fcm.md's renewal moment, as seconds after the token was asked for.
+/// The renewal moment of an OAuth access token, as seconds after the token was asked for.
 public enum AccessTokenRenewal {
     /// When 5 minutes remain; a token issued for less than 10 minutes, when half its lifetime remains.
     public static func renewAfter(expiresIn: Int64) -> Double {

@@ -1,0 +1,89 @@
+/// A queue element naming a provider module that reads its messages with rules of its own
+/// (`ProviderDescription.parse`), after the fields every message has (`id`, `kind`, `uuid`, `topic`) were checked:
+/// the module's rules read the rest through this, with the same checks and error texts as every provider's.
+public struct ProviderElement {
+    let parser: MessageParser
+    let fields: MessageFields
+    public let provider: PushProvider
+    public let id: String
+    public let kind: MessageKind
+    public let uuid: String?
+    public let topic: String
+    /// The pipeline's sequence number for the message.
+    public let seq: UInt64
+    /// The time of the parse, UNIX seconds.
+    public let now: Int64
+    let raw: [UInt8]
+
+    init(parser: MessageParser, fields: MessageFields, provider: PushProvider, id: String, kind: MessageKind, uuid: String?,
+         topic: String, seq: UInt64, now: Int64, raw: [UInt8]) {
+        self.parser = parser
+        self.fields = fields
+        self.provider = provider
+        self.id = id
+        self.kind = kind
+        self.uuid = uuid
+        self.topic = topic
+        self.seq = seq
+        self.now = now
+        self.raw = raw
+    }
+
+    /// The limits the element is read under (its depth).
+    public var limits: MessageLimits { parser.limits }
+
+    /// `payload` as given (a tree, or nil when absent).
+    public var payload: JSONValue? { fields.payload }
+
+    /// Whether the element has a `push_type` (APNs's: a module refuses it).
+    public var namesPushType: Bool { fields.pushType != nil }
+
+    /// The payload's members and, when the producer wrote it in canonical form, its bytes as written (kept without
+    /// a tree at first: the tree is read from them here). `payload is missing` or `not a JSON object` otherwise.
+    public func payloadObject() throws(MessageParser.Problem) -> (members: [JSONMember], canonical: [UInt8]?) {
+        guard let payloadValue = fields.payload else { throw MessageParser.Problem("payload is missing") }
+        guard let given = payloadValue.objectMembers else { throw MessageParser.Problem("payload is not a JSON object") }
+        guard let range = fields.canonicalPayload else { return (given, nil) }
+        let bytes = Array(raw[range])
+        guard let tree = try? JSONParser.parse(bytes, maxDepth: parser.limits.maxDepth), let members = tree.objectMembers else {
+            throw MessageParser.Problem("payload is not a JSON object")
+        }
+        return (members, bytes)
+    }
+
+    /// `priority` (10, 5 or 1) if given.
+    public func priority() throws(MessageParser.Problem) -> Int? {
+        guard let value = fields.priority else { return nil }
+        return try parser.priority(value, pushType: "alert")
+    }
+
+    /// `expiration` as absolute UNIX seconds if given (0: deliver now or drop).
+    public func expiration() throws(MessageParser.Problem) -> Int64? {
+        guard let value = fields.expiration else { return nil }
+        return try parser.expiration(value, now: now) ?? 0
+    }
+
+    /// `collapse_id` if given.
+    public func collapseID() throws(MessageParser.Problem) -> String? { try parser.collapseID(fields.collapseID) }
+
+    /// `enqueued_at` (UNIX milliseconds) if given.
+    public func enqueuedAt() throws(MessageParser.Problem) -> Int64? { try parser.enqueuedAt(fields.enqueuedAt) }
+
+    /// The producer's tokens that `isValid` accepts, kept as written, each listed once, and those it refuses (they
+    /// go to feedback); none accepted is the producer's error, `tokens[i] is not <notA>`.
+    public func tokens(notA: StaticString, isValid: (String) -> Bool) throws(MessageParser.Problem) -> (tokens: [String], rejected: [String]) {
+        let strings = try parser.tokenStrings(fields)
+        if strings.count == 1, isValid(strings[0]) { return (strings, []) }
+        return try parser.sortTokens(strings, notA: notA) { isValid($0) ? $0 : nil }
+    }
+
+    /// The valid message of this element: `headers` and the payload as the module made them.
+    public func valid(headers: PushHeaders, payload: [UInt8], tokens: [String], rejected: [String],
+                      enqueuedAtMillis: Int64?) -> ParsedElement {
+        .valid(PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers, payload: payload, tokens: tokens,
+                           enqueuedAtMillis: enqueuedAtMillis), rejectedTokens: rejected)
+    }
+}
+
+/// A provider module's own rules for reading its messages (`ProviderDescription.parse`).
+public typealias ProviderMessageRules = @Sendable (ProviderElement) throws(MessageParser.Problem) -> ParsedElement
