@@ -1,7 +1,10 @@
+import FCMProvider
 import Foundation
+import HuaweiProvider
 import PushCore
 import TestSupport
 import XCTest
+import XiaomiProvider
 
 /// The startup warning for a credential file readable by everyone, judged by the file a link leads to.
 final class FilePermissionsTests: XCTestCase {
@@ -30,5 +33,37 @@ final class FilePermissionsTests: XCTestCase {
         let path = try secretMount(mode: 0o644)
         XCTAssertEqual(FilePermissions.exposureWarning(path: path, key: "apns.apps.0.key_file"),
                        "apns.apps.0.key_file \(path) is readable by everyone (mode 644); chmod 600 it (or 440 for a group of the worker's own)")
+    }
+
+    /// A provider module's secret files (the keys its description names) are checked as APNs's are: each file
+    /// everyone can read is said with its full key; a private one and a key that names no secret are not.
+    func testTheProviderModulesSecretFilesAreCheckedToo() throws {
+        for module in [FCMModule.description, HuaweiModule.description, XiaomiModule.description] { PushProvider.register(module) }
+        let exposed = try secretMount(mode: 0o644)
+        let private_ = try secretMount(mode: 0o600)
+        let yaml = """
+        fcm:
+          apps:
+            - topic: a.fcm
+              service_account_file: \(exposed)
+        huawei:
+          apps:
+            - topic: a.huawei
+              app_id: "1"
+              client_secret_file: \(private_)
+            - topic: b.huawei
+              api: v3
+              service_account_file: \(exposed)
+        xiaomi:
+          apps:
+            - topic: a.xiaomi
+              package: a.xiaomi
+              app_secret_file: \(exposed)
+              channel_id: \(exposed)
+        """
+        let configuration = try ConfigurationLoader(environment: [:]).load(yaml: yaml)
+        let warned = FilePermissions.warnings(for: configuration).map { String($0.prefix { $0 != " " }) }
+        XCTAssertEqual(warned.sorted(), ["fcm.apps.0.service_account_file", "huawei.apps.1.service_account_file",
+                                         "xiaomi.apps.0.app_secret_file"])
     }
 }

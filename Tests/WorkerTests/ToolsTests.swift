@@ -15,6 +15,7 @@ final class ToolsTests: ToolTestCase {
                                    "--alert", "hi", "--id", "android-1", "--priority", "5"])
         XCTAssertEqual(good.status, 0, good.output)
         let queued = try await client.strings(keys.queue)
+        _ = PushProvider.fcm  // FCM's rules are its module's, registered as the worker registers them
         guard queued.count == 1, case .valid(let message, _) = MessageParser().parse(Array(queued[0].utf8), seq: 1, now: WallClock.nowSeconds()) else {
             return XCTFail("the worker must accept what enqueue pushed: \(queued)")
         }

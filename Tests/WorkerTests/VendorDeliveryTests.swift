@@ -183,6 +183,35 @@ final class VendorDeliveryTests: XCTestCase {
         await vendors.stop()
     }
 
+    /// A worker whose only apps are China vendors' (no `apns.apps`, no `fcm.apps`) starts and delivers: it refused to
+    /// start, saying that apns.apps and fcm.apps were both empty, as if no other provider could have apps.
+    func testAWorkerWithVendorAppsOnlyStartsAndDelivers() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let environment = vendors.workerEnvironment(redis: redis, ["WORKER_ID": "vendors-only"])
+            .filter { !$0.key.hasPrefix("APNS_APPS_") && !$0.key.hasPrefix("FCM_APPS_") }
+        XCTAssertFalse(environment.keys.contains { $0.hasPrefix("APNS_APPS_") || $0.hasPrefix("FCM_APPS_") })
+        let tokens = (0..<10).map { vendorToken("vo", $0) }
+        try await client.lpush(RedisKeys().queue, [
+            vendorMessageJSON(id: "vo-xiaomi", provider: "xiaomi", tokens: tokens),
+            vendorMessageJSON(id: "vo-huawei", provider: "huawei", tokens: tokens),
+        ])
+        let worker = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("vendors-only") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) {
+            vendors.emulator.xiaomi.stats.delivered >= 10 && vendors.emulator.huawei.stats.deliveredByToken.count >= 10
+        }
+        XCTAssertEqual(vendors.emulator.xiaomi.stats.duplicates, [:])
+        XCTAssertEqual(vendors.emulator.huawei.stats.duplicates, [:])
+        worker.signal(SIGTERM)
+        let status = await worker.waitForExit(timeout: 30)
+        XCTAssertEqual(status, 0, worker.log.suffix(2000).description)
+        await vendors.stop()
+    }
+
     /// How fast Huawei v1 goes at 0 ms: 200,000 tokens in group messages of 1,000 (merged into batches of 1,000),
     /// the app's rate raised out of the way. Prints tokens a second between 10% and 90% delivered; asserts only
     /// that each token arrived once (a figure, not a timed test: the emulator shares the machine).

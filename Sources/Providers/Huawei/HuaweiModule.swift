@@ -12,6 +12,7 @@ public struct HuaweiModule: ProviderModule {
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1000),
         settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms"],
         appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "tokens_per_s"],
+        secretFileAppKeys: ["client_secret_file", "service_account_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["80100001", "80100003", "80100004", "80100013", "80100016", "80100018", "80100022", "80300008",
                            "80300010", "80300011"])

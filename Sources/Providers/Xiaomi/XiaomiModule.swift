@@ -14,6 +14,7 @@ public struct XiaomiModule: ProviderModule {
                                          tokensPerRequest: XiaomiService.maxRegIDsPerRequest),
         settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "request_timeout_ms", "quota_reset"],
         appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "requests_per_s"],
+        secretFileAppKeys: ["app_secret_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["10008", "10012", "10016", "10017", "21305", "27001", "65009", "65014", "65015", "65036", "65037",
                            "65038"])
