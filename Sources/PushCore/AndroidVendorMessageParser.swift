@@ -26,9 +26,9 @@ extension MessageParser {
 
         let members: [JSONMember]
         let body: [UInt8]
-        if let range = fields.canonicalPayload {
-            body = Array(raw[range])
-            guard let tree = try? JSONParser.parse(body, maxDepth: limits.maxDepth), let read = tree.objectMembers else {
+        if let kept = fields.keptPayload(raw: raw) {
+            body = kept
+            guard let tree = try? JSONParser.parse(fields.payloadTreeBytes(raw: raw, kept: kept), maxDepth: limits.maxDepth), let read = tree.objectMembers else {
                 throw Problem("payload is not a JSON object")
             }
             members = read

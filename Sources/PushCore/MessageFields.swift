@@ -13,6 +13,25 @@ struct MessageFields {
     var tokenStrings: [String]?
     /// Where the payload's bytes are when they are already canonical (`payload` is then an empty object).
     var canonicalPayload: Range<Int>?
+    /// The payload's canonical bytes when they were canonical but for the order of members, sorted without a
+    /// tree (`CanonicalJSON.reorderedObject`; `payload` is then an empty object, `canonicalPayload` nil).
+    var sortedPayload: [UInt8]?
+    /// Where the producer's bytes of a sorted payload are: its tree is read from them, so that checks meet its
+    /// members in the producer's order (and name the same first problem) as when the tree was built by reading.
+    var sortedPayloadSource: Range<Int>?
+
+    /// The payload's canonical bytes when the reader kept them (as they were, or sorted); nil when `payload`
+    /// holds its tree.
+    func keptPayload(raw: [UInt8]) -> [UInt8]? {
+        if let sortedPayload { return sortedPayload }
+        return canonicalPayload.map { Array(raw[$0]) }
+    }
+
+    /// The bytes to read a kept payload's tree from, its members in the producer's order: `kept` itself, or for
+    /// a sorted payload the producer's bytes.
+    func payloadTreeBytes(raw: [UInt8], kept: [UInt8]) -> [UInt8] {
+        sortedPayloadSource.map { Array(raw[$0]) } ?? kept
+    }
 
     init() {}
 
@@ -122,6 +141,11 @@ enum MessageFieldReader {
                     case .payload:
                         if let kept = reader.canonicalObject(depth: 2) {
                             fields.canonicalPayload = kept
+                            fields.payload = .object([])
+                        } else if let (sorted, source) = reader.reorderedCanonicalObject(depth: 2) {
+                            // Canonical but for its members' order (`notification` before `data`): sorted as bytes.
+                            fields.sortedPayload = sorted
+                            fields.sortedPayloadSource = source
                             fields.payload = .object([])
                         } else {
                             fields.payload = try reader.value(depth: 2)

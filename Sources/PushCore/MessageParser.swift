@@ -174,6 +174,7 @@ public struct MessageParser: Sendable {
 
         let pushType = try pushType(fields.pushType) {
             if let canonicalPayload { return CanonicalJSON.apsHasOnlyContentAvailable(raw, object: canonicalPayload) }
+            if let sorted = fields.sortedPayload { return CanonicalJSON.apsHasOnlyContentAvailable(sorted, object: 0..<sorted.count) }
             guard let aps = payloadValue["aps"]?.objectMembers else { return false }
             return aps.count == 1 && aps[0].key == "content-available"
         }
@@ -183,7 +184,7 @@ public struct MessageParser: Sendable {
         let collapseID = try collapseID(fields.collapseID)
         let enqueuedAt = try enqueuedAt(fields.enqueuedAt)
 
-        let body = canonicalPayload.map { Array(raw[$0]) } ?? JSONWriter.canonical(payloadValue)
+        let body = fields.keptPayload(raw: raw) ?? JSONWriter.canonical(payloadValue)
         let limit = pushType == "voip" ? 5120 : 4096
         guard body.count <= limit else {
             throw Problem("payload is \(body.count) bytes, over the \(limit)-byte limit for \(pushType)")

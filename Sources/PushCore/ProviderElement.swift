@@ -38,17 +38,22 @@ public struct ProviderElement {
     /// Whether the element has a `push_type` (APNs's: a module refuses it).
     public var namesPushType: Bool { fields.pushType != nil }
 
-    /// The payload's members and, when the producer wrote it in canonical form, its bytes as written (kept without
-    /// a tree at first: the tree is read from them here). `payload is missing` or `not a JSON object` otherwise.
-    public func payloadObject() throws(MessageParser.Problem) -> (members: [JSONMember], canonical: [UInt8]?) {
+    /// The payload's canonical bytes when the reader kept them without a tree (as the producer wrote them, or
+    /// sorted when only the members' order differed); nil when the payload was read as a tree.
+    public var keptPayload: [UInt8]? { fields.keptPayload(raw: raw) }
+
+    /// The payload's members, in the producer's order: read from the producer's bytes when they were kept
+    /// (`keptPayload`, given here so as not to copy them twice), else the tree's. `payload is missing` or `not a
+    /// JSON object` otherwise.
+    public func payloadMembers(kept: [UInt8]?) throws(MessageParser.Problem) -> [JSONMember] {
         guard let payloadValue = fields.payload else { throw MessageParser.Problem("payload is missing") }
         guard let given = payloadValue.objectMembers else { throw MessageParser.Problem("payload is not a JSON object") }
-        guard let range = fields.canonicalPayload else { return (given, nil) }
-        let bytes = Array(raw[range])
-        guard let tree = try? JSONParser.parse(bytes, maxDepth: parser.limits.maxDepth), let members = tree.objectMembers else {
+        guard let kept else { return given }
+        let source = fields.payloadTreeBytes(raw: raw, kept: kept)
+        guard let tree = try? JSONParser.parse(source, maxDepth: parser.limits.maxDepth), let members = tree.objectMembers else {
             throw MessageParser.Problem("payload is not a JSON object")
         }
-        return (members, bytes)
+        return members
     }
 
     /// `priority` (10, 5 or 1) if given.

@@ -24,15 +24,33 @@ extension MessageParser {
         let collapseID = try element.collapseID()
         let enqueuedAt = try element.enqueuedAt()
 
-        // FCM's rules need the payload's tree, also when its canonical bytes were kept without one.
-        let (members, canonicalBytes) = try element.payloadObject()
-        try Self.checkFCMPayload(members)
-        let size = canonicalBytes?.count ?? JSONWriter.length(of: .object(members))
-        guard size <= Self.fcmMaxPayloadBytes else {
-            throw Problem("payload is \(size) bytes, over the \(Self.fcmMaxPayloadBytes)-byte limit for fcm")
+        let canonicalBytes = element.keptPayload
+        let mapsNothing = priority == nil && expiration == nil && collapseID == nil
+        var members: [JSONMember] = []
+        if let canonicalBytes, mapsNothing, Self.canonicalPayloadPasses(canonicalBytes) {
+            // Read from its canonical bytes, the payload passes FCM's rules (most payloads: data and notification):
+            // no tree to parse again, check and free.
+        } else {
+            // FCM's rules need the payload's tree, also when its canonical bytes were kept without one.
+            members = try element.payloadMembers(kept: canonicalBytes)
+            try Self.checkFCMPayload(members)
         }
-        let mapped = try Self.mapIntoAndroid(members, priority: priority, expiration: expiration, collapseID: collapseID, now: element.now)
-        let body = mapped.map { JSONWriter.canonical(.object($0)) } ?? canonicalBytes ?? JSONWriter.canonical(.object(members))
+        let body: [UInt8]
+        if mapsNothing {
+            // Nothing to map into `android` (mapIntoAndroid would change nothing): the canonical payload is the
+            // body, written once and measured by its count, rather than measured by a pass of its own and written.
+            body = canonicalBytes ?? JSONWriter.canonical(.object(members))
+            guard body.count <= Self.fcmMaxPayloadBytes else {
+                throw Problem("payload is \(body.count) bytes, over the \(Self.fcmMaxPayloadBytes)-byte limit for fcm")
+            }
+        } else {
+            let size = canonicalBytes?.count ?? JSONWriter.length(of: .object(members))
+            guard size <= Self.fcmMaxPayloadBytes else {
+                throw Problem("payload is \(size) bytes, over the \(Self.fcmMaxPayloadBytes)-byte limit for fcm")
+            }
+            let mapped = try Self.mapIntoAndroid(members, priority: priority, expiration: expiration, collapseID: collapseID, now: element.now)
+            body = mapped.map { JSONWriter.canonical(.object($0)) } ?? canonicalBytes ?? JSONWriter.canonical(.object(members))
+        }
 
         let (tokens, rejected) = try element.tokens(notA: "an FCM registration token", isValid: FCMToken.isValid)
         let headers = PushHeaders(topic: element.topic, appTopic: element.topic, pushType: "", priority: priority ?? 10,
@@ -46,10 +64,11 @@ extension MessageParser {
     static func checkFCMPayload(_ members: [JSONMember]) throws(Problem) {
         for member in members {
             let key = member.key
-            if fcmTargetFields.contains(key) {
+            // Compared, not hashed: a set's hashing of every key cost more than the rest of the check.
+            if isFCMTargetField(key) {
                 throw Problem("payload must not name \"\(key)\" (the worker adds each token as the target)")
             }
-            guard fcmPayloadFields.contains(key) else {
+            guard isFCMPayloadField(key) else {
                 throw Problem("payload.\(Printable.clipped(key, to: 64)) is not a field of an FCM message "
                               + "(allowed: \(fcmPayloadFields.sorted().joined(separator: ", ")))")
             }
@@ -68,6 +87,34 @@ extension MessageParser {
             }
         }
     }
+
+    /// Whether a canonical payload passes `checkFCMPayload`, read from its bytes: true only for members whose
+    /// rules are simple to read there (`data` of strings without reserved keys, `notification` with string
+    /// title, body and image, `apns`, `webpush` and `fcm_options` objects); false for anything else (`android`,
+    /// a target, an unknown field, a value of another type), which the tree's checks then pass or refuse.
+    static func canonicalPayloadPasses(_ bytes: [UInt8]) -> Bool {
+        guard bytes.count >= 2 else { return false }
+        let isString = { (value: Range<Int>) in bytes[value.lowerBound] == UInt8(ascii: "\"") }
+        return CanonicalJSON.allMembers(of: bytes, object: 0..<bytes.count) { key, value in
+            guard bytes[value.lowerBound] == UInt8(ascii: "{") else { return false }
+            if key.elementsEqual(dataKey) {
+                return CanonicalJSON.allMembers(of: bytes, object: value) { key, value in
+                    isString(value) && !isReservedDataKey(key)
+                }
+            }
+            if key.elementsEqual(notificationKey) {
+                return CanonicalJSON.allMembers(of: bytes, object: value) { key, value in
+                    guard key.elementsEqual(titleKey) || key.elementsEqual(bodyKey) || key.elementsEqual(imageKey) else { return true }
+                    return isString(value)
+                }
+            }
+            return key.elementsEqual(apnsKey) || key.elementsEqual(webpushKey) || key.elementsEqual(fcmOptionsKey)
+        }
+    }
+
+    private static let dataKey = Array("data".utf8), notificationKey = Array("notification".utf8)
+    private static let titleKey = Array("title".utf8), bodyKey = Array("body".utf8), imageKey = Array("image".utf8)
+    private static let apnsKey = Array("apns".utf8), webpushKey = Array("webpush".utf8), fcmOptionsKey = Array("fcm_options".utf8)
 
     /// `android`: the types FCM's AndroidConfig has, `priority` one of its two names, `ttl` a duration of at
     /// most four weeks, `data` a map of strings without reserved keys, `notification` with its fields' types.
@@ -109,12 +156,68 @@ extension MessageParser {
         }
     }
 
+    /// `fcmTargetFields.contains(key)`, without hashing.
+    static func isFCMTargetField(_ key: String) -> Bool {
+        switch key {
+        case "condition", "name", "token", "topic": return true
+        default: return false
+        }
+    }
+
+    /// `fcmPayloadFields.contains(key)`, without hashing.
+    static func isFCMPayloadField(_ key: String) -> Bool {
+        switch key {
+        case "android", "apns", "data", "fcm_options", "notification", "webpush": return true
+        default: return false
+        }
+    }
+
+    /// `isReservedDataKey` for an ASCII key's bytes (a canonical payload's keys are ASCII).
+    static func isReservedDataKey(_ key: ArraySlice<UInt8>) -> Bool {
+        func equalsFolded(_ word: StaticString, prefixOnly: Bool) -> Bool {
+            let count = word.utf8CodeUnitCount
+            guard prefixOnly ? key.count >= count : key.count == count else { return false }
+            let letters = word.utf8Start
+            var i = 0
+            for byte in key.prefix(count) {
+                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                if folded != letters[i] { return false }
+                i += 1
+            }
+            return true
+        }
+        return equalsFolded("from", prefixOnly: false) || equalsFolded("gcm", prefixOnly: false) || equalsFolded("google", prefixOnly: true)
+    }
+
+    /// `from`, `gcm` or a key starting with `google`, in any case. An ASCII key (nearly all) is folded byte by
+    /// byte, with no lower-cased copy made; any other is lower-cased as before.
+    static func isReservedDataKey(_ key: String) -> Bool {
+        let ascii: Bool?? = key.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            func equalsFolded(_ word: StaticString, prefixOnly: Bool) -> Bool {
+                let count = word.utf8CodeUnitCount
+                guard prefixOnly ? bytes.count >= count : bytes.count == count else { return false }
+                let letters = word.utf8Start
+                for i in 0..<count {
+                    let byte = bytes[i]
+                    let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
+                    if folded != letters[i] { return false }
+                }
+                return true
+            }
+            return equalsFolded("from", prefixOnly: false) || equalsFolded("gcm", prefixOnly: false)
+                || equalsFolded("google", prefixOnly: true)
+        }
+        if let ascii, let verdict = ascii { return verdict }
+        let lower = key.lowercased()
+        return lower == "from" || lower == "gcm" || lower.hasPrefix("google")
+    }
+
     /// A data map: string values, and none of FCM's reserved keys (`from`, `gcm`, any starting with `google`).
     private static func checkDataMap(_ members: [JSONMember], path: String) throws(Problem) {
         try checkStringMap(members, path: path)
         for member in members {
-            let key = member.key.lowercased()
-            if key == "from" || key == "gcm" || key.hasPrefix("google") {
+            if isReservedDataKey(member.key) {
                 throw Problem("\(path).\(Printable.clipped(member.key, to: 64)) is a key FCM reserves (from, gcm, google...)")
             }
         }

@@ -19,13 +19,34 @@ public struct FCMRequestBody: Sendable {
     public static let maxTTLSeconds: Int64 = 2_419_200
 
     public init(payload: [UInt8], expiration: Int64?, nowSeconds: Int64) {
+        var prefix: [UInt8] = []
+        prefix.reserveCapacity(Self.prefixCapacity(payload: payload))
+        Self.appendPrefix(payload: payload, expiration: expiration, nowSeconds: nowSeconds, to: &prefix)
+        self.prefix = prefix
+    }
+
+    /// The whole body for one token, made at once without a prefix to keep: for a job of one token (most chat
+    /// pushes), where a prefix made, cached and freed for its single request cost an allocation and a copy more.
+    public static func body(payload: [UInt8], expiration: Int64?, nowSeconds: Int64, token: String) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(prefixCapacity(payload: payload) + token.utf8.count + suffix.count)
+        appendPrefix(payload: payload, expiration: expiration, nowSeconds: nowSeconds, to: &out)
+        appendToken(token, to: &out)
+        return out
+    }
+
+    /// Enough for the prefix of `payload` (its ttl, when any, at most 32 bytes with its key).
+    private static func prefixCapacity(payload: [UInt8]) -> Int {
+        messageOpen.count + payload.count + androidOpen.count + 32 + tokenKey.count
+    }
+
+    /// `{"message":{…the payload's members…,"token":"` appended to `prefix`.
+    private static func appendPrefix(payload: [UInt8], expiration: Int64?, nowSeconds: Int64, to prefix: inout [UInt8]) {
         // The payload's members without the braces (an object that is not `{…}` counts as empty).
         var members: ArraySlice<UInt8> = []
         if payload.count >= 2, payload.first == UInt8(ascii: "{"), payload.last == UInt8(ascii: "}") {
             members = payload[1..<(payload.count - 1)]
         }
-        var prefix: [UInt8] = []
-        prefix.reserveCapacity(Self.messageOpen.count + members.count + Self.androidOpen.count + 32 + Self.tokenKey.count)
         prefix += Self.messageOpen
         if let expiration, expiration != 0 {
             // `android` sorts first among FCM's fields, so in a canonical payload it is first or absent: the
@@ -43,7 +64,6 @@ public struct FCMRequestBody: Sendable {
         prefix += members
         if prefix.last != UInt8(ascii: "{") { prefix.append(UInt8(ascii: ",")) }
         prefix += Self.tokenKey
-        self.prefix = prefix
     }
 
     /// The body of the job's requests, with `android.ttl` as of `nowSeconds`.
@@ -62,6 +82,11 @@ public struct FCMRequestBody: Sendable {
     /// Appends the whole body for one token to `out`.
     public func append(token: String, to out: inout [UInt8]) {
         out += prefix
+        Self.appendToken(token, to: &out)
+    }
+
+    /// The token (escaped if it had to be, which a valid one never does) and `"}}`.
+    private static func appendToken(_ token: String, to out: inout [UInt8]) {
         let utf8 = token.utf8
         let plain = utf8.withContiguousStorageIfAvailable { $0.allSatisfy(Self.needsNoEscape) } ?? utf8.allSatisfy(Self.needsNoEscape)
         if plain {

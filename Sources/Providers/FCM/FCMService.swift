@@ -33,19 +33,22 @@ final class FCMService: PushService {
     }
 
     func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
-        let body: FCMRequestBody
-        if let cached = job.serviceCache as? CachedBody {
-            body = cached.body
-        } else if !job.job.headers.expiresAtATime {
+        let token = job.job.tokens[tokens.first]
+        if let cached = job.serviceCache as? CachedBody { return .bytes(cached.body.body(token: token)) }
+        if !job.job.headers.expiresAtATime {
+            // A job of one token (most chat pushes) makes its one body at once: a prefix made, kept and freed
+            // for a single request cost an allocation and a copy more (and a retry makes the body again).
+            if job.job.tokens.count == 1 {
+                return .bytes(FCMRequestBody.body(payload: job.job.payload, expiration: nil, nowSeconds: 0, token: token))
+            }
             // No ttl to count down: the body up to the token is the same for every token and every retry.
             let made = FCMRequestBody(payload: job.job.payload, expiration: nil, nowSeconds: 0)
             job.serviceCache = CachedBody(made)
-            body = made
-        } else {
-            // The ttl is what is left at this send, not what was left when the job was made.
-            body = FCMRequestBody(payload: job.job.payload, expiration: job.job.headers.expiration, nowSeconds: WallClock.nowSeconds())
+            return .bytes(made.body(token: token))
         }
-        return .bytes(body.body(token: job.job.tokens[tokens.first]))
+        // The ttl is what is left at this send, not what was left when the job was made.
+        return .bytes(FCMRequestBody.body(payload: job.job.payload, expiration: job.job.headers.expiration,
+                                          nowSeconds: WallClock.nowSeconds(), token: token))
     }
 
     func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {

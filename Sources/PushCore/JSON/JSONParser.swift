@@ -337,6 +337,16 @@ extension JSONParser {
         }
     }
 
+    /// An object here canonical but for the order of its members (`CanonicalJSON.reorderedObject`), stepped
+    /// over: its canonical bytes and its own range. Nil, with nothing read, otherwise.
+    mutating func reorderedCanonicalObject(depth: Int) -> (canonical: [UInt8], range: Range<Int>)? {
+        guard let (end, canonical) = CanonicalJSON.reorderedObject(in: bytes, from: index, depth: depth, maxDepth: maxDepth) else {
+            return nil
+        }
+        defer { index = end }
+        return (canonical, index..<end)
+    }
+
     /// A canonical object here (`CanonicalJSON`), stepped over: its range. Nil, with nothing read, otherwise.
     mutating func canonicalObject(depth: Int) -> Range<Int>? {
         guard let end = CanonicalJSON.objectEnd(in: bytes, from: index, depth: depth, maxDepth: maxDepth) else { return nil }

@@ -29,8 +29,14 @@ public enum JSONWriter {
     }
 
     private static func stringLength(_ text: String) -> Int {
+        // The string's contiguous bytes: iterating its UTF-8 view byte by byte costs several times more.
+        text.utf8.withContiguousStorageIfAvailable { escapedLength($0) } ?? escapedLength(text.utf8)
+    }
+
+    @inline(__always)
+    private static func escapedLength<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> Int {
         var count = 2
-        for byte in text.utf8 {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x0A, 0x0D, 0x09: count += 2
             case 0..<0x20: count += 6
@@ -73,7 +79,24 @@ public enum JSONWriter {
 
     public static func writeString(_ text: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
+        // Nearly every string needs no escape: its contiguous bytes are copied whole, where appending them one
+        // by one from the UTF-8 view cost several times more.
+        let copied = text.utf8.withContiguousStorageIfAvailable { bytes in
+            guard !bytes.contains(where: needsEscape) else { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied != true { appendEscaped(text.utf8, into: &out) }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
+    }
+
+    private static func appendEscaped(_ bytes: String.UTF8View, into out: inout [UInt8]) {
+        for byte in bytes {
             switch byte {
             case UInt8(ascii: "\""), UInt8(ascii: "\\"):
                 out.append(UInt8(ascii: "\\"))
@@ -94,7 +117,6 @@ public enum JSONWriter {
             default: out.append(byte)
             }
         }
-        out.append(UInt8(ascii: "\""))
     }
 
     private static func hexDigit(_ nibble: UInt8) -> UInt8 { nibble < 10 ? nibble + 48 : nibble + 87 }
