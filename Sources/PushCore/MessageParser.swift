@@ -155,7 +155,7 @@ public struct MessageParser: Sendable {
         let (id, kind, uuid, topic) = try commonFields(fields)
         let provider = try provider(fields)
         if provider == .apns { return try parse(fields, seq: seq, now: now, raw: raw) }
-        if let parse = provider.module?.parse {
+        if let parse = provider.ownMessageRules {
             return try parse(ProviderElement(parser: self, fields: fields, provider: provider, id: id, kind: kind, uuid: uuid,
                                              topic: topic, seq: seq, now: now, raw: raw))
         }

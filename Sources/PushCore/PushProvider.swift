@@ -37,6 +37,10 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
     }
 
+    /// A module's own rules for its messages (`ProviderDescription.parse`), read alone: the parser asks for them per
+    /// message, where copying the whole description retained and released each of its fields.
+    public var ownMessageRules: ProviderMessageRules? { Self.registry.withLock { $0[index].module?.parse } }
+
     /// The message rules of a registered provider module that takes the common Android shape (China's vendors);
     /// nil for APNs and for a module that reads its messages with rules of its own (`ProviderDescription.parse`).
     public var vendorRules: AndroidVendorRules? {
