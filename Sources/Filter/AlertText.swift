@@ -22,11 +22,11 @@ public enum AlertText {
             for key in ["title", "body"] {
                 if let text = root["notification"]?[key]?.stringValue { texts.append(text) }
             }
-            collect(root[provider.rawValue], into: &texts)
+            root[provider.rawValue]?.appendStrings(to: &texts)
             for path in extraFields {
                 var keys = path.split(separator: ".").map(String.init)
                 if keys.first == "data" { keys.removeFirst() }
-                collect(value(at: ["data"] + keys, in: root), into: &texts)
+                root.value(at: ["data"] + keys)?.appendStrings(to: &texts)
             }
             return texts
         }
@@ -37,30 +37,12 @@ public enum AlertText {
                 for key in ["title", "subtitle", "body"] {
                     if let text = alert[key]?.stringValue { texts.append(text) }
                 }
-                for key in apnsLocArgs { collect(alert[key], into: &texts) }
+                for key in apnsLocArgs { alert[key]?.appendStrings(to: &texts) }
             }
         }
         for path in extraFields {
-            collect(value(at: path.split(separator: ".").map(String.init), in: root), into: &texts)
+            root.value(at: path.split(separator: ".").map(String.init))?.appendStrings(to: &texts)
         }
         return texts
-    }
-
-    private static func value(at path: [String], in root: JSONValue) -> JSONValue? {
-        var node = root
-        for key in path {
-            guard let child = node[key] else { return nil }
-            node = child
-        }
-        return node
-    }
-
-    private static func collect(_ value: JSONValue?, into texts: inout [String]) {
-        switch value {
-        case .string(let text)?: texts.append(text)
-        case .array(let items)?: items.forEach { collect($0, into: &texts) }
-        case .object(let members)?: members.forEach { collect($0.value, into: &texts) }
-        default: break
-        }
     }
 }

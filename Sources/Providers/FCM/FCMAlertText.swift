@@ -15,32 +15,14 @@ enum FCMAlertText {
                 if let text = notification?[key]?.stringValue { texts.append(text) }
             }
         }
-        for key in locArgs { collect(root["android"]?["notification"]?[key], into: &texts) }
+        for key in locArgs { root["android"]?["notification"]?[key]?.appendStrings(to: &texts) }
         // `android.data` is the data an Android device gets (it replaces `data` there): both are read.
         for path in extraFields {
             var keys = path.split(separator: ".").map(String.init)
             if keys.first == "data" { keys.removeFirst() }
-            collect(value(at: ["data"] + keys, in: root), into: &texts)
-            collect(value(at: ["android", "data"] + keys, in: root), into: &texts)
+            root.value(at: ["data"] + keys)?.appendStrings(to: &texts)
+            root.value(at: ["android", "data"] + keys)?.appendStrings(to: &texts)
         }
         return texts
-    }
-
-    private static func value(at path: [String], in root: JSONValue) -> JSONValue? {
-        var node = root
-        for key in path {
-            guard let child = node[key] else { return nil }
-            node = child
-        }
-        return node
-    }
-
-    private static func collect(_ value: JSONValue?, into texts: inout [String]) {
-        switch value {
-        case .string(let text)?: texts.append(text)
-        case .array(let items)?: items.forEach { collect($0, into: &texts) }
-        case .object(let members)?: members.forEach { collect($0.value, into: &texts) }
-        default: break
-        }
     }
 }

@@ -16,6 +16,27 @@ public enum JSONValue: Sendable, Equatable {
         return members.first { $0.key == key }?.value
     }
 
+    /// The value at `path`, a key per level of nested objects (`["data", "preview"]`); nil when any is missing.
+    public func value(at path: [String]) -> JSONValue? {
+        var node = self
+        for key in path {
+            guard let child = node[key] else { return nil }
+            node = child
+        }
+        return node
+    }
+
+    /// Every string in the value, at any depth (a string, or those in an array's items and an object's member
+    /// values), in order: the texts a user could read from it (the word filter's).
+    public func appendStrings(to texts: inout [String]) {
+        switch self {
+        case .string(let text): texts.append(text)
+        case .array(let items): items.forEach { $0.appendStrings(to: &texts) }
+        case .object(let members): members.forEach { $0.value.appendStrings(to: &texts) }
+        default: break
+        }
+    }
+
     public var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
