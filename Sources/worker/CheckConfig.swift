@@ -43,7 +43,12 @@ struct CheckConfig: AsyncParsableCommand {
             checks.add("configuration", ok: false, "\(error)")
             return try finish(checks, summary: [])
         }
-        checkCredentials(configuration, modules: modules, &checks)
+        // Keys are read and token endpoints asked (blocking calls): on a thread of their own.
+        checks = await OwnThread.run(named: "check-credentials") { [checks] in
+            var result = checks
+            Self.checkCredentials(configuration, modules: modules, &result)
+            return result
+        }
         checks.warnings += FilePermissions.warnings(for: configuration)
         for (key, path) in [("apns.ca_file", configuration.apns.caFile), ("redis.ca_file", configuration.redis.caFile)]
         where !path.isEmpty {
@@ -64,7 +69,7 @@ struct CheckConfig: AsyncParsableCommand {
     }
 
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
-    private func checkCredentials(_ configuration: WorkerConfiguration, modules: [any ProviderModule], _ checks: inout ConfigChecks) {
+    private static func checkCredentials(_ configuration: WorkerConfiguration, modules: [any ProviderModule], _ checks: inout ConfigChecks) {
         if configuration.apns.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
             checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give the apps of "
                        + PushProvider.modules.map { "\($0.description.name).apps" }.joined(separator: ", ") + ")")

@@ -3,7 +3,7 @@ import PushCore
 
 /// One thing `worker check-config` verified: what (a configuration key, with the app or shard it concerns),
 /// whether it holds, and the detail (what was found, or exactly what is wrong).
-struct ConfigCheck {
+struct ConfigCheck: Sendable {
     let name: String
     let ok: Bool
     let detail: String
@@ -11,7 +11,7 @@ struct ConfigCheck {
 
 /// The checks of one `check-config` run, in order. Adding a check is one call: `add` with a result known,
 /// `attempt` with work that returns the detail or throws what is wrong.
-struct ConfigChecks {
+struct ConfigChecks: Sendable {
     private(set) var checks: [ConfigCheck] = []
     /// Not failures (exit 0 stays): e.g. a key file readable by everyone.
     var warnings: [String] = []
