@@ -191,7 +191,8 @@ final class VendorDeliveryTests: XCTestCase {
         let vendors = try await ChinaVendorStandIn()
         let client = RedisConnection(url: redis.url, name: "test-client")
         addTeardownBlock { await client.close() }
-        let environment = vendors.workerEnvironment(redis: redis, ["WORKER_ID": "vendors-only"])
+        let port = freePort()
+        let environment = vendors.workerEnvironment(redis: redis, ["WORKER_ID": "vendors-only", "METRICS_LISTEN": "127.0.0.1:\(port)"])
             .filter { !$0.key.hasPrefix("APNS_APPS_") && !$0.key.hasPrefix("FCM_APPS_") }
         XCTAssertFalse(environment.keys.contains { $0.hasPrefix("APNS_APPS_") || $0.hasPrefix("FCM_APPS_") })
         let tokens = (0..<10).map { vendorToken("vo", $0) }
@@ -206,6 +207,12 @@ final class VendorDeliveryTests: XCTestCase {
         }
         XCTAssertEqual(vendors.emulator.xiaomi.stats.duplicates, [:])
         XCTAssertEqual(vendors.emulator.huawei.stats.duplicates, [:])
+        // The connections libcurl opened for Xiaomi are counted as Xiaomi's (they were counted as APNs's).
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertGreaterThanOrEqual(prometheusSample(metrics, "push_xiaomi_connections_opened_total", ["app": ChinaVendorStandIn.topic]) ?? 0, 1,
+                                    metrics)
+        XCTAssertNil(prometheusSample(metrics, "push_apns_connections_opened_total", ["app": ChinaVendorStandIn.topic]),
+                     "no APNs app here, so no APNs connection")
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)
         XCTAssertEqual(status, 0, worker.log.suffix(2000).description)

@@ -30,7 +30,7 @@ final class CurlDriver: TransportDriver {
         self.service = service
         CurlGlobal.initialize()
         self.settings = settings
-        connections = ConnectionCounter(app: settings.app, logger: logger)
+        connections = ConnectionCounter(app: settings.app, metrics: service.metrics, service: service.name, logger: logger)
         multi = curl_multi_init()
         socketDriver = settings.socketAction ? SocketActionDriver(multi: multi) : nil
         _ = curlx_multi_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
