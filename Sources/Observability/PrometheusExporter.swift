@@ -22,7 +22,9 @@ public enum PrometheusExporter {
         PushMetrics.shared.buildInfo(version: version)
         PushMetrics.shared.registerKnownSeries()
         // The provider modules' (registered before the exporter is installed).
-        for module in PushProvider.modules { ServiceMetrics.of(module.provider).registerKnownSeries() }
+        for module in PushProvider.modules {
+            ServiceMetrics.of(module.provider).registerKnownSeries(responses: module.description.knownResponses)
+        }
         return registry
     }
 }

@@ -12,9 +12,6 @@ public final class PushMetrics: Sendable {
     public let messagesClaimed: Counter
     public let messagesAcknowledged: Counter
     public let messagesMerged: Counter
-    public let apnsRequestDuration: Timer
-    /// `push_queue_to_apns_seconds` per input list (`list`: queue, bulk).
-    private let queueToAPNsByLane: [Timer]
     public let inFlightNotifications: Gauge
     public let redisReconnects: Counter
     /// Claims this worker dropped unsent because recovery gave them to another worker while it was paused or
@@ -26,12 +23,6 @@ public final class PushMetrics: Sendable {
     private let notifications = LabelledSeries<Counter> { Counter(label: "push_notifications_total", dimensions: $0) }
     /// The topics `push_notifications_total` names in its `app` label (`configureApps`); any other is `other`.
     private let apps = Locked<Set<String>>([])
-    private let responses = LabelledSeries<Counter> { Counter(label: "push_apns_responses_total", dimensions: $0) }
-    private let retries = LabelledSeries<Counter> { Counter(label: "push_apns_retries_total", dimensions: $0) }
-    private let connections = LabelledSeries<Gauge> { Gauge(label: "push_apns_connections", dimensions: $0) }
-    private let streamsLimit = LabelledSeries<Gauge> { Gauge(label: "push_apns_streams_limit", dimensions: $0) }
-    private let appsPaused = LabelledSeries<Gauge> { Gauge(label: "push_apns_app_paused", dimensions: $0) }
-    private let connectionsOpened = LabelledSeries<Counter> { Counter(label: "push_apns_connections_opened_total", dimensions: $0) }
     private let renewals = LabelledSeries<Counter> { Counter(label: "push_provider_token_renewals_total", dimensions: $0) }
     private let filterReloads = LabelledSeries<Counter> { Counter(label: "push_filter_reloads_total", dimensions: $0) }
     public let filterWords: Gauge
@@ -46,8 +37,6 @@ public final class PushMetrics: Sendable {
         messagesClaimed = Counter(label: "push_messages_claimed_total")
         messagesAcknowledged = Counter(label: "push_messages_acknowledged_total")
         messagesMerged = Counter(label: "push_messages_merged_total")
-        apnsRequestDuration = Timer(label: "push_apns_request_duration_seconds")
-        queueToAPNsByLane = Lane.allCases.map { Timer(label: "push_queue_to_apns_seconds", dimensions: [("list", $0.metricLabel)]) }
         inFlightNotifications = Gauge(label: "push_in_flight_notifications")
         redisReconnects = Counter(label: "push_redis_reconnects_total")
         claimsLost = Counter(label: "push_claims_lost_total")
@@ -89,14 +78,9 @@ public final class PushMetrics: Sendable {
         "ConnectionError", "ConnectionLost", "RefusedStream", "GoawayUnprocessed", "NotSent", "ResentByLibcurl",
     ]
 
-    /// `enqueued_at` to APNs answer, for messages of this input list.
-    public func queueToAPNs(_ lane: Lane) -> Timer { queueToAPNsByLane[lane == .chat ? 0 : 1] }
-
     public func registerKnownSeries() {
-        for (status, reason) in Self.knownResponses {
-            responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0)
-        }
-        for reason in Self.knownRetryReasons { retries.series([("reason", reason)]).increment(by: 0) }
+        // APNs's answers and retry reasons, in its service series.
+        ServiceMetrics.apns.registerKnownSeries(responses: Self.knownResponses, retries: Self.knownRetryReasons)
         for result in ["ok", "failed"] { filterReloads.series([("result", result)]).increment(by: 0) }
     }
 
@@ -147,35 +131,6 @@ public final class PushMetrics: Sendable {
         for (key, count) in counts where count > 0 {
             notifications(provider: key.provider, app: key.app, outcome: key.outcome, reason: key.reason, count: count)
         }
-    }
-
-    /// APNs answers (retried ones included); `status` is the HTTP status, or 0 when none came (reset, timeout).
-    public func apnsResponses(status: Int, reason: String, count: Int) {
-        guard count > 0 else { return }
-        responses.series([("status", String(status)), ("reason", MetricLabel.reason(reason))]).increment(by: count)
-    }
-
-    public func apnsRetries(reason: String, count: Int) {
-        guard count > 0 else { return }
-        retries.series([("reason", MetricLabel.reason(reason))]).increment(by: count)
-    }
-
-    public func apnsConnections(app: String, open: Int) {
-        connections.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(open)
-    }
-
-    /// Connections opened (reconnects included): a rate well above zero in steady state is a reconnect storm.
-    public func apnsConnectionOpened(app: String) {
-        connectionsOpened.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).increment()
-    }
-
-    /// 1 while APNs refuses the app's credential and its sending is paused (`CredentialPause`), else 0.
-    public func apnsAppPaused(app: String, paused: Bool) {
-        appsPaused.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(paused ? 1 : 0)
-    }
-
-    public func apnsStreamsLimit(app: String, streams: Int) {
-        streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
     }
 
     public func providerTokenRenewed(app: String) {

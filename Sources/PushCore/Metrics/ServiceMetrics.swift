@@ -2,7 +2,7 @@ import CoreMetrics
 
 /// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_<name>_*` for a provider module,
 /// with the same meaning and labels, so the scheduler records through one interface and knows no service by name.
-/// APNs's series are `PushMetrics`'s own (their names predate the modules); the others are made here.
+/// APNs's are made here too, by the same rule (`push_apns_*`).
 public final class ServiceMetrics: Sendable {
     public static let apns = ServiceMetrics(provider: .apns)
     /// The provider modules' series, made on first use.
@@ -35,10 +35,8 @@ public final class ServiceMetrics: Sendable {
     private init(provider: PushProvider) {
         self.provider = provider
         let name = provider.rawValue
-        requestDuration = provider == .apns ? PushMetrics.shared.apnsRequestDuration
-            : Timer(label: "push_\(name)_request_duration_seconds")
-        queueToServiceByLane = provider == .apns ? Lane.allCases.map { PushMetrics.shared.queueToAPNs($0) }
-            : Lane.allCases.map { Timer(label: "push_queue_to_\(name)_seconds", dimensions: [("list", $0.metricLabel)]) }
+        requestDuration = Timer(label: "push_\(name)_request_duration_seconds")
+        queueToServiceByLane = Lane.allCases.map { Timer(label: "push_queue_to_\(name)_seconds", dimensions: [("list", $0.metricLabel)]) }
         tokenRenewals = LabelledSeries { Counter(label: "push_\(name)_access_token_renewals_total", dimensions: $0) }
         responses = LabelledSeries { Counter(label: "push_\(name)_responses_total", dimensions: $0) }
         retries = LabelledSeries { Counter(label: "push_\(name)_retries_total", dimensions: $0) }
@@ -49,12 +47,11 @@ public final class ServiceMetrics: Sendable {
         appsPaused = LabelledSeries { Gauge(label: "push_\(name)_app_paused", dimensions: $0) }
     }
 
-    /// A module's known answers (`ProviderDescription.knownResponses`) at 0 before the first event (APNs's are
-    /// `PushMetrics.registerKnownSeries`).
-    public func registerKnownSeries() {
-        for (status, reason) in provider.module?.knownResponses ?? [] {
-            responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0)
-        }
+    /// The service's answers and retry reasons known in advance, made at 0 before the first event (APNs's from
+    /// `PushMetrics`, a module's from `ProviderDescription.knownResponses`).
+    public func registerKnownSeries(responses known: [(status: Int, reason: String)], retries knownRetries: [String] = []) {
+        for (status, reason) in known { responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0) }
+        for reason in knownRetries { retries.series([("reason", reason)]).increment(by: 0) }
     }
 
     /// `enqueued_at` to the service's answer, for messages of this input list.
@@ -63,34 +60,28 @@ public final class ServiceMetrics: Sendable {
     /// Answers (retried ones included); `status` 0 when none came (reset, timeout).
     public func responses(status: Int, reason: String, count: Int) {
         guard count > 0 else { return }
-        if provider == .apns { return PushMetrics.shared.apnsResponses(status: status, reason: reason, count: count) }
         responses.series([("status", String(status)), ("reason", MetricLabel.reason(reason))]).increment(by: count)
     }
 
     public func retries(reason: String, count: Int) {
         guard count > 0 else { return }
-        if provider == .apns { return PushMetrics.shared.apnsRetries(reason: reason, count: count) }
         retries.series([("reason", MetricLabel.reason(reason))]).increment(by: count)
     }
 
     public func connections(app: String, open: Int) {
-        if provider == .apns { return PushMetrics.shared.apnsConnections(app: app, open: open) }
         connections.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(open)
     }
 
     public func connectionOpened(app: String) {
-        if provider == .apns { return PushMetrics.shared.apnsConnectionOpened(app: app) }
         connectionsOpened.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).increment()
     }
 
     /// 1 while the service refuses the app's credential and its sending is paused.
     public func appPaused(app: String, paused: Bool) {
-        if provider == .apns { return PushMetrics.shared.apnsAppPaused(app: app, paused: paused) }
         appsPaused.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(paused ? 1 : 0)
     }
 
     public func streamsLimit(app: String, streams: Int) {
-        if provider == .apns { return PushMetrics.shared.apnsStreamsLimit(app: app, streams: streams) }
         streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
     }
 
