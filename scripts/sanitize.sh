@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The tests that touch C libraries, threads and raw memory (the Redis client, the queue protocol, the collector,
-# the transport, our HTTP/2 client, and the message parser's word-at-a-time reads) under a sanitizer: `address` (use-after-free, overflows in the C wrappers)
+# the transport, our HTTP/2 client, the message parser's word-at-a-time reads and byte sort, and the provider
+# modules' lanes, token threads and libcurl requests) under a sanitizer: `address` (use-after-free, overflows in the C wrappers)
 # or `thread` (data races between the dedicated threads and Swift concurrency).
 # Usage: scripts/sanitize.sh address|thread [extra swift test arguments]
 # Any sanitizer report fails the run. A test that fails its assertions under the sanitizer's slowdown is run
@@ -10,7 +11,7 @@ cd "$(dirname "$0")/.."
 kind="${1:?usage: scripts/sanitize.sh address|thread}"
 shift
 scripts/install-deps.sh
-suites="${SANITIZE_FILTER:-RedisClientTests|QueueProtocolTests|CollectorTests|PusherTests|HTTP2ClientTests|PushCoreTests}"
+suites="${SANITIZE_FILTER:-RedisClientTests|QueueProtocolTests|CollectorTests|PusherTests|HTTP2ClientTests|PushCoreTests|FCMProviderTests|HuaweiProviderTests|XiaomiProviderTests}"
 swift build --build-tests --scratch-path ".build-$kind" -Xswiftc "-sanitize=$kind"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
