@@ -28,7 +28,7 @@ extension MessageParser {
         let body: [UInt8]
         if let kept = fields.keptPayload(raw: raw) {
             body = kept
-            guard let tree = try? JSONParser.parse(fields.payloadTreeBytes(raw: raw, kept: kept), maxDepth: limits.maxDepth), let read = tree.objectMembers else {
+            guard let read = fields.keptPayloadMembers(raw: raw, kept: kept, maxDepth: limits.maxDepth) else {
                 throw Problem("payload is not a JSON object")
             }
             members = read

@@ -27,10 +27,12 @@ struct MessageFields {
         return canonicalPayload.map { Array(raw[$0]) }
     }
 
-    /// The bytes to read a kept payload's tree from, its members in the producer's order: `kept` itself, or for
-    /// a sorted payload the producer's bytes.
-    func payloadTreeBytes(raw: [UInt8], kept: [UInt8]) -> [UInt8] {
-        sortedPayloadSource.map { Array(raw[$0]) } ?? kept
+    /// The members of a kept payload (`kept`, from `keptPayload`), in the producer's order: read from `kept`
+    /// itself, or for a sorted payload from the producer's bytes, so that checks meet the members as written (and
+    /// name the same first problem as a tree read from the element would). Nil when they are not an object.
+    func keptPayloadMembers(raw: [UInt8], kept: [UInt8], maxDepth: Int) -> [JSONMember]? {
+        let source = sortedPayloadSource.map { Array(raw[$0]) } ?? kept
+        return (try? JSONParser.parse(source, maxDepth: maxDepth))?.objectMembers
     }
 
     init() {}

@@ -49,8 +49,7 @@ public struct ProviderElement {
         guard let payloadValue = fields.payload else { throw MessageParser.Problem("payload is missing") }
         guard let given = payloadValue.objectMembers else { throw MessageParser.Problem("payload is not a JSON object") }
         guard let kept else { return given }
-        let source = fields.payloadTreeBytes(raw: raw, kept: kept)
-        guard let tree = try? JSONParser.parse(source, maxDepth: parser.limits.maxDepth), let members = tree.objectMembers else {
+        guard let members = fields.keptPayloadMembers(raw: raw, kept: kept, maxDepth: parser.limits.maxDepth) else {
             throw MessageParser.Problem("payload is not a JSON object")
         }
         return members

@@ -7,8 +7,6 @@ import PushCore
 extension MessageParser {
     /// What FCM's `message` may hold besides its target.
     static let fcmPayloadFields: Set<String> = ["android", "apns", "data", "fcm_options", "notification", "webpush"]
-    /// The target (the worker adds `token`, one request per token) and the name FCM assigns to a sent message.
-    static let fcmTargetFields: Set<String> = ["condition", "name", "token", "topic"]
     static let fcmMaxPayloadBytes = 4096
 
     /// FCM's rules (`FCMModule.description.parse`), after the fields every message has.
@@ -99,7 +97,7 @@ extension MessageParser {
             guard bytes[value.lowerBound] == UInt8(ascii: "{") else { return false }
             if key.elementsEqual(dataKey) {
                 return CanonicalJSON.allMembers(of: bytes, object: value) { key, value in
-                    isString(value) && !isReservedDataKey(key)
+                    isString(value) && !isReservedDataKey(ascii: key)
                 }
             }
             if key.elementsEqual(notificationKey) {
@@ -156,7 +154,7 @@ extension MessageParser {
         }
     }
 
-    /// `fcmTargetFields.contains(key)`, without hashing.
+    /// A target (the worker adds `token`, one request per token) or the name FCM assigns to a sent message.
     static func isFCMTargetField(_ key: String) -> Bool {
         switch key {
         case "condition", "name", "token", "topic": return true
@@ -172,41 +170,23 @@ extension MessageParser {
         }
     }
 
-    /// `isReservedDataKey` for an ASCII key's bytes (a canonical payload's keys are ASCII).
-    static func isReservedDataKey(_ key: ArraySlice<UInt8>) -> Bool {
+    /// `from`, `gcm` or a key starting with `google`, in any case, for an ASCII key's bytes (a canonical payload's
+    /// keys are ASCII): folded byte by byte, with no lower-cased copy made.
+    static func isReservedDataKey<Key: Collection<UInt8>>(ascii key: Key) -> Bool {
         func equalsFolded(_ word: StaticString, prefixOnly: Bool) -> Bool {
             let count = word.utf8CodeUnitCount
             guard prefixOnly ? key.count >= count : key.count == count else { return false }
-            let letters = word.utf8Start
-            var i = 0
-            for byte in key.prefix(count) {
-                let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
-                if folded != letters[i] { return false }
-                i += 1
+            return zip(key.prefix(count), UnsafeBufferPointer(start: word.utf8Start, count: count)).allSatisfy { byte, letter in
+                (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte) == letter
             }
-            return true
         }
         return equalsFolded("from", prefixOnly: false) || equalsFolded("gcm", prefixOnly: false) || equalsFolded("google", prefixOnly: true)
     }
 
-    /// `from`, `gcm` or a key starting with `google`, in any case. An ASCII key (nearly all) is folded byte by
-    /// byte, with no lower-cased copy made; any other is lower-cased as before.
+    /// The same for any key: an ASCII one (nearly all) by its bytes, any other lower-cased.
     static func isReservedDataKey(_ key: String) -> Bool {
-        let ascii: Bool?? = key.utf8.withContiguousStorageIfAvailable { bytes -> Bool? in
-            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            func equalsFolded(_ word: StaticString, prefixOnly: Bool) -> Bool {
-                let count = word.utf8CodeUnitCount
-                guard prefixOnly ? bytes.count >= count : bytes.count == count else { return false }
-                let letters = word.utf8Start
-                for i in 0..<count {
-                    let byte = bytes[i]
-                    let folded = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
-                    if folded != letters[i] { return false }
-                }
-                return true
-            }
-            return equalsFolded("from", prefixOnly: false) || equalsFolded("gcm", prefixOnly: false)
-                || equalsFolded("google", prefixOnly: true)
+        let ascii: Bool?? = key.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { $0 < 0x80 } ? isReservedDataKey(ascii: bytes) : nil
         }
         if let ascii, let verdict = ascii { return verdict }
         let lower = key.lowercased()
