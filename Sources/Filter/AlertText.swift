@@ -14,7 +14,7 @@ public enum AlertText {
     public static func texts(inPayload payload: [UInt8], extraFields: [String], provider: PushProvider = .apns) -> [String] {
         guard let root = try? JSONParser.parse(payload), root.objectMembers != nil else { return [] }
         var texts: [String] = []
-        if let module = provider.module, let alertTexts = module.alertTexts { return alertTexts(root, extraFields) }
+        if let alertTexts = provider.ownAlertTexts { return alertTexts(root, extraFields) }
         if provider != .apns {
             // China's Android vendors (docs/vendors.md): the common `notification`, the configured keys of `data`,
             // and every string of the vendor's own object, which goes into its request as it is (a title set

@@ -41,6 +41,12 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
     /// message, where copying the whole description retained and released each of its fields.
     public var ownMessageRules: ProviderMessageRules? { Self.registry.withLock { $0[index].module?.parse } }
 
+    /// A module's own reading of the texts the filter scans (`ProviderDescription.alertTexts`), read alone for the
+    /// same reason: the filter asks per message.
+    public var ownAlertTexts: (@Sendable (_ payload: JSONValue, _ extraFields: [String]) -> [String])? {
+        Self.registry.withLock { $0[index].module?.alertTexts }
+    }
+
     /// The message rules of a registered provider module that takes the common Android shape (China's vendors);
     /// nil for APNs and for a module that reads its messages with rules of its own (`ProviderDescription.parse`).
     public var vendorRules: AndroidVendorRules? {
