@@ -77,9 +77,21 @@ final class ClusterShardTests: XCTestCase {
         // the node that took them), so that slots can be moved back to it in the next round.
         for node in 0..<3 { _ = try await cluster.onNode(node, ["CONFIG", "SET", "cluster-allow-replica-migration", "no"]) }
         try await eventually(timeout: .seconds(30)) { apns.answeredCount >= 100 }
-        var answeredAtRound: [Int] = []
+        // Each round starts with a backlog on every shard (topped up to 500 queued), so the workers are sending
+        // while slots move however fast or slow this machine is, and each round must see answers.
+        var produced = Array(repeating: perShard, count: 4)
+        var answeredDuringRound: [(before: Int, after: Int)] = []
         for round in 0..<3 {
-            answeredAtRound.append(apns.answeredCount)
+            for (index, client) in clients.enumerated() {
+                let queued = Int(try await client.execute(["LLEN", keys[index].queue]).integer ?? 0)
+                guard queued < 500 else { continue }
+                let from = produced[index]
+                produced[index] += 500 - queued
+                try await client.execute(["LPUSH", keys[index].queue] + (from..<produced[index]).map { n in
+                    messageJSON(id: "b\(index)-\(n)", tokens: [token("b\(index)", n)])
+                })
+            }
+            let before = apns.answeredCount
             let source = try await cluster.slotsOwned(by: round % 3)
             let target = try await cluster.slotsOwned(by: (round + 1) % 3)
             guard source.count > 0 else { continue }
@@ -87,12 +99,16 @@ final class ClusterShardTests: XCTestCase {
                                              "--cluster-from", source.id, "--cluster-to", target.id,
                                              "--cluster-slots", String(source.count), "--cluster-yes", "--cluster-pipeline", "1"])
             XCTAssertEqual(moved.status, 0, String(moved.output.suffix(2000)))
+            answeredDuringRound.append((before, apns.answeredCount))
         }
-        printFigure("redis-cli reshard: answers when each round began: \(answeredAtRound) of \(4 * perShard)")
-        XCTAssertLessThan(answeredAtRound[1], 4 * perShard, "the workers were still sending while slots moved")
+        printFigure("redis-cli reshard: answers before and after each round: \(answeredDuringRound.map { "\($0.before)-\($0.after)" }) of \(produced.reduce(0, +))")
+        XCTAssertEqual(answeredDuringRound.count, 3)
+        for (round, answers) in answeredDuringRound.enumerated() {
+            XCTAssertGreaterThan(answers.after, answers.before, "round \(round): the workers kept sending while slots moved")
+        }
         try await waitUntilShardsDrained(clients, keys: keys, workers: ["rw0", "rw1"], timeout: .seconds(180))
         let delivered = acceptances(by: apns)
-        let expected = (0..<4).flatMap { index in (0..<perShard).map { token("b\(index)", $0) } }
+        let expected = (0..<4).flatMap { index in (0..<produced[index]).map { token("b\(index)", $0) } }
         XCTAssertEqual(expected.filter { delivered[$0] == nil }, [], "every message delivered")
         XCTAssertEqual(expected.filter { (delivered[$0] ?? 0) > 1 }, [], "none twice")
         let check = try runCommand(cli, ["--cluster", "check", "127.0.0.1:\(cluster.nodes[1].port)"])
