@@ -82,6 +82,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // Apple's APNs (docs/transport.md): `POST /3/device/<token>`, provider tokens (ES256 JWTs) or client
+        // certificates, Apple's answers, and its apps' lanes. (Its message rules and `apns` block are still the
+        // core's: the default provider's.)
+        .target(name: "APNsProvider", dependencies: [
+            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/APNs"),
         // Firebase Cloud Messaging HTTP v1 (docs/fcm.md): FCM's message rules, its OAuth service accounts, its answers.
         .target(name: "FCMProvider", dependencies: [
             "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
@@ -106,7 +112,7 @@ let package = Package(
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability",
             // The provider modules (Sources/worker/Providers.swift names each once).
-            "FCMProvider", "HuaweiProvider", "XiaomiProvider",
+            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -155,16 +161,16 @@ let package = Package(
         .testTarget(name: "FilterTests", dependencies: ["FCMProvider", "Filter", "PushCore", "TestSupport"]),
         .testTarget(name: "MergerTests", dependencies: ["FCMProvider", "Merger", "PushCore"]),
         .testTarget(name: "CollectorTests", dependencies: ["FCMProvider", "Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "PusherTests", dependencies: ["FCMProvider", "Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
+        .testTarget(name: "PusherTests", dependencies: ["APNsProvider", "FCMProvider", "Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
         .testTarget(name: "WorkerTests", dependencies: ["FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
-        .testTarget(name: "PushEmulatorTests", dependencies: ["FCMProvider", "PushEmulator", "Pusher", "PushCore", "TestSupport"]),
+        .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
         .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
         // FCM's message rules, bodies, answers, access tokens, and real Schedulers against the emulator's FCM side.
-        .testTarget(name: "FCMProviderTests", dependencies: ["FCMProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator", "COpenSSL"]),
+        .testTarget(name: "FCMProviderTests", dependencies: ["APNsProvider", "FCMProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator", "COpenSSL"]),
         // Huawei's bodies, answers and credentials, and real Schedulers against the emulator's Huawei side.
         .testTarget(name: "HuaweiProviderTests", dependencies: ["FCMProvider", "HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
     ]

@@ -1,6 +1,6 @@
 /// A message's `collapse_id` as the integer China's Android vendors take for it (a `notify_id` or `notifyId`): a
-/// newer notification with the same id replaces the older one on the device, as `apns-collapse-id` does, but the
-/// vendors take a number where producers give text.
+/// newer notification with the same id replaces the older one on the device, as Apple's collapse-id header does, but
+/// the vendors take a number where producers give text.
 ///
 /// FNV-1a (32-bit: offset basis 2166136261, prime 16777619) over the collapse id's UTF-8 bytes, with the top bit
 /// cleared: 0 to 2,147,483,647, never negative (a vendor may read -1 as "assign one yourself"). Stable across

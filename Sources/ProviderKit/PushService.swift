@@ -1,17 +1,17 @@
 import PushCore
 
-/// What the scheduler needs from one push service (APNs, a provider module's) and nothing more: how a request looks, which
+/// What the scheduler needs from one push service (any provider's) and nothing more: how a request looks, which
 /// credential it carries, and what an answer means. The scheduler keeps every policy (queues, retries and
 /// backoff, deadlines, the ownership fence, the concurrency limiter, the credential pause, metrics batching)
 /// and knows no service by name. Used from one scheduler's thread only.
 public protocol PushService: AnyObject {
-    /// "APNs", or a module's service name: for log lines.
+    /// The service's name as its module gives it: for log lines.
     var name: String { get }
-    /// The service's metric series (`push_apns_*`, `push_<name>_*`).
+    /// The service's metric series (`push_<provider>_*`).
     var metrics: ServiceMetrics { get }
     /// The credential for the requests of one start pass, read once per pass.
     func authorization() -> Authorization
-    /// The most tokens one request may carry: 1 for a request per device (APNs), the service's list limit
+    /// The most tokens one request may carry: 1 for a service with a request per device, the service's list limit
     /// for one that takes a list (1,000 for the China vendors). The scheduler sends a job's ready tokens in
     /// batches up to it; retries, attempts, the fence, expiry and outcomes stay per token.
     var batchLimit: Int { get }
@@ -19,12 +19,13 @@ public protocol PushService: AnyObject {
     func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String)
     /// The request's header fields besides the pseudo-headers, the same for every request of `job`.
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)]
-    /// The request body for `tokens` (APNs: the job's payload itself, shared by its tokens).
+    /// The request body for `tokens` (for a service that sends the job's payload as is: that payload, shared by its
+    /// tokens).
     func body(for job: JobContext, tokens: RequestTokens) -> RequestBody
     /// What an HTTP answer means for the request's tokens. `retryAfter`: the answer's `retry-after` header.
     func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer
     /// The server refused the credential of `generation` as expired or invalid: renew it (within the
-    /// service's own rules: APNs's 20 minutes, an OAuth token's one renewal a second).
+    /// service's own rules: a minimum age between JWT renewals, an OAuth token's one renewal a second).
     func renew(generation: Int)
 }
 
@@ -34,7 +35,8 @@ extension PushService {
 
 /// A request's body.
 public enum RequestBody {
-    /// The job's payload as it is, shared by every request of the job (APNs): a driver may read it in place.
+    /// The job's payload as it is, shared by every request of the job (a service that sends it as is): a driver may
+    /// read it in place.
     case payload
     /// Bytes made for this request (a message with its token, a vendor's list of tokens).
     case bytes([UInt8])
@@ -88,7 +90,7 @@ public enum ServiceDecision: Equatable {
     /// whole service (project) waits that long too (a 429 for a whole project). `detail`: the service's words,
     /// kept for the dead letter if the attempts run out.
     case retry(reason: String, notBeforeMillis: Int64? = nil, holdService: Bool = false, detail: String? = nil)
-    /// The credential is too old: renew it and retry, spending an attempt (APNs's ExpiredProviderToken).
+    /// The credential is too old: renew it and retry, spending an attempt (an answer such as `ExpiredProviderToken`).
     case renewAndRetry(reason: String)
     /// The credential was rejected before the message was looked at: renew it and send again at once,
     /// spending no attempt (a 401 that says only that the bearer expired), as a request the server never processed.

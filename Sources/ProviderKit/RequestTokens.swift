@@ -1,5 +1,5 @@
-/// The tokens one request carries, as indices into its job's tokens: one for APNs and other services with a request per
-/// device), up to the service's `batchLimit` for a service that takes a list (the China vendors take 1,000).
+/// The tokens one request carries, as indices into its job's tokens: one for a service with a request per device,
+/// up to the service's `batchLimit` for a service that takes a list (the China vendors take 1,000).
 /// A single token keeps no array, so the one-token services pay nothing for batches.
 public struct RequestTokens {
     /// The first token (the only one unless the request is a batch).

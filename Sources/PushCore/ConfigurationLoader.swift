@@ -111,7 +111,7 @@ public struct ConfigurationLoader: Sendable {
         key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_")
     }
 
-    private static func appIndex(_ key: String, list: String = "apns.apps") -> Int? {
+    private static func appIndex(_ key: String, list: String) -> Int? {
         guard key.hasPrefix(list + ".") else { return nil }
         return Int(key.dropFirst(list.count + 1).prefix { $0.isNumber })
     }
@@ -183,42 +183,11 @@ public struct ConfigurationLoader: Sendable {
         config.collector.maxElementBytes = try reader.int("collector.max_element_bytes", config.collector.maxElementBytes, min: 1024)
         config.collector.bulkShare = try reader.share("collector.bulk_share", config.collector.bulkShare)
 
-        let endpoint = reader.string("apns.endpoint", "production")
-        switch endpoint {
-        case "production": config.apns.endpoint = .production
-        case "sandbox", "development": config.apns.endpoint = .sandbox
-        default:
-            guard endpoint.hasPrefix("https://"), URLComponents(string: endpoint)?.host != nil else {
-                throw ConfigurationError.invalid(key: "apns.endpoint", reason: "'\(endpoint)' is not production, sandbox or https://host:port")
-            }
-            config.apns.endpoint = .custom(endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint)
-        }
-        config.apns.caFile = reader.string("apns.ca_file", "")
-        config.apns.connections = try reader.int("apns.connections", config.apns.connections, min: 1)
-        config.apns.transport = reader.string("apns.transport", config.apns.transport)
-        guard ["nghttp2", "libcurl"].contains(config.apns.transport) else {
-            throw ConfigurationError.invalid(key: "apns.transport", reason: "'\(Printable.clipped(config.apns.transport, to: 40))' is not nghttp2 or libcurl")
-        }
-        config.apns.pingIntervalMillis = try reader.int("apns.ping_interval_ms", config.apns.pingIntervalMillis, min: 100)
-        config.apns.eventLoop = reader.string("apns.event_loop", config.apns.eventLoop)
-        guard ["poll", "epoll"].contains(config.apns.eventLoop) else {
-            throw ConfigurationError.invalid(key: "apns.event_loop", reason: "'\(Printable.clipped(config.apns.eventLoop, to: 40))' is not poll or epoll")
-        }
-        config.apns.maxConnections = try reader.int("apns.max_connections", max(config.apns.maxConnections, config.apns.connections),
-                                                    min: config.apns.connections)
-        config.apns.transportThreads = try reader.int("apns.transport_threads", config.apns.transportThreads, min: 0)
-        config.apns.requestTimeoutMillis = try reader.int("apns.request_timeout_ms", config.apns.requestTimeoutMillis, min: 1)
-        config.apns.credentialProbeMaxMillis = try reader.int("apns.credential_probe_max_ms", config.apns.credentialProbeMaxMillis, min: 1)
-        let indices = Set(values.keys.compactMap { Self.appIndex($0) }).sorted()
-        for index in indices {
-            config.apns.apps.append(try app(index, &reader))
-        }
+        // APNs's block, read as a module reads its own (`APNsSettings(block:)`), then each module's, read by the module
+        // itself (its settings are its own types).
+        config.apns = try APNsSettings(block: Self.block("apns", of: values))
         for module in PushProvider.modules {
-            // A provider module's block, read by the module itself (its settings are its own types).
-            let prefix = module.description.name + "."
-            var block = ConfigurationBlock(name: module.description.name)
-            for (key, value) in values where key.hasPrefix(prefix) { block.values[String(key.dropFirst(prefix.count))] = value }
-            config.providerBlocks[module.description.name] = block
+            config.providerBlocks[module.description.name] = Self.block(module.description.name, of: values)
         }
         config.filter.wordsFile = reader.string("filter.words_file", "")
         config.filter.allowFile = reader.string("filter.allow_file", "")
@@ -262,38 +231,12 @@ public struct ConfigurationLoader: Sendable {
         return log
     }
 
-    private func app(_ index: Int, _ reader: inout Reader) throws -> APNsApp {
-        let base = "apns.apps.\(index)"
-        let topic = reader.string("\(base).topic", "")
-        guard !topic.isEmpty else { throw ConfigurationError.invalid(key: "\(base).topic", reason: "is required") }
-        let keyFile = reader.string("\(base).key_file", "")
-        let certFile = reader.string("\(base).cert_file", "")
-        switch (keyFile.isEmpty, certFile.isEmpty) {
-        case (false, true):
-            let team = reader.string("\(base).team_id", "")
-            let key = reader.string("\(base).key_id", "")
-            guard team.count == 10 else { throw ConfigurationError.invalid(key: "\(base).team_id", reason: "must be the 10-character Team ID") }
-            guard key.count == 10 else { throw ConfigurationError.invalid(key: "\(base).key_id", reason: "must be the 10-character Key ID") }
-            return APNsApp(topic: topic, credential: .token(teamID: team, keyID: key, keyFile: keyFile))
-        case (true, false):
-            return APNsApp(topic: topic, credential: .certificate(file: certFile, password: Secret(reader.string("\(base).cert_password", ""))))
-        case (false, false):
-            throw ConfigurationError.invalid(key: base, reason: "give key_file (token auth) or cert_file (certificate auth), not both")
-        case (true, true):
-            throw ConfigurationError.invalid(key: base, reason: "needs key_file with team_id and key_id, or cert_file")
-        }
-    }
-
-    /// `https://host[:port]` with no path, without a trailing slash.
-    private static func httpsURL(_ text: String, key: String) throws -> String {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        guard let url = URLComponents(string: trimmed), url.scheme == "https", let host = url.host, !host.isEmpty else {
-            throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' is not https://host[:port]")
-        }
-        if !(url.path.isEmpty || url.path == "/") {
-            throw ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(trimmed, to: 80))' must have no path")
-        }
-        return trimmed.hasSuffix("/") ? String(trimmed.dropLast()) : trimmed
+    /// The values under `name.`, without that prefix.
+    private static func block(_ name: String, of values: [String: String]) -> ConfigurationBlock {
+        let prefix = name + "."
+        var block = ConfigurationBlock(name: name)
+        for (key, value) in values where key.hasPrefix(prefix) { block.values[String(key.dropFirst(prefix.count))] = value }
+        return block
     }
 
     private struct Reader {

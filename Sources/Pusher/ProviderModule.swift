@@ -2,18 +2,11 @@ import Logging
 import ProviderKit
 import PushCore
 
-/// A provider module as the worker builds it (docs/architecture.md, "Providers"): everything one push service needs
-/// (its message rules, its configuration block, its requests and answers, its credentials, its check) in a folder of
-/// its own under `Sources/Providers`, behind this interface. The worker names each module once, in its list of
-/// providers; the parser, the configuration, the metrics, the tools and the `Pusher` iterate over what is
-/// registered and never name one.
-public protocol ProviderModule: Sendable {
-    /// Its name, message rules and configuration keys, registered (`PushProvider.register`) before the
-    /// configuration or any message is read.
-    static var description: ProviderDescription { get }
-    /// Reads and checks the module's block of the configuration; a bad value is an error naming its key. An
-    /// empty block (no apps) is a module that serves nothing.
-    init(block: ConfigurationBlock) throws
+/// A provider's configured apps as the `Pusher` starts them and `check-config` checks them: every provider, the
+/// default one included. The scheduler and the `Pusher` know no provider beyond this interface.
+public protocol ProviderApps: Sendable {
+    /// The provider whose messages these apps send (`PushProvider.index` routes a job to them).
+    static var provider: PushProvider { get }
     /// The topics of its apps.
     var topics: [String] { get }
     /// Loads each app's credential (an error names the app and the file, never a secret) and starts its lanes. On
@@ -23,6 +16,21 @@ public protocol ProviderModule: Sendable {
     /// notification (a key that signs, a token the endpoint grants). One entry per app; `problem` nil when it is
     /// fine, `detail` what was proved.
     func checkCredentials() -> [(app: String, problem: String?, detail: String)]
+}
+
+/// A provider module as the worker builds it (docs/architecture.md, "Providers"): everything one push service needs
+/// (its message rules, its configuration block, its requests and answers, its credentials, its check) in a folder of
+/// its own under `Sources/Providers`, behind this interface. The worker names each module once, in its list of
+/// providers; the parser, the configuration, the metrics, the tools and the `Pusher` iterate over what is
+/// registered and never name one. (The default provider is `ProviderApps` only: its message rules and its
+/// configuration block are still the core's.)
+public protocol ProviderModule: ProviderApps {
+    /// Its name, message rules and configuration keys, registered (`PushProvider.register`) before the
+    /// configuration or any message is read.
+    static var description: ProviderDescription { get }
+    /// Reads and checks the module's block of the configuration; a bad value is an error naming its key. An
+    /// empty block (no apps) is a module that serves nothing.
+    init(block: ConfigurationBlock) throws
 }
 
 extension ProviderModule {

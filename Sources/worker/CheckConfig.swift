@@ -36,9 +36,9 @@ struct CheckConfig: AsyncParsableCommand {
             return try finish(checks, summary: [])
         }
         let prefixes = try ToolOptions.prefixes(configuration, shard: shard)
-        let modules: [any ProviderModule]
+        let providers: [any ProviderApps]
         do {
-            modules = try Providers.load(configuration)
+            providers = try Providers.load(configuration)
         } catch {
             checks.add("configuration", ok: false, "\(error)")
             return try finish(checks, summary: [])
@@ -46,7 +46,7 @@ struct CheckConfig: AsyncParsableCommand {
         // Keys are read and token endpoints asked (blocking calls): on a thread of their own.
         checks = await OwnThread.run(named: "check-credentials") { [checks] in
             var result = checks
-            Self.checkCredentials(configuration, modules: modules, &result)
+            Self.checkCredentials(providers, &result)
             return result
         }
         checks.warnings += FilePermissions.warnings(for: configuration)
@@ -69,17 +69,16 @@ struct CheckConfig: AsyncParsableCommand {
     }
 
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
-    private static func checkCredentials(_ configuration: WorkerConfiguration, modules: [any ProviderModule], _ checks: inout ConfigChecks) {
-        if configuration.apns.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
-            checks.add("apns.apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give the apps of "
-                       + PushProvider.modules.map { "\($0.description.name).apps" }.joined(separator: ", ") + ")")
+    private static func checkCredentials(_ providers: [any ProviderApps], _ checks: inout ConfigChecks) {
+        if providers.allSatisfy(\.topics.isEmpty) {
+            // Named after the default provider's list (APNs's, first), whose apps need a key or a certificate.
+            let lists = Providers.appLists(providers)
+            checks.add(lists.first ?? "apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give the apps of "
+                       + lists.dropFirst().joined(separator: ", ") + ")")
         }
-        for (index, app) in configuration.apns.apps.enumerated() {
-            checks.attempt("apns.apps.\(index) (\(app.topic))") { try CredentialCheck.verify(app) }
-        }
-        for module in modules {
-            let name = type(of: module).description.name
-            for (index, result) in module.checkCredentials().enumerated() {
+        for apps in providers {
+            let name = type(of: apps).provider.rawValue
+            for (index, result) in apps.checkCredentials().enumerated() {
                 checks.add("\(name).apps.\(index) (\(result.app))", ok: result.problem == nil, result.problem ?? result.detail)
             }
         }

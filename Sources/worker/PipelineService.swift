@@ -18,8 +18,8 @@ struct StartupError: Error, CustomStringConvertible {
 /// `shutdown.timeout_s`, acknowledges it, and returns whatever is left to the queue.
 struct PipelineService: Service, CustomStringConvertible {
     let configuration: WorkerConfiguration
-    /// The provider modules read from the configuration (`Providers`).
-    let modules: [any ProviderModule]
+    /// Every provider's apps, read from the configuration (`Providers`).
+    let providers: [any ProviderApps]
     let workerID: String
     let logger: Logger
     let filter: LiveFilter
@@ -29,18 +29,17 @@ struct PipelineService: Service, CustomStringConvertible {
     /// whose secrets would otherwise be printed by Swift's default description of a struct.
     var description: String { "PipelineService(worker: \(workerID))" }
 
-    init(configuration: WorkerConfiguration, modules: [any ProviderModule] = [], workerID: String, logger: Logger,
+    init(configuration: WorkerConfiguration, providers: [any ProviderApps], workerID: String, logger: Logger,
          readiness: Readiness = Readiness()) throws {
         self.configuration = configuration
-        self.modules = modules
+        self.providers = providers
         self.readiness = readiness
         self.workerID = workerID
         self.logger = logger
         self.filter = try LiveFilter(settings: configuration.filter)
         // Any one provider, or several: a worker with no app at all has nothing to send to.
-        if configuration.apns.apps.isEmpty && modules.allSatisfy(\.topics.isEmpty) {
-            let lists = (["apns.apps"] + PushProvider.modules.map { "\($0.description.name).apps" }).joined(separator: ", ")
-            throw StartupError(description: "no app is configured (\(lists) are all empty): configure at least one app (an APNs topic with key_file or cert_file, or an app of a provider's block)")
+        if providers.allSatisfy(\.topics.isEmpty) {
+            throw StartupError(description: "no app is configured (\(Providers.appLists(providers).joined(separator: ", ")) are all empty): configure at least one app (an APNs topic with key_file or cert_file, or an app of a provider's block)")
         }
     }
 
@@ -67,7 +66,7 @@ struct PipelineService: Service, CustomStringConvertible {
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
-            pusher = try Pusher(settings: configuration.apns, modules: modules, retry: configuration.retry,
+            pusher = try Pusher(providers: providers, retry: configuration.retry,
                                 logger: logger, readiness: readiness,
                                 lease: lease, waitBoard: waitBoard) { resolutions in
                 router.route(.resolved(resolutions))

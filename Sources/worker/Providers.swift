@@ -1,11 +1,12 @@
+import APNsProvider
 import FCMProvider
 import HuaweiProvider
 import PushCore
 import Pusher
 import XiaomiProvider
 
-/// The provider modules this worker is built with, beside APNs (docs/architecture.md, "Providers"). Adding a
-/// provider is a folder under `Sources/Providers` and a line here: nothing else in the worker names one.
+/// The providers this worker is built with (docs/architecture.md, "Providers"): APNs, the default, and the modules.
+/// Adding a provider is a folder under `Sources/Providers` and a line here: nothing else in the worker names one.
 enum Providers {
     static let modules: [any ProviderModule.Type] = [FCMModule.self, HuaweiModule.self, XiaomiModule.self]
 
@@ -15,10 +16,16 @@ enum Providers {
         for module in modules { PushProvider.register(module.description) }
     }
 
-    /// Each module with its block of `configuration` (an empty block: a module that serves nothing).
-    static func load(_ configuration: WorkerConfiguration) throws -> [any ProviderModule] {
-        try modules.map { module in
+    /// Every provider's apps: APNs's (its `apns` block, which the core reads), then each module with its block of
+    /// `configuration` (an empty block: a module that serves nothing).
+    static func load(_ configuration: WorkerConfiguration) throws -> [any ProviderApps] {
+        [APNsModule(settings: configuration.apns)] + (try modules.map { module in
             try module.init(block: configuration.providerBlocks[module.description.name] ?? ConfigurationBlock(name: module.description.name))
-        }
+        })
+    }
+
+    /// `<provider>.apps` of each provider (APNs's first), for the error that none has an app.
+    static func appLists(_ providers: [any ProviderApps]) -> [String] {
+        providers.map { "\(type(of: $0).provider.rawValue).apps" }
     }
 }

@@ -48,10 +48,10 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         let configuration: WorkerConfiguration
-        let modules: [any ProviderModule]
+        let providers: [any ProviderApps]
         do {
             configuration = try ConfigurationLoader().load(file: config)
-            modules = try Providers.load(configuration)
+            providers = try Providers.load(configuration)
         } catch {
             // Logged as the environment asks (LOG_LEVEL, LOG_FORMAT): the file's log block may be what is wrong.
             let logger = WorkerLogging.bootstrap(ConfigurationLoader().environmentLogSettings())
@@ -75,10 +75,10 @@ struct Run: AsyncParsableCommand {
             }
         }
         // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
-        PushMetrics.shared.configureApps(apns: configuration.apns.apps.map(\.topic), modules: modules.map { (type(of: $0).provider, $0.topics) })
+        PushMetrics.shared.configureApps(providers.map { (type(of: $0).provider, $0.topics) })
         let pipeline: PipelineService
         do {
-            pipeline = try PipelineService(configuration: configuration, modules: modules, workerID: workerID, logger: logger,
+            pipeline = try PipelineService(configuration: configuration, providers: providers, workerID: workerID, logger: logger,
                                            readiness: readiness)
         } catch {
             logger.critical("cannot start: \(error)")

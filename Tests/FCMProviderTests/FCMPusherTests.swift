@@ -1,3 +1,4 @@
+@testable import APNsProvider
 @testable import FCMProvider
 import Foundation
 import Logging
@@ -40,7 +41,7 @@ final class FCMPusherTests: XCTestCase {
         retry.maxAttempts = 3
         retry.baseDelayMillis = 10
         retry.maxDelayMillis = 50
-        return try Pusher(settings: apns, modules: [FCMModule(settings: settings)], retry: retry, logger: Logger(label: "test"), sink: box.append)
+        return try Pusher(providers: [APNsModule(settings: apns), FCMModule(settings: settings)], retry: retry, logger: Logger(label: "test"), sink: box.append)
     }
 
     func testFCMAndAPNsTogetherWithTheAccessTokensRevokedMidway() async throws {

@@ -1,3 +1,4 @@
+import APNsProvider
 import PushEmulator
 import Foundation
 import PushCore

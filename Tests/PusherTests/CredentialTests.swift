@@ -1,3 +1,4 @@
+@testable import APNsProvider
 import Foundation
 import Logging
 import PushCore
@@ -39,7 +40,7 @@ final class CredentialTests: XCTestCase {
         var retry = RetrySettings()
         retry.maxAttempts = 1
         let box = ResolutionBox()
-        let pusher = try Pusher(settings: settings, retry: retry, logger: Logger(label: "test"), sink: box.append)
+        let pusher = try Pusher(providers: [APNsModule(settings: settings)], retry: retry, logger: Logger(label: "test"), sink: box.append)
         let (input, feed) = AsyncStream.makeStream(of: [PushJob].self)
         feed.yield(jobs)
         feed.finish()
@@ -101,15 +102,15 @@ final class CredentialTests: XCTestCase {
 
     func testBadCertificateFilesStopTheStart() {
         let apps = [APNsApp(topic: "a.b", credential: .certificate(file: "/nonexistent/cert.p12", password: ""))]
-        XCTAssertThrowsError(try Pusher(settings: settings(apps: apps), retry: RetrySettings(), logger: Logger(label: "t"), sink: { _ in })) {
+        XCTAssertThrowsError(try Pusher(providers: [APNsModule(settings: settings(apps: apps))], retry: RetrySettings(), logger: Logger(label: "t"), sink: { _ in })) {
             XCTAssertEqual("\($0)", "APNs certificate /nonexistent/cert.p12: file not found or not readable")
         }
         let wrongPassword = [APNsApp(topic: "a.b", credential: .certificate(file: certificates.p12, password: "nope"))]
-        XCTAssertThrowsError(try Pusher(settings: settings(apps: wrongPassword), retry: RetrySettings(), logger: Logger(label: "t"), sink: { _ in })) {
+        XCTAssertThrowsError(try Pusher(providers: [APNsModule(settings: settings(apps: wrongPassword))], retry: RetrySettings(), logger: Logger(label: "t"), sink: { _ in })) {
             XCTAssertEqual("\($0)", "APNs certificate \(self.certificates.p12): not a PKCS#12 file, or the password (cert_password) is wrong")
         }
         let keyOnly = [APNsApp(topic: "a.b", credential: .certificate(file: keyFile, password: ""))]
-        XCTAssertThrowsError(try Pusher(settings: settings(apps: keyOnly), retry: RetrySettings(), logger: Logger(label: "t"), sink: { _ in })) {
+        XCTAssertThrowsError(try Pusher(providers: [APNsModule(settings: settings(apps: keyOnly))], retry: RetrySettings(), logger: Logger(label: "t"), sink: { _ in })) {
             XCTAssertEqual("\($0)", "APNs certificate \(self.keyFile!): not a PEM certificate")
         }
     }

@@ -1,3 +1,4 @@
+@testable import APNsProvider
 @testable import FCMProvider
 import Foundation
 import PushCore

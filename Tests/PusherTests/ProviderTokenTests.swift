@@ -1,3 +1,4 @@
+@testable import APNsProvider
 import COpenSSL
 import Foundation
 import Pusher

@@ -1,3 +1,4 @@
+@testable import APNsProvider
 import Foundation
 import PushCore
 import Pusher

@@ -2,8 +2,8 @@ import PushCore
 
 /// Loads an APNs app's credential exactly as the worker does, for `worker check-config`: a .p8 key is read
 /// and used to sign a JWT (which is thrown away, never shown); a certificate is opened with its password. (A
-/// provider module checks its own: `ProviderModule.checkCredentials`.)
-public enum CredentialCheck {
+/// provider checks its own: `ProviderApps.checkCredentials`; this is APNs's.)
+public enum APNsCredentialCheck {
     /// What was verified, in a few words; throws `CredentialError` naming the file and the problem.
     public static func verify(_ app: APNsApp) throws -> String {
         switch app.credential {

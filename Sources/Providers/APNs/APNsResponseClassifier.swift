@@ -23,7 +23,7 @@ extension ResponseDecision {
     }
 }
 
-public enum ResponseClassifier {
+public enum APNsResponseClassifier {
     static let feedbackReasons: Set<String> = ["Unregistered", "ExpiredToken", "BadDeviceToken", "DeviceTokenNotForTopic"]
     /// Answers that mean the credential itself is refused: no retry can fix them, every request of the app fails alike.
     public static let credentialReasons: Set<String> = [

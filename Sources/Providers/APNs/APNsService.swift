@@ -3,7 +3,7 @@ import PushCore
 
 /// APNs as the scheduler sees it (docs/transport.md): `POST /3/device/<token>` with the job's payload as is,
 /// the `apns-*` headers, a provider token (JWT) or a client certificate, and Apple's answers classified by
-/// `ResponseClassifier`.
+/// `APNsResponseClassifier`.
 final class APNsService: PushService {
     let name = "APNs"
     let metrics = ServiceMetrics.apns
@@ -52,7 +52,7 @@ final class APNsService: PushService {
     }
 
     private func decide(status: Int, body: [UInt8]) -> ServiceDecision {
-        switch ResponseClassifier.classify(status: status, body: body) {
+        switch APNsResponseClassifier.classify(status: status, body: body) {
         case .delivered:
             return .delivered
         case .feedback(let reason, let timestamp):
@@ -62,7 +62,7 @@ final class APNsService: PushService {
         case .renewTokenAndRetry(let reason):
             return .renewAndRetry(reason: reason)
         case .retry(let reason):
-            return ResponseClassifier.credentialReasons.contains(reason) ? .credentialRefused(reason: reason) : .retry(reason: reason)
+            return APNsResponseClassifier.credentialReasons.contains(reason) ? .credentialRefused(reason: reason) : .retry(reason: reason)
         }
     }
 

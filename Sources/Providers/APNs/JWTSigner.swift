@@ -1,5 +1,6 @@
 import COpenSSL
 import Foundation
+import PushCore
 import TLSClient
 
 public enum CredentialError: Error, CustomStringConvertible, Equatable {
@@ -88,14 +89,5 @@ public final class JWTSigner: @unchecked Sendable {
             else { throw CredentialError.signingFailed("cannot extract r and s") }
             return raw
         }
-    }
-}
-
-public enum Base64URL {
-    public static func encode(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

@@ -50,22 +50,28 @@ public final class AssertionSigner: Sendable, CustomStringConvertible {
 
     /// RSASSA-PKCS1-v1_5 over SHA-256 (OpenSSL's default padding for an RSA key with EVP_DigestSign).
     private func sign(_ message: [UInt8]) throws -> [UInt8] {
-        guard let context = EVP_MD_CTX_new() else { throw CredentialError.signingFailed("no digest context") }
+        guard let context = EVP_MD_CTX_new() else { throw AssertionSigningFailed(step: "no digest context") }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, key.key) == 1 else {
             ERR_clear_error()
-            throw CredentialError.signingFailed("EVP_DigestSignInit (RS256)")
+            throw AssertionSigningFailed(step: "EVP_DigestSignInit (RS256)")
         }
         var length = 0
         guard EVP_DigestSign(context, nil, &length, message, message.count) == 1 else {
             ERR_clear_error()
-            throw CredentialError.signingFailed("EVP_DigestSign (size)")
+            throw AssertionSigningFailed(step: "EVP_DigestSign (size)")
         }
         var signature = [UInt8](repeating: 0, count: length)
         guard EVP_DigestSign(context, &signature, &length, message, message.count) == 1 else {
             ERR_clear_error()
-            throw CredentialError.signingFailed("EVP_DigestSign (RS256)")
+            throw AssertionSigningFailed(step: "EVP_DigestSign (RS256)")
         }
         return Array(signature.prefix(length))
     }
+}
+
+/// OpenSSL could not sign an assertion (it says the same words as any JWT signer of the worker).
+struct AssertionSigningFailed: Error, CustomStringConvertible {
+    let step: String
+    var description: String { "JWT signing failed: \(step)" }
 }

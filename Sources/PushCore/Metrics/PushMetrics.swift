@@ -92,14 +92,13 @@ public final class PushMetrics: Sendable {
     /// The apps `push_notifications_total` names in its `app` label: the topics of `apns.apps` and of the modules'.
     /// A topic not among them (a producer's typo, a flood of invented topics) is counted as `other`, so the
     /// series stay bounded by the configuration. Makes each app's known outcomes at 0 (see `knownOutcomes`).
-    /// `modules`: the topics of each provider module's apps.
-    public func configureApps(apns: [String], modules: [(provider: PushProvider, topics: [String])] = []) {
-        let topics = Set(apns + modules.flatMap(\.topics))
+    /// `providers`: the topics of each provider's apps.
+    public func configureApps(_ providers: [(provider: PushProvider, topics: [String])]) {
+        let topics = Set(providers.flatMap(\.topics))
         apps.withLock { $0 = topics }
         // Room for every app's outcomes and reasons; beyond it (reasons invented by a server), `other`.
         notifications.raiseLimit(to: 200 + 50 * topics.count)
-        let lists = [(PushProvider.apns, apns, Self.knownOutcomes)]
-            + modules.map { ($0.provider, $0.topics, Self.knownModuleOutcomes) }
+        let lists = providers.map { ($0.provider, $0.topics, $0.provider == .apns ? Self.knownOutcomes : Self.knownModuleOutcomes) }
         for (provider, list, known) in lists {
             for topic in list {
                 for (outcome, reason) in known {

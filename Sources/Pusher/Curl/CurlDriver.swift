@@ -4,10 +4,10 @@ import Logging
 import ProviderKit
 import PushCore
 
-/// `apns.transport: libcurl`: one libcurl multi handle, HTTP/2 with multiplexing over a small pool of
-/// connections, easy handles reused. libcurl hides the servers' SETTINGS, so the scheduler bounds and
-/// adapts how many requests it holds (`ConcurrencyLimiter`), and requests beyond the servers' stream limits
-/// wait inside libcurl. Confined to the transport thread, except `wake`.
+/// A provider's `transport: libcurl` (or a module that always uses libcurl): one libcurl multi handle, HTTP/2 with
+/// multiplexing over a small pool of connections, easy handles reused. libcurl hides the servers' SETTINGS, so the
+/// scheduler bounds and adapts how many requests it holds (`ConcurrencyLimiter`), and requests beyond the servers'
+/// stream limits wait inside libcurl. Confined to the transport thread, except `wake`.
 final class CurlDriver: TransportDriver {
     private let multi: UnsafeMutableRawPointer
     private let settings: TransportSettings
@@ -24,8 +24,8 @@ final class CurlDriver: TransportDriver {
     private var headerCache = HeaderCache<CurlHeaderList>()
     private let service: any PushService
 
-    /// The service says each request's body: the job's payload (APNs), which libcurl reads in place
-    /// (`JobContext.payload`), or bytes of the request's own, which its slot keeps while libcurl reads them.
+    /// The service says each request's body: the job's payload (a service that sends it as is), which libcurl reads
+    /// in place (`JobContext.payload`), or bytes of the request's own, which its slot keeps while libcurl reads them.
     init(settings: TransportSettings, service: any PushService, logger: Logger?) {
         self.service = service
         CurlGlobal.initialize()
@@ -155,7 +155,7 @@ final class CurlHeaderList {
     init(_ fields: [(name: String, value: String)]) {
         var list: UnsafeMutablePointer<curl_slist>?
         for field in fields { list = curl_slist_append(list, "\(field.name): \(field.value)") }
-        // libcurl would add `accept: */*`; APNs needs none.
+        // libcurl would add `accept: */*`; no service needs it.
         list = curl_slist_append(list, "accept:")
         self.list = list
     }

@@ -4,7 +4,8 @@ import ProviderKit
 import PushCore
 
 /// A reusable easy handle. Options that never change are set once; per request only the URL, the
-/// header list and the body pointer change. The response body (APNs' small error JSON) is collected here.
+/// header list and the body pointer change. The response body (a small error JSON, or a vendor's list of bad tokens)
+/// is collected here.
 final class RequestSlot {
     let easy: UnsafeMutableRawPointer
     var body: [UInt8] = []
@@ -24,8 +25,8 @@ final class RequestSlot {
     /// turned out dead).
     var sends = 0
 
-    /// Longest response body kept (`TransportSettings.responseBodyLimit`): APNs error bodies are a few dozen bytes,
-    /// a vendor's answer listing the bad tokens of a batch of 1,000 some kilobytes.
+    /// Longest response body kept (`TransportSettings.responseBodyLimit`): the error body of a service with a request
+    /// per device is a few dozen bytes, a vendor's answer listing the bad tokens of a batch of 1,000 some kilobytes.
     let bodyLimit: Int
 
     init(settings: TransportSettings, connections: ConnectionCounter) {

@@ -5,9 +5,10 @@ import Logging
 import ProviderKit
 import PushCore
 
-/// `apns.transport: nghttp2` (and the provider modules' HTTP/2 lanes): our own HTTP/2 sessions (`HTTP2Client`: libnghttp2 and OpenSSL). The
-/// client reads every SETTINGS frame, so the room it gives is exactly the free streams of its open
-/// connections and nothing waits inside nghttp2: a request's deadline starts when it is sent.
+/// A provider's `transport: nghttp2` (and the other provider modules' HTTP/2 lanes): our own HTTP/2 sessions
+/// (`HTTP2Client`: libnghttp2 and OpenSSL). The client reads every SETTINGS frame, so the room it gives is exactly
+/// the free streams of its open connections and nothing waits inside nghttp2: a request's deadline starts when it is
+/// sent.
 /// Confined to the transport thread, except `wake`.
 final class NGHTTP2Driver: TransportDriver {
     private let client: HTTP2Client
@@ -75,7 +76,7 @@ final class NGHTTP2Driver: TransportDriver {
             HTTP2HeaderBlock(service.headerFields(for: $0, bearer: $1).map { ($0.name, $0.value, $0.name == "authorization") })
         }
         // The parts as arguments: an HTTP2Request would retain each of them once more, and release them after.
-        // APNs's payload is the job's own array, shared by its tokens' streams (an HTTP2Body per job was an
+        // A `.payload` body is the job's own array, shared by its tokens' streams (an HTTP2Body per job was an
         // object to make and free for every one-token message).
         let path = service.path(for: job, tokens: request.tokens)
         let payload: [UInt8]
@@ -162,7 +163,7 @@ final class NGHTTP2Driver: TransportDriver {
     }
 
     /// Whether a request the server did not process says it is overloaded: it refused the stream, or went away
-    /// naming an error. A graceful GOAWAY (NO_ERROR) is how servers rotate connections (APNs does, after a while):
+    /// naming an error. A graceful GOAWAY (NO_ERROR) is how servers rotate connections (some do, after a while):
     /// taken as overload, every rotation cut the limit, which then regrew slowly (GOAWAY every 300 answers at
     /// 10 ms: 11 requests in flight and 1,322/s, against 3,740/s before the limiter counted it).
     static func signalsOverload(_ reason: String) -> Bool {

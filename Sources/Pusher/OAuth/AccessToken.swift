@@ -19,7 +19,7 @@ public enum AccessTokenState: Sendable, Equatable, CustomStringConvertible {
     case ready(AccessToken)
     /// None yet, expired, rejected, or the endpoint is unreachable: requests wait (spending no attempt).
     case unavailable(reason: String)
-    /// The endpoint refuses the key (`invalid_grant`...): the app pauses as for a refused APNs credential.
+    /// The endpoint refuses the key (`invalid_grant`...): the app pauses as for any other refused credential.
     case refused(reason: String)
 
     public var token: AccessToken? {

@@ -1,4 +1,4 @@
-/// An app whose credential APNs refuses (`InvalidProviderToken`, `BadCertificate`, a revoked key) is paused
+/// An app whose credential the service refuses (`InvalidProviderToken`, `BadCertificate`, a revoked key) is paused
 /// rather than dead-lettered (docs/operations.md): no retry of a notification can fix the credential, and every
 /// request of the app would fail alike. Its requests wait in the transport without spending attempts; once a
 /// pause has passed, a single request goes out as a probe; a refused probe doubles the pause (up to
@@ -50,7 +50,7 @@ struct CredentialPause {
         }
     }
 
-    /// Any other outcome of a request. An HTTP status means APNs authenticated the request: the pause ends
+    /// Any other outcome of a request. An HTTP status means the service authenticated the request: the pause ends
     /// (returns true). Without one (connection error, timeout) a probe proved nothing and is sent again later.
     mutating func answered(status: Int?, now: UInt64) -> Bool {
         switch state {

@@ -5,7 +5,7 @@ import Synchronization
 /// BadCertificate, a key that cannot sign, a refused grant), how many lanes are paused for it, each lane's
 /// stream limit, and until when the service asked all of them to hold back (a 429 for a whole project).
 /// A refusal and readiness change in one step under one lock, so one lane's refusal and another lane's
-/// success cannot interleave and leave readiness false for a credential APNs accepts.
+/// success cannot interleave and leave readiness false for a credential the service accepts.
 public final class CredentialState: Sendable {
     private struct State {
         var refused = false

@@ -103,7 +103,7 @@ public enum RateGrant: Equatable, Sendable {
 /// one that counts devices, the tokens a request carries), one token bucket each, shared by all the app's lanes.
 ///
 /// The vendors answer a send over the rate with an error, not with flow control: with a code of their own, or
-/// with HTTP 503 ("flow control"). Nothing slows the sender down on the wire as HTTP/2 windows or APNs' stream
+/// with HTTP 503 ("flow control"). Nothing slows the sender down on the wire as HTTP/2 windows or a server's stream
 /// limits do, and every over-rate answer is a request failed, to be sent again. So the rate is kept on this
 /// side, before a request starts: a lane asks for a `grant` and either starts one request at once or sleeps for
 /// the time given. With a tokens limit a request waits until the bucket holds its whole batch (a batch larger

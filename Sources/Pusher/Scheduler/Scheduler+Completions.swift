@@ -185,7 +185,8 @@ extension Scheduler {
             }
             retry(request, reason: reason, status: status, label: label, notBeforeMillis: notBefore, detail: detail)
         case .renewAndRetry(let reason), .renewAndResend(let reason):
-            // The service's renewal rules apply (APNs: 20 minutes); if none is allowed, a plain retry.
+            // The service's renewal rules apply (such as a minimum age between JWT renewals); if none is
+            // allowed, a plain retry.
             service.renew(generation: generation)
             retry(request, reason: reason, status: status, label: label)
         case .credentialRefused(let reason):

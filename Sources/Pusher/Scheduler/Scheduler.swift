@@ -7,9 +7,9 @@ import Synchronization
 
 /// One lane of an app's credential: a thread of its own that sends every request and applies the retry
 /// rules of docs/transport.md and of the service to every answer, over an HTTP/2 driver (our own nghttp2 sessions, or
-/// libcurl multi for APNs). It knows no push service: a `PushService` (APNs's, a provider module's) says how a request looks
-/// and what an answer means; the scheduler keeps the policy: ready and delayed queues, retries and backoff,
-/// expiry, the ownership fence, the concurrency limiter, the credential pause and waits, readiness,
+/// libcurl multi, as the provider chooses). It knows no push service: a `PushService` (a provider module's) says how
+/// a request looks and what an answer means; the scheduler keeps the policy: ready and delayed queues, retries and
+/// backoff, expiry, the ownership fence, the concurrency limiter, the credential pause and waits, readiness,
 /// deadlines counted from when a request is on the wire, metric batching. It hands final outcomes to `sink`
 /// in batches, so no per-token work crosses into Swift concurrency.
 ///
@@ -32,9 +32,9 @@ public final class Scheduler: @unchecked Sendable {
     let service: any PushService
     /// The service's `batchLimit`, read once: the most tokens one request carries.
     let batchLimit: Int
-    /// Whether the app has a rate limit (`TransportSettings.rateLimit`), read once: the lanes without one (APNs's,
-    /// most services') never touch the shared limit object, whose reference count every lane's thread would otherwise write
-    /// per request.
+    /// Whether the app has a rate limit (`TransportSettings.rateLimit`), read once: the lanes without one (those
+    /// of most services) never touch the shared limit object, whose reference count every lane's thread would
+    /// otherwise write per request.
     let rateLimited: Bool
     let sink: @Sendable ([Resolution]) -> Void
     let driver: any TransportDriver
@@ -93,11 +93,11 @@ public final class Scheduler: @unchecked Sendable {
     /// of the open connections' SETTINGS_MAX_CONCURRENT_STREAMS; libcurl cannot see them, `maxActiveRequests`
     /// bounds it there), less after what signals overload (429, 503, refused streams, timeouts) or latency
     /// that shows queueing: a server may advertise more streams than it can answer in time (a slow or
-    /// overloaded APNs node, the emulator on two busy cores), and filling them all would only turn its
+    /// overloaded node of the service, the emulator on two busy cores), and filling them all would only turn its
     /// queueing into timeouts and duplicates.
     var activeLimit: Int
     @exclusivity(unchecked) var limiter = ConcurrencyLimiter()
-    /// Requests held while APNs refuses the credential, then probed (`CredentialPause`).
+    /// Requests held while the service refuses the credential, then probed (`CredentialPause`).
     var pause: CredentialPause
     var lastDeadlineScan: UInt64 = 0
     var lastStreamsLimit: Int?
@@ -165,15 +165,7 @@ public final class Scheduler: @unchecked Sendable {
         var startedAt: UInt64
     }
 
-    /// An APNs lane: a provider token (JWT), or none with a client certificate.
-    public convenience init(settings: TransportSettings, provider: ProviderToken?, readiness: Readiness? = nil, logger: Logger? = nil,
-                            credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
-                            sink: @escaping @Sendable ([Resolution]) -> Void) throws {
-        try self.init(settings: settings, service: APNsService(provider: provider), readiness: readiness, logger: logger,
-                      credential: credential, lease: lease, sink: sink)
-    }
-
-    /// A lane of a provider module's service, over the driver `settings.driver` names.
+    /// A lane of a provider's service, over the driver `settings.driver` names.
     public convenience init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
                             credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
                             sink: @escaping @Sendable ([Resolution]) -> Void) throws {

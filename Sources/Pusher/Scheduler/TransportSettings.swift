@@ -1,6 +1,6 @@
 import PushCore
 
-/// Which HTTP/2 client a transport drives (`apns.transport`).
+/// Which HTTP/2 client a transport drives (a provider's `transport` setting, or the module's own choice).
 public enum TransportKind: String, Sendable, CaseIterable {
     /// Our own HTTP/2 sessions: libnghttp2 and OpenSSL, stream limits exact to the servers' SETTINGS.
     case nghttp2
@@ -8,15 +8,15 @@ public enum TransportKind: String, Sendable, CaseIterable {
     case libcurl
 }
 
-/// How one transport lane reaches APNs for one credential.
+/// How one transport lane reaches its push service for one credential.
 public struct TransportSettings: Sendable {
     /// `https://host:port`, without a trailing slash.
     public var baseURL: String
     public var caFile: String = ""
     public var driver: TransportKind = .libcurl
-    /// Connections opened at start (this lane's share of `apns.connections`)...
+    /// Connections opened at start (this lane's share of the provider block's `connections`)...
     public var initialConnections: Int = 1
-    /// ...and at most, when the servers' stream limits are scarce (this lane's share of `apns.max_connections`).
+    /// ...and at most, when the servers' stream limits are scarce (this lane's share of its `max_connections`).
     public var connections: Int = 4
     /// libcurl only: requests in flight at once at most. libcurl cannot see the servers' stream limits, so the
     /// transport adapts within this bound to what they take (requests waiting inside libcurl for a free stream
@@ -39,11 +39,11 @@ public struct TransportSettings: Sendable {
     /// libcurl only: offer h2 by ALPN and speak HTTP/1.1 where the server offers only that (the China vendors
     /// document HTTP/1.1); false: HTTP/1.1 alone.
     public var offersHTTP2 = true
-    /// libcurl only: the longest answer body kept. APNs's error bodies are small; a vendor's answer
-    /// that lists the bad tokens of a batch of 1,000 is not.
+    /// libcurl only: the longest answer body kept. A service with a request per device answers with a small error
+    /// body; a vendor's answer that lists the bad tokens of a batch of 1,000 is not small.
     public var responseBodyLimit = 4096
     public var retry = RetrySettings()
-    /// While APNs refuses the credential the app is paused: a probe after the first interval, the interval
+    /// While the service refuses the credential the app is paused: a probe after the first interval, the interval
     /// doubling up to the longest while probes are refused (`CredentialPause`).
     public var credentialProbeFirstMillis = 1000
     public var credentialProbeLongestMillis = 60_000
