@@ -98,7 +98,17 @@ final class FencingTests: XCTestCase {
         let paused = try worker("paused", apns: slow, redisURL: redis.urlString)
         try await eventually(timeout: .seconds(30)) { self.accepted(slow).count >= 20 }
         paused.signal(SIGSTOP)
-        try await Task.sleep(for: .milliseconds(500))  // what was on the wire is answered (the emulator runs on)
+        // What was on the wire reaches the emulator, which runs on: wait until its count stops moving (the same for
+        // three looks 200 ms apart; a fixed 500 ms was too short for a starved emulator on a loaded machine).
+        var (previous, steady) = (-1, 0)
+        try await eventually(timeout: .seconds(30)) {
+            let now = slow.answeredCount
+            steady = now == previous ? steady + 1 : 0
+            previous = now
+            if steady >= 3 { return true }
+            try await Task.sleep(for: .milliseconds(200))
+            return false
+        }
         let sentBefore = slow.answeredCount
         let held = try await client.claimedCount(keys.processing(worker: "paused"))
         XCTAssertGreaterThan(held, 100, "most of its claims wait in its transport (else this test proves little)")

@@ -22,6 +22,9 @@ final class RedisOutageTests: XCTestCase {
         let workers = try (0..<2).map { n in
             try WorkerProcess(environment: apns.workerEnvironment(redis: redis, [
                 "WORKER_ID": "outage-\(n)", "REDIS_HEARTBEAT_TTL_MS": "1000", "COLLECTOR_MAX_IN_FLIGHT": "400",
+                // "Nothing twice" must be the recovery's doing, not a request the emulator (in this process, on a
+                // loaded machine) answered after the default 10 s timeout.
+                "APNS_REQUEST_TIMEOUT_MS": "120000",
             ]), logFile: makeTemporaryDirectory("outage-\(n)") + "/worker.log")
         }
         defer { workers.forEach { $0.signal(SIGKILL) } }
