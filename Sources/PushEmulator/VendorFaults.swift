@@ -11,6 +11,8 @@ public struct VendorFaults: Sendable, Equatable {
     public var requestsPerSecond: Int?
     /// Tokens per second per app (Huawei counts devices: over it 503). Nil: not limited.
     public var tokensPerSecond: Int?
+    /// Xiaomi's side: its 503 answers carry `Retry-After` with this many seconds. Nil: none.
+    public var retryAfterSeconds: Int?
 
     public init() {}
 }

@@ -87,6 +87,7 @@ struct EmulatorCLI: AsyncParsableCommand {
             help: "PREFIX: Xiaomi regIds starting with PREFIX come back in data.bad_regids; repeatable, before the built-in prefixes.")
     var xiaomiAnswers: [String] = []
     @Flag(name: .customLong("xiaomi-flow-control"), help: "Answer every Xiaomi send HTTP 503.") var xiaomiFlowControl = false
+    @Option(name: .customLong("xiaomi-retry-after"), help: "SECONDS: Xiaomi's 503 answers carry Retry-After: SECONDS.") var xiaomiRetryAfter: Int?
     @Option(name: .customLong("xiaomi-requests-per-s"), help: "Xiaomi sends per second per app; more are answered code 10027.") var xiaomiRequestsPerS: Int?
     @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
     var topics: [String] = []
@@ -251,6 +252,7 @@ extension EmulatorCLI {
         configuration.xiaomi.tokenAnswers = xiaomiAnswers.map { .init(prefix: $0, reason: "bad_regid") }
             + EmulatorConfiguration.VendorTokenAnswer.xiaomiDefaults
         configuration.xiaomi.faults.flowControl = xiaomiFlowControl
+        configuration.xiaomi.faults.retryAfterSeconds = xiaomiRetryAfter
         configuration.xiaomi.faults.requestsPerSecond = xiaomiRequestsPerS
     }
 }

@@ -1,6 +1,7 @@
 import PushEmulator
 import Dispatch
 import Foundation
+import Logging
 import ProviderKit
 @testable import Pusher
 import PushCore
@@ -45,7 +46,8 @@ final class XiaomiSchedulerTests: XCTestCase {
     /// A lane as the worker would make it (`XiaomiLanes`), for the app with `secret`; `adjust` changes its
     /// transport settings.
     private func lane(http2: Bool, secret: String = XiaomiSchedulerTests.secret, templateID: String = "", requestsPerSecond: Int = 1000,
-                      clock: any TransportClock = SystemTransportClock(), adjust: (inout TransportSettings) -> Void = { _ in }) throws -> Lane {
+                      clock: any TransportClock = SystemTransportClock(), logger: Logger? = nil,
+                      adjust: (inout TransportSettings) -> Void = { _ in }) throws -> Lane {
         let app = XiaomiFixtures.app(secret: secret, channelID: Self.channel, templateID: templateID, requestsPerSecond: requestsPerSecond)
         let settings = XiaomiSettings(endpoint: "https://127.0.0.1:\(server.emulator.vendorPort)", caFile: server.caFile, apps: [app])
         XCTAssertEqual(settings.problems(), [])
@@ -59,7 +61,8 @@ final class XiaomiSchedulerTests: XCTestCase {
         let service = try XiaomiService(app: app, settings: settings, metrics: .of(XiaomiModule.provider), wallMillis: { clock.wallMillis() })
         let box = ResolutionBox()
         let credential = CredentialState()
-        let scheduler = try Scheduler(settings: transport, service: service, credential: credential, driver: nil, sink: box.append)
+        let scheduler = try Scheduler(settings: transport, service: service, logger: logger, credential: credential, driver: nil,
+                                      sink: box.append)
         addTeardownBlock { scheduler.abort() }
         return Lane(scheduler: scheduler, box: box, rate: rate, credential: credential)
     }
@@ -192,6 +195,59 @@ final class XiaomiSchedulerTests: XCTestCase {
         XCTAssertEqual(Set(all.map(\.token)).count, 12)
         XCTAssertEqual(xiaomi.stats.deliveredByToken.count, 12)
         XCTAssertTrue(xiaomi.stats.duplicates.isEmpty, "\(xiaomi.stats.duplicates)")
+    }
+}
+
+extension XiaomiSchedulerTests {
+    /// A 503 with `Retry-After: 3600` (flow control) is retried no sooner than the hour it asks for, over libcurl
+    /// (which read no response header but the status, so the lane retried after its own 10 to 50 ms), on h2 and
+    /// on HTTP/1.1. The lane's "request retried" line says the delay it chose.
+    func testAFlowControlAnswersRetryAfterIsHonouredOverBothProtocols() async throws {
+        xiaomi.updateFaults {
+            $0.flowControl = true
+            $0.retryAfterSeconds = 3600
+        }
+        for http2 in [true, false] {
+            let logs = RetryLines()
+            let lane = try lane(http2: http2, logger: logs.logger()) { $0.retry.maxAttempts = 3 }
+            lane.scheduler.submit([XiaomiFixtures.job(payload: Self.payload, tokens: ["after-\(http2)"])])
+            try await eventually { !logs.delays.isEmpty }
+            XCTAssertEqual(logs.delays.first, 3_600_000, "h2 \(http2): the retry waits the hour Retry-After asks for")
+            XCTAssertEqual(lane.box.all.count, 0, "h2 \(http2): no outcome while it waits (no attempt spent on an early retry)")
+            lane.scheduler.abort()
+        }
+    }
+}
+
+/// The delays (`delay_ms`) of a lane's "request retried" lines.
+private final class RetryLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var captured: [Int] = []
+
+    var delays: [Int] { lock.withLock { captured } }
+
+    func logger() -> Logger {
+        var logger = Logger(label: "retries") { _ in Handler(sink: self) }
+        logger.logLevel = .debug
+        return logger
+    }
+
+    fileprivate func append(_ delay: Int) { lock.withLock { captured.append(delay) } }
+
+    private struct Handler: LogHandler {
+        let sink: RetryLines
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            guard "\(event.message)".hasSuffix("request retried"), let delay = event.metadata?["delay_ms"].flatMap({ Int("\($0)") }) else { return }
+            sink.append(delay)
+        }
     }
 }
 

@@ -102,7 +102,7 @@ final class CurlDriver: TransportDriver {
             let result: DriverCompletion.Result
             if answered {
                 let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
-                result = .answered(status: slot.status, body: slot.body, wireMicros: Int64(wire))
+                result = .answered(status: slot.status, body: slot.body, wireMicros: Int64(wire), retryAfter: slot.retryAfter)
             } else {
                 result = .failed(reason: Self.describe(code), sent: curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T) > 0)
             }

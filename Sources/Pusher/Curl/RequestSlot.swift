@@ -24,6 +24,8 @@ final class RequestSlot {
     /// its own (7.88 does, up to 5 times, after REFUSED_STREAM, after a GOAWAY or on a reused connection that
     /// turned out dead).
     var sends = 0
+    /// The answer's `retry-after` header (a vendor's 503 or 429), as the service's classifier reads it: nil without one.
+    var retryAfter: String?
 
     /// Longest response body kept (`TransportSettings.responseBodyLimit`): the error body of a service with a request
     /// per device is a few dozen bytes, a vendor's answer listing the bad tokens of a batch of 1,000 some kilobytes.
@@ -69,6 +71,13 @@ final class RequestSlot {
                     }
                 }
             }
+            if let data, length > 12 {
+                data.withMemoryRebound(to: UInt8.self, capacity: length) { line in
+                    if let value = RequestSlot.retryAfter(inHeaderLine: UnsafeBufferPointer(start: line, count: length)) {
+                        slot.retryAfter = value
+                    }
+                }
+            }
             return length
         })
         // h2 where the server offers it by ALPN, HTTP/1.1 where it does not (keep-alive: the multi handle's
@@ -110,6 +119,7 @@ final class RequestSlot {
         body.removeAll(keepingCapacity: true)
         status = 0
         sends = 0
+        retryAfter = nil
         _ = curlx_easy_ptr(easy, CURLOPT_URL, url)
         _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers.list)
         switch requestBody {
@@ -125,6 +135,21 @@ final class RequestSlot {
             _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, ownBody.baseAddress)
             _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
         }
+    }
+
+    /// The value of a `retry-after:` header line (any case, as HTTP/1.1 and h2 write it), trimmed and at most 64
+    /// bytes (delay-seconds or an HTTP date are shorter); nil for any other line.
+    static func retryAfter(inHeaderLine line: UnsafeBufferPointer<UInt8>) -> String? {
+        let name = Array("retry-after:".utf8)
+        guard line.count > name.count else { return nil }
+        for index in 0..<name.count where line[index] | 0x20 != name[index] | 0x20 { return nil }
+        let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0d || $0 == 0x0a }
+        var start = name.count
+        var end = line.count
+        while start < end && isSpace(line[start]) { start += 1 }
+        while end > start && isSpace(line[end - 1]) { end -= 1 }
+        guard start < end else { return nil }
+        return String(decoding: UnsafeBufferPointer(rebasing: line[start..<min(end, start + 64)]), as: UTF8.self)
     }
 
     /// Drops the references so the job's buffers can be freed when its last request ends.
