@@ -205,7 +205,10 @@ public enum MetricLabel {
 
     public static func reason(_ text: String, keep: Set<Character> = wordCharacters) -> String {
         let head = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        let cleaned = String(head.filter { keep.contains($0) }.prefix(64))
+        // A negative code keeps its sign (Xiaomi's -1 is not its 1).
+        let negative = !keep.contains("-") && head.first == "-" && head.dropFirst().first?.isASCII == true
+            && head.dropFirst().first?.isNumber == true
+        let cleaned = (negative ? "-" : "") + String(head.filter { keep.contains($0) }.prefix(negative ? 63 : 64))
         return cleaned.isEmpty && !text.isEmpty ? "other" : cleaned
     }
 }
