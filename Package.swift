@@ -151,7 +151,8 @@ let package = Package(
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["PushCore", "FCMProvider"], path: "Fuzz/MessageFuzzer"),
 
-        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator", "FCMProvider"], path: "Tests/TestSupport",
+        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator", "FCMProvider",
+                                                  .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
         .testTarget(name: "PushCoreTests", dependencies: ["FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",

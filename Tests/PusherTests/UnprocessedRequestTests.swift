@@ -30,7 +30,7 @@ final class UnprocessedRequestTests: XCTestCase {
 
     func testAServerThatRefusesEveryStreamEndsInTheRetryBudget() async throws {
         let server = try RefusingServer(["--refuse-every", "1"])
-        let logs = CapturedTransportLogs()
+        let logs = CapturedLogs()
         let box = ResolutionBox()
         let started = Date()
         let transport = try Scheduler(settings: settings(server, attempts: 3), provider: nil,
@@ -127,37 +127,3 @@ private final class RefusingServer {
 }
 
 /// A log handler that keeps every line in memory, for counting what a transport logged.
-private final class CapturedTransportLogs: @unchecked Sendable {
-    struct Line {
-        var level: Logger.Level
-        var message: String
-    }
-
-    private let lock = NSLock()
-    private var captured: [Line] = []
-
-    var lines: [Line] { lock.withLock { captured } }
-
-    func logger(level: Logger.Level) -> Logger {
-        var logger = Logger(label: "captured") { _ in Handler(sink: self) }
-        logger.logLevel = level
-        return logger
-    }
-
-    fileprivate func append(_ line: Line) { lock.withLock { captured.append(line) } }
-
-    private struct Handler: LogHandler {
-        let sink: CapturedTransportLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            sink.append(Line(level: event.level, message: "\(event.message)"))
-        }
-    }
-}

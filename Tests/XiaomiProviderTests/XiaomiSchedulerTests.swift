@@ -208,45 +208,14 @@ extension XiaomiSchedulerTests {
             $0.retryAfterSeconds = 3600
         }
         for http2 in [true, false] {
-            let logs = RetryLines()
-            let lane = try lane(http2: http2, logger: logs.logger()) { $0.retry.maxAttempts = 3 }
+            let logs = CapturedLogs()
+            let lane = try lane(http2: http2, logger: logs.logger(level: .debug)) { $0.retry.maxAttempts = 3 }
             lane.scheduler.submit([XiaomiFixtures.job(payload: Self.payload, tokens: ["after-\(http2)"])])
-            try await eventually { !logs.delays.isEmpty }
-            XCTAssertEqual(logs.delays.first, 3_600_000, "h2 \(http2): the retry waits the hour Retry-After asks for")
+            let retried = { logs.lines.filter { $0.message.hasSuffix("request retried") }.compactMap { $0.metadata["delay_ms"].flatMap { Int("\($0)") } } }
+            try await eventually { !retried().isEmpty }
+            XCTAssertEqual(retried().first, 3_600_000, "h2 \(http2): the retry waits the hour Retry-After asks for")
             XCTAssertEqual(lane.box.all.count, 0, "h2 \(http2): no outcome while it waits (no attempt spent on an early retry)")
             lane.scheduler.abort()
-        }
-    }
-}
-
-/// The delays (`delay_ms`) of a lane's "request retried" lines.
-private final class RetryLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var captured: [Int] = []
-
-    var delays: [Int] { lock.withLock { captured } }
-
-    func logger() -> Logger {
-        var logger = Logger(label: "retries") { _ in Handler(sink: self) }
-        logger.logLevel = .debug
-        return logger
-    }
-
-    fileprivate func append(_ delay: Int) { lock.withLock { captured.append(delay) } }
-
-    private struct Handler: LogHandler {
-        let sink: RetryLines
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .debug
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            guard "\(event.message)".hasSuffix("request retried"), let delay = event.metadata?["delay_ms"].flatMap({ Int("\($0)") }) else { return }
-            sink.append(delay)
         }
     }
 }
