@@ -56,7 +56,7 @@ private let onDataChunkRecv: nghttp2_on_data_chunk_recv_callback = { _, _, strea
 }
 
 extension StreamEntry {
-    /// Keeps the first 4 KB: APNs error bodies are small JSON; anything longer is not worth the memory.
+    /// Keeps the first 4 KB: Apple's error bodies are small JSON; anything longer is not worth the memory.
     func appendBody(_ data: UnsafePointer<UInt8>, _ length: Int) {
         let take = min(length, responseBodyLimit - responseBody.count)
         if take > 0 { responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: take)) }

@@ -4,9 +4,10 @@ import Glibc
 import Logging
 import PushCore
 
-/// An HTTP/2-over-TLS client for many small POSTs to one endpoint (APNs), driven by ONE thread:
-/// `start`, `cancel`, `poll`, `close` and every property must be used from that thread only. `wake()` is the
-/// only thread-safe member, which is why the class is `@unchecked Sendable` (so another thread can hold it).
+/// An HTTP/2-over-TLS client for many small POSTs to one endpoint (Apple's push service, or a provider module's),
+/// driven by ONE thread: `start`, `cancel`, `poll`, `close` and every property must be used from that thread only.
+/// `wake()` is the only thread-safe member, which is why the class is `@unchecked Sendable` (so another thread can
+/// hold it).
 ///
 /// Each `poll` is one event-loop iteration: epoll_wait, read and feed nghttp2, timers, then one flush per
 /// connection. Requests never queue inside nghttp2: `start` accepts one only when a connection has a free
@@ -457,7 +458,7 @@ public final class HTTP2Client: @unchecked Sendable {
     }
 
     /// Why a stream above a GOAWAY's last_stream_id was not processed: "above GOAWAY last_stream_id N" after a
-    /// graceful GOAWAY (NO_ERROR: the server rotates its connections, as APNs does), "above GOAWAY(ERROR) …"
+    /// graceful GOAWAY (NO_ERROR: the server rotates its connections, as Apple's does), "above GOAWAY(ERROR) …"
     /// after one that names an error (a server in distress: the caller may take it as a sign of overload).
     private func aboveGoaway(_ conn: Connection, _ last: Int32) -> String {
         guard let code = conn.goawayErrorCode, code != NGHTTP2_NO_ERROR.rawValue else { return "above GOAWAY last_stream_id \(last)" }

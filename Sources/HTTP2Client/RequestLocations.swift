@@ -1,5 +1,5 @@
 /// Request id -> the connection and stream it runs on, for `cancel`. Callers' ids are nearly always small and
-/// dense (the APNs scheduler uses the slots of its in-flight table), so those live in an array indexed by id;
+/// dense (the scheduler uses the slots of its in-flight table), so those live in an array indexed by id;
 /// any other id falls back to a dictionary. Three hashed operations per request (insert, lookup, removal) were
 /// the dictionary's cost before.
 struct RequestLocations {

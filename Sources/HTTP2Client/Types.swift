@@ -44,7 +44,7 @@ public struct HTTP2Endpoint: Sendable {
 
 /// One request: always `POST https://<endpoint host><path><pathSuffix>` with the shared header block and body.
 /// `id` is the caller's; it must be unique among the requests in flight on one client. The path comes in two
-/// parts so that a caller with a fixed prefix and a per-request tail (APNs: `/3/device/` and the token) need not
+/// parts so that a caller with a fixed prefix and a per-request tail (Apple's: `/3/device/` and the token) need not
 /// build a string per request: the client joins them in a buffer of its own.
 public struct HTTP2Request: Sendable {
     public var id: UInt64
@@ -65,7 +65,7 @@ public struct HTTP2Request: Sendable {
 /// What happened during one `poll`. Every started request ends in exactly one of response / refused / lost,
 /// unless it was cancelled (no event then) or still in flight at `close()` (returned by it).
 public enum HTTP2Event: Sendable, Equatable {
-    /// A complete answer. `body` keeps at most 4 KB (APNs error bodies are small JSON).
+    /// A complete answer. `body` keeps at most 4 KB (Apple's error bodies are small JSON).
     /// `headersSentAtNanos`: CLOCK_MONOTONIC time of the flush that sent the request's HEADERS.
     /// `retryAfter`: the answer's `retry-after` header (seconds or an HTTP date), if any.
     case response(id: UInt64, status: Int, body: [UInt8], headersSentAtNanos: UInt64, retryAfter: String? = nil)

@@ -4,8 +4,8 @@ import PushCore
 
 /// Routes swift-metrics into one Prometheus registry, once per process, before anything records.
 public enum PrometheusExporter {
-    /// Buckets for APNs latencies: a healthy answer takes a few milliseconds to a few hundred, a stalled one
-    /// up to the request timeout; queue-to-APNs includes backlog waits of seconds.
+    /// Buckets for push-service latencies: a healthy answer takes a few milliseconds to a few hundred, a stalled
+    /// one up to the request timeout; queue-to-service includes backlog waits of seconds.
     public static let latencyBuckets: [Duration] = [
         .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25),
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),

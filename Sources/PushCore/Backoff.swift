@@ -1,5 +1,6 @@
-/// Exponential backoff with jitter: the one every retry loop uses (Redis reconnects and TRYAGAIN waits, APNs and
-/// a provider's request retries, HTTP/2 reconnects, OAuth access-token renewals), each with its own bounds and jitter.
+/// Exponential backoff with jitter: the one every retry loop uses (Redis reconnects and TRYAGAIN waits, request
+/// retries to Apple's or a provider's service, HTTP/2 reconnects, OAuth access-token renewals), each with its own
+/// bounds and jitter.
 ///
 /// The n-th delay's ceiling is `base * 2^(n-1)`, at most `max`. Jitter draws the delay uniformly between
 /// `lowestPercent` percent of the ceiling and the ceiling, but never below `base`, so part of every delay is

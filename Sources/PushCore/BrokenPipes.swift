@@ -4,8 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A write to a socket whose peer has reset it raises SIGPIPE, whose default action ends the process. APNs
-/// resets connections, Redis restarts: neither may kill the worker or a tool. `SSL_write` on a descriptor
+/// A write to a socket whose peer has reset it raises SIGPIPE, whose default action ends the process. Apple's
+/// push service resets connections, Redis restarts: neither may kill the worker or a tool. `SSL_write` on a descriptor
 /// (`SSL_set_fd`) writes with write(2), which cannot pass MSG_NOSIGNAL, so the signal itself is disarmed.
 public enum BrokenPipes {
     /// Ignores SIGPIPE for the whole process: every write to a reset socket then fails with EPIPE, which the

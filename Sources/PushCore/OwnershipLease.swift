@@ -22,7 +22,7 @@ public final class OwnershipLease: Sendable {
 
     /// The share of the heartbeat TTL a confirmed beat lets the worker send for, counted from when the beat
     /// was sent (the key lives at least the TTL from then). The rest is the margin for a request that passed
-    /// the check just before the lapse to reach APNs, and for the clocks of Redis and this host to differ.
+    /// the check just before the lapse to reach the push service, and for the clocks of Redis and this host to differ.
     public static let validFraction = 0.8
 
     private let state: Locked<State>

@@ -35,7 +35,7 @@ public struct ProviderElement {
     /// `payload` as given (a tree, or nil when absent).
     public var payload: JSONValue? { fields.payload }
 
-    /// Whether the element has a `push_type` (APNs's: a module refuses it).
+    /// Whether the element has a `push_type` (a field of Apple's service only: a module refuses it).
     public var namesPushType: Bool { fields.pushType != nil }
 
     /// The payload's canonical bytes when the reader kept them without a tree (as the producer wrote them, or

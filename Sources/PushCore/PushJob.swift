@@ -16,7 +16,8 @@ public struct PushJob: Sendable {
     /// Token index -> further owners, for a token that several merged messages asked for (rare).
     public var extraOwners: [Int: [UInt32]]
     public var kind: MessageKind
-    /// The oldest `enqueued_at` of the job's messages, for the queue-to-APNs latency.
+    /// The oldest `enqueued_at` of the job's messages, for the queue-to-service latency
+    /// (`push_queue_to_<service>_seconds`).
     public var enqueuedAtMillis: Int64?
 
     /// Consuming: the message's strings and arrays move into the job. Taken out with `swap`, which moves:
@@ -79,7 +80,7 @@ public enum TokenOutcome: Sendable, Equatable {
     case delivered
     /// The backend must stop using the token (docs/redis-keys.md: Unregistered, ExpiredToken, BadDeviceToken, DeviceTokenNotForTopic).
     case feedback(reason: String, timestampMillis: Int64)
-    /// Dead letter: permanent APNs error, exhausted retries, expiry, or our own reason.
+    /// Dead letter: a permanent error from the service, exhausted retries, expiry, or our own reason.
     /// `detail`: the service's own words (an error message), where `reason` is its code.
     case failed(reason: String, status: Int?, attempts: Int, detail: String? = nil)
     /// Not sent: recovery gave the message's claim to another worker while this one could not reach Redis

@@ -1,10 +1,11 @@
 import COpenSSL
 import Glibc
 
-/// The TLS client setup the HTTP/2 sockets (APNs and the provider modules') and the Redis sockets (`rediss://`) share, so both check
-/// a server's certificate the same way: TLS 1.2 or later, the peer verified against a CA file or the system's
-/// roots, and the certificate made to name the host (or IP address) connected to. Each user adds what is its
-/// own (HTTP/2: ALPN, client certificate, non-blocking I/O modes) to `context` before its first session.
+/// The TLS client setup the HTTP/2 sockets (Apple's push service and the provider modules') and the Redis sockets
+/// (`rediss://`) share, so both check a server's certificate the same way: TLS 1.2 or later, the peer verified
+/// against a CA file or the system's roots, and the certificate made to name the host (or IP address) connected to.
+/// Each user adds what is its own (HTTP/2: ALPN, client certificate, non-blocking I/O modes) to `context` before
+/// its first session.
 public final class TLSClientContext {
     public let context: OpaquePointer  // SSL_CTX*
 

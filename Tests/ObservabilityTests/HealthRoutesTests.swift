@@ -18,7 +18,7 @@ final class HealthRoutesTests: XCTestCase {
         XCTAssertEqual(routes.respond(method: "GET", path: "/readyz").status, 200)
 
         readiness.set(.redisUnreachable(shard: "push:queue"))
-        readiness.set(.credentialsRejected(app: "com.example.chat", reason: "InvalidProviderToken"))
+        readiness.set(.credentialsRejected(app: "com.example.chat", reason: "InvalidProviderToken", service: "APNs"))
         let both = routes.respond(method: "GET", path: "/readyz")
         XCTAssertEqual(both.status, 503)
         XCTAssertEqual(text(both), "not ready: Redis unreachable (push:queue); APNs rejected the credentials of com.example.chat: InvalidProviderToken\n")

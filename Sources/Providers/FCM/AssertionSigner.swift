@@ -4,8 +4,8 @@ import PushCore
 import Pusher
 
 /// The JWT a service account presents to Google's token endpoint (the JWT-bearer grant, RFC 7523):
-/// RS256 (RSA PKCS#1 v1.5 with SHA-256, not APNs' ES256), `kid` = `private_key_id`, claims `iss`, `scope`,
-/// `aud`, `iat` and `exp` = `iat` + 3600 (Google's maximum). The key stays inside the `RSAKey`.
+/// RS256 (RSA PKCS#1 v1.5 with SHA-256, not the ES256 of Apple's tokens), `kid` = `private_key_id`, claims `iss`,
+/// `scope`, `aud`, `iat` and `exp` = `iat` + 3600 (Google's maximum). The key stays inside the `RSAKey`.
 public final class AssertionSigner: Sendable, CustomStringConvertible {
     public static let messagingScope = "https://www.googleapis.com/auth/firebase.messaging"
     /// Google refuses assertions that live longer than an hour.

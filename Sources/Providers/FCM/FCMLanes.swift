@@ -68,7 +68,7 @@ enum FCMLanes {
         var settings = TransportSettings(baseURL: fcm.endpoint)
         settings.caFile = fcm.caFile
         settings.driver = .nghttp2
-        // Apple's one-stream-until-success rule is APNs's: FCM allows its SETTINGS (100) from the first request.
+        // Apple's one-stream-until-success rule is Apple's alone: FCM allows its SETTINGS (100) from the first request.
         settings.streamsBeforeFirstSuccess = nil
         settings.initialConnections = max(1, (fcm.connections + lanes - 1) / lanes)
         settings.connections = max(settings.initialConnections, (max(fcm.maxConnections, fcm.connections) + lanes - 1) / lanes)

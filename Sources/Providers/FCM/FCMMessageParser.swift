@@ -226,7 +226,7 @@ extension MessageParser {
     /// The payload's members with `priority`, `expiration` and `collapse_id` set in `android` where it leaves
     /// them unset, or nil when nothing changes. A field given both ways with different values is a conflict.
     /// A nonzero expiration is checked here but left out of the payload: `FCMRequestBody` writes the seconds
-    /// left when it makes the body. An expiration of 0 is `"0s"` (deliver now or drop, as APNs does).
+    /// left when it makes the body. An expiration of 0 is `"0s"` (deliver now or drop, as Apple's service does).
     static func mapIntoAndroid(_ members: [JSONMember], priority: Int?, expiration: Int64?, collapseID: String?,
                                now: Int64) throws(Problem) -> [JSONMember]? {
         let androidIndex = members.firstIndex { $0.key == "android" }

@@ -3,7 +3,7 @@ import PushCore
 /// The body of one FCM send request (docs/fcm.md): `{"message":{<payload members>,"token":"<token>"}}`.
 /// Made once per job: everything before the token (`prefix`) and after it (`suffix`) is the same for every
 /// token, so a request costs a copy of the prefix, the token and three bytes, and no JSON is read or written
-/// per token (the APNs path likewise sends a job's payload bytes as they are).
+/// per token (the path to Apple's service likewise sends a job's payload bytes as they are).
 ///
 /// The payload must be one `MessageParser` made for FCM: canonical JSON holding only FCM's message fields
 /// (so `android`, the first of them in byte order, is the first member when present), and without

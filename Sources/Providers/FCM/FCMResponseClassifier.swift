@@ -28,8 +28,9 @@ enum FCMResponseClassifier {
         case (400, "INVALID_ARGUMENT") where error.namesTheToken:
             return .feedback(reason: "BadDeviceToken", timestampMillis: nowMillis)
         case (401, "THIRD_PARTY_AUTH_ERROR"), (403, "THIRD_PARTY_AUTH_ERROR"):
-            // The Firebase project's APNs or web-push credential: only this (iOS or web) token's kind fails, so
-            // the token is retried with attempts spent, then dead-lettered; the app goes on for Android tokens.
+            // The Firebase project's credential for Apple's push service or for web push: only this (iOS or web)
+            // token's kind fails, so the token is retried with attempts spent, then dead-lettered; the app goes on
+            // for Android tokens.
             return .retry(reason: code, detail: error.message)
         case (401, _) where error.isGoogleError && error.detailCode == nil:
             // Our access token was rejected (expired, revoked), not the message.

@@ -32,7 +32,7 @@ public enum HuaweiLaneSettings {
                                     (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
         transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
         transport.responseBodyLimit = responseBodyLimit
-        // Apple's one-stream-until-success rule is APNs's alone.
+        // Apple's one-stream-until-success rule is Apple's alone.
         transport.streamsBeforeFirstSuccess = nil
         transport.rateLimit = rateLimit
         transport.retry = retry

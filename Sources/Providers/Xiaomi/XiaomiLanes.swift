@@ -20,7 +20,7 @@ public enum XiaomiLanes {
     /// The settings of lane `lane` of `lanes` for `app`: libcurl, which speaks h2 where MiPush offers it by ALPN
     /// (Xiaomi's own SDK is HTTP/2) and HTTP/1.1 keep-alive otherwise; the app's connections shared among its
     /// lanes as every module's are; MiPush's stream limits taken as its SETTINGS say from the first request (Apple's
-    /// one-stream-until-authenticated rule is APNs's). The caller sets what is the worker's, not Xiaomi's:
+    /// one-stream-until-authenticated rule is Apple's alone). The caller sets what is the worker's, not Xiaomi's:
     /// `retry`, `waitBoard`, `boardLane`, and `offersHTTP2` where a deployment must stay on HTTP/1.1.
     public static func transportSettings(for app: XiaomiApp, in settings: XiaomiSettings, rateLimit: AppRateLimit,
                                          lane: Int = 0, lanes: Int = 1) -> TransportSettings {

@@ -11,7 +11,7 @@ public final class Readiness: Sendable {
         /// SIGTERM received: finishing in-flight work, claiming nothing new.
         case draining
         /// A service refused an app's credentials (InvalidProviderToken, BadCertificate, invalid_grant, ...).
-        case credentialsRejected(app: String, reason: String, service: String = "APNs")
+        case credentialsRejected(app: String, reason: String, service: String)
         /// No credential can be had for an app just now (an OAuth token endpoint unreachable): its messages wait.
         case credentialUnavailable(app: String, reason: String)
     }

@@ -205,7 +205,7 @@ public enum MetricLabel {
 
     public static func reason(_ text: String, keep: Set<Character> = wordCharacters) -> String {
         let head = text.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        // A negative code keeps its sign (Xiaomi's -1 is not its 1).
+        // A negative code keeps its sign (a vendor's -1, "unknown error", is not its 1).
         let negative = !keep.contains("-") && head.first == "-" && head.dropFirst().first?.isASCII == true
             && head.dropFirst().first?.isNumber == true
         let cleaned = (negative ? "-" : "") + String(head.filter { keep.contains($0) }.prefix(negative ? 63 : 64))
