@@ -137,7 +137,7 @@ public final class Collector: Sendable {
                                                   allowIsolated: allowIsolated, bulk: bulk)
                 var elements = claim.elements
                 if claim.oversizedDeadLettered > 0 {
-                    PushMetrics.shared.notifications(provider: .apns, app: nil, outcome: "dead_letter", reason: "InvalidMessage",
+                    PushMetrics.shared.notifications(provider: .default, app: nil, outcome: "dead_letter", reason: "InvalidMessage",
                                                      count: claim.oversizedDeadLettered)
                     logger.warning("dead letter: elements over collector.max_element_bytes, dead-lettered inside Redis (their first KB kept)",
                                    metadata: ["count": "\(claim.oversizedDeadLettered)", "limit": "\(settings.maxElementBytes)",

@@ -167,7 +167,7 @@ public struct Heartbeat: Sendable {
             logger.warning("returned a dead worker's claims to the queue", metadata: ["worker": "\(worker)", "messages": "\(recovery.returned)"])
         }
         if recovery.poisoned > 0 {
-            PushMetrics.shared.notifications(provider: .apns, app: nil, outcome: "dead_letter", reason: "PoisonMessage",
+            PushMetrics.shared.notifications(provider: .default, app: nil, outcome: "dead_letter", reason: "PoisonMessage",
                                              count: recovery.poisoned)
             logger.error("dead-lettered messages whose holders died \(recoveryQueue.maxDeliveries) times (PoisonMessage)", metadata: [
                 "worker": "\(worker)", "messages": "\(recovery.poisoned)",

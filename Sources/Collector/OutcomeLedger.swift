@@ -27,7 +27,7 @@ public struct ClaimRegistration: Sendable {
     /// shard in its low bits when the worker consumes several shards.
     public var seq: UInt64
 
-    public init(element: ClaimedElement, seq: UInt64? = nil, messageID: String, appTopic: String, provider: PushProvider = .apns,
+    public init(element: ClaimedElement, seq: UInt64? = nil, messageID: String, appTopic: String, provider: PushProvider = .default,
                 pendingTokens: Int, notifications: Int, records: [OutcomeRecord]) {
         claimSequence = element.seq
         bytes = element.raw.count

@@ -38,15 +38,15 @@ public struct DeadLetterEntry: Sendable, Equatable {
     }
 
     /// `record(element:)`, and the provider the element names: the one its `"provider"` names when it is a JSON
-    /// object naming a provider other than APNs (a registered module), APNs otherwise (the default, and all that
-    /// can be said of an element that does not parse), for a caller that counts the dead letter under its provider
+    /// object naming a provider other than the default one (a registered module), the default provider otherwise (all
+    /// that can be said of an element that does not parse), for a caller that counts the dead letter under its provider
     /// without parsing the element again.
     public func recordAndProvider(element raw: [UInt8], maxDepth: Int = JSONParser.defaultMaxDepth) -> (record: [UInt8], provider: PushProvider) {
         var record = ownMembers
-        var provider = PushProvider.apns
+        var provider = PushProvider.default
         if let parsed = try? JSONParser.parse(raw, maxDepth: maxDepth), var members = parsed.objectMembers {
             if let named = members.first(where: { $0.key == "provider" })?.value.stringValue,
-               let known = PushProvider(rawValue: named), known != .apns {
+               let known = PushProvider(rawValue: named), known != .default {
                 provider = known
                 record.append(JSONMember(key: "provider", value: .string(known.rawValue)))
             }

@@ -10,9 +10,9 @@ public enum OutcomeRecords {
                         failedAtMillis: failedAtMillis, worker: worker).record(element: raw, maxDepth: maxDepth)
     }
 
-    /// A provider module's token's entry has `"provider": "<name>"` (docs/redis-keys.md); an APNs token's has no `provider`, as before.
+    /// A token's entry has `"provider": "<name>"` (docs/redis-keys.md), but the default provider's has no `provider`, as before.
     public static func feedback(token: String, topic: String, reason: String, timestampMillis: Int64,
-                                messageID: String, provider: PushProvider = .apns) -> [UInt8] {
+                                messageID: String, provider: PushProvider = .default) -> [UInt8] {
         var members = [
             JSONMember(key: "token", value: .string(token)),
             JSONMember(key: "topic", value: .string(topic)),
@@ -20,20 +20,20 @@ public enum OutcomeRecords {
             JSONMember(key: "timestamp", value: .number(String(timestampMillis))),
             JSONMember(key: "message_id", value: .string(messageID)),
         ]
-        if provider != .apns { members.append(JSONMember(key: "provider", value: .string(provider.rawValue))) }
+        if provider != .default { members.append(JSONMember(key: "provider", value: .string(provider.rawValue))) }
         return JSONWriter.canonical(.object(members))
     }
 
     /// A provider module's message's entry has `"provider": "<name>"`, as its feedback and dead letters do.
     public static func filtered(messageID: String, topic: String, matched: String, filteredAtMillis: Int64,
-                                provider: PushProvider = .apns) -> [UInt8] {
+                                provider: PushProvider = .default) -> [UInt8] {
         var members = [
             JSONMember(key: "message_id", value: .string(messageID)),
             JSONMember(key: "topic", value: .string(topic)),
             JSONMember(key: "matched", value: .string(matched)),
             JSONMember(key: "filtered_at", value: .number(String(filteredAtMillis))),
         ]
-        if provider != .apns { members.append(JSONMember(key: "provider", value: .string(provider.rawValue))) }
+        if provider != .default { members.append(JSONMember(key: "provider", value: .string(provider.rawValue))) }
         return JSONWriter.canonical(.object(members))
     }
 }

@@ -12,6 +12,10 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
     /// Apple Push Notification service (docs/transport.md); the default.
     public static let apns = PushProvider(index: 0)
 
+    /// The default provider: a message without `provider` is its, and so is a record without one (feedback, dead
+    /// letters, the filter's audit) and what cannot be said to be anyone's (an element that does not parse).
+    public static let `default` = apns
+
     private init(index: Int) { self.index = index }
 
     /// The provider named `rawValue` (`"apns"` or a registered module's name); nil if none is.
