@@ -11,12 +11,12 @@ import Synchronization
 struct WorkerCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
-        abstract: "Turns messages an IM backend LPUSHes onto a Redis list into APNs pushes, losing none.",
+        abstract: "Turns messages an IM backend LPUSHes onto a Redis list into pushes to iPhones and Android phones, losing none.",
         version: BuildInfo.version,
         subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, ExplainCommand.self, StatusCommand.self, DLQCommand.self, HealthCommand.self]
     )
 
-    /// Before anything opens a socket: a reset APNs or Redis connection fails a write, never ends the
+    /// Before anything opens a socket: a reset push-service or Redis connection fails a write, never ends the
     /// worker or a tool (swift-nio, when the metrics listener runs, happens to do the same; nothing may rely on it).
     static func main() async {
         BrokenPipes.ignoreInProcess()
@@ -39,8 +39,8 @@ struct WorkerCLI: AsyncParsableCommand {
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run the pipeline: Redis queue -> Collector -> Merger -> Filter -> Pusher -> APNs.",
-        discussion: "Every configuration key can be overridden by an environment variable named after it (REDIS_URL, APNS_ENDPOINT, ...). SIGTERM or SIGINT drains and exits 0; a second signal exits at once."
+        abstract: "Run the pipeline: Redis queue -> Collector -> Merger -> Filter -> Pusher -> the push services.",
+        discussion: "Every configuration key can be overridden by an environment variable named after it (REDIS_URL, LOG_LEVEL, ...). SIGTERM or SIGINT drains and exits 0; a second signal exits at once."
     )
 
     @Option(name: .long, help: "YAML configuration file (see config/worker.example.yaml). Without it, defaults and environment variables apply.")

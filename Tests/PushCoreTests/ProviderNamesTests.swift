@@ -88,9 +88,8 @@ final class ProviderNamesTests: XCTestCase {
         "Sources/PushCore/DeviceToken.swift", "Sources/PushCore/FilePermissions.swift", "Sources/PushCore/MessageParser.swift",
         "Sources/PushCore/Metrics/PushMetrics.swift", "Sources/PushCore/Metrics/ServiceMetrics.swift",
         "Sources/PushCore/PushMessage.swift", "Sources/PushCore/PushProvider.swift",
-        "Sources/worker/CheckConfig.swift", "Sources/worker/PipelineService.swift", "Sources/worker/Tools/DLQCommand.swift",
+        "Sources/worker/CheckConfig.swift", "Sources/worker/PipelineService.swift",
         "Sources/worker/Tools/EnqueueCommand.swift", "Sources/worker/Tools/ExplainCommand.swift",
-        "Sources/worker/WorkerCLI.swift",
     ]
 
     func testAPNsIsNamedOnlyWhereItIsStillTheCores() throws {

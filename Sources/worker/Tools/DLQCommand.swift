@@ -22,7 +22,7 @@ struct DeadLetter {
     var failedAt: Int64?
     var topic: String?
     var messageID: String?
-    /// The provider the record names (none: APNs).
+    /// The provider the record names (none: the default provider, `PushProvider.default`).
     var provider: String?
     var bytes: [UInt8]
     var record: JSONValue?
@@ -46,9 +46,9 @@ struct DeadLetter {
 
     /// The reason as a bare code. Dead letters of a provider module's messages written before reasons became codes
     /// could read `"CODE: the service's message"` (an upper-case code): selections, stats and replay see the code
-    /// alone, as in newer ones. APNs's reasons were always bare.
+    /// alone, as in newer ones. The default provider's reasons were always bare.
     static func code(of reason: String, provider: String?) -> String {
-        guard let provider, provider != PushProvider.apns.rawValue, let colon = reason.range(of: ": ") else { return reason }
+        guard let provider, provider != PushProvider.default.rawValue, let colon = reason.range(of: ": ") else { return reason }
         let head = reason[..<colon.lowerBound]
         guard !head.isEmpty, head.allSatisfy({ $0 == "_" || ("A"..."Z").contains($0) }) else { return reason }
         return String(head)

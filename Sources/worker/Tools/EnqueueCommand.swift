@@ -36,7 +36,7 @@ struct EnqueueCommand: AsyncParsableCommand {
             throw ValidationError("--provider must be \(PushProvider.namesForErrors.replacingOccurrences(of: "\"", with: ""))")
         }
         // Every provider module's message takes the common Android shape's `notification`.
-        let android = provider.flatMap(PushProvider.init(rawValue:)).map { $0 != .apns } ?? false
+        let android = provider.flatMap(PushProvider.init(rawValue:)).map { $0 != .default } ?? false
         let payload: JSONValue
         switch (alert, payloadFile) {
         case (let text?, nil):
