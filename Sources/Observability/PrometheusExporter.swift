@@ -17,14 +17,9 @@ public enum PrometheusExporter {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = latencyBuckets
-        for name in PushMetrics.latencyHistograms { factory.durationHistogramBuckets[name] = latencyBuckets }
         MetricsSystem.bootstrap(factory)
         PushMetrics.shared.buildInfo(version: version)
         PushMetrics.shared.registerKnownSeries()
-        // The provider modules' (registered before the exporter is installed).
-        for module in PushProvider.modules {
-            ServiceMetrics.of(module.provider).registerKnownSeries(responses: module.description.knownResponses)
-        }
         return registry
     }
 }

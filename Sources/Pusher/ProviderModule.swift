@@ -7,6 +7,8 @@ import PushCore
 public protocol ProviderApps: Sendable {
     /// The provider whose messages these apps send (`PushProvider.index` routes a job to them).
     static var provider: PushProvider { get }
+    /// Its answers, retry reasons and per-app outcomes made at 0 before the first event.
+    static var knownSeries: KnownSeries { get }
     /// The topics of its apps.
     var topics: [String] { get }
     /// Loads each app's credential (an error names the app and the file, never a secret) and starts its lanes. On
@@ -36,6 +38,9 @@ public protocol ProviderModule: ProviderApps {
 extension ProviderModule {
     /// The module's provider, once registered.
     public static var provider: PushProvider { PushProvider.register(description) }
+
+    /// Its known answers (`ProviderDescription.knownResponses`).
+    public static var knownSeries: KnownSeries { KnownSeries(responses: description.knownResponses) }
 }
 
 /// What a module's lanes share with the rest of the worker.

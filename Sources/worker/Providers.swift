@@ -24,6 +24,16 @@ enum Providers {
         })
     }
 
+    /// Each provider's known answers and retry reasons at 0, and its apps: `push_notifications_total`'s `app` label is
+    /// bounded by their topics, each with its known outcomes at 0 (after the exporter is installed).
+    static func registerKnownSeries(_ providers: [any ProviderApps]) {
+        for apps in providers {
+            let kind = type(of: apps)
+            ServiceMetrics.of(kind.provider).registerKnownSeries(responses: kind.knownSeries.responses, retries: kind.knownSeries.retries)
+        }
+        PushMetrics.shared.configureApps(providers.map { (type(of: $0).provider, $0.topics, type(of: $0).knownSeries.outcomes) })
+    }
+
     /// `<provider>.apps` of each provider (APNs's first), for the error that none has an app.
     static func appLists(_ providers: [any ProviderApps]) -> [String] {
         providers.map { "\(type(of: $0).provider.rawValue).apps" }

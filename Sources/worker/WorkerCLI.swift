@@ -75,7 +75,7 @@ struct Run: AsyncParsableCommand {
             }
         }
         // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
-        PushMetrics.shared.configureApps(providers.map { (type(of: $0).provider, $0.topics) })
+        Providers.registerKnownSeries(providers)
         let pipeline: PipelineService
         do {
             pipeline = try PipelineService(configuration: configuration, providers: providers, workerID: workerID, logger: logger,

@@ -86,7 +86,6 @@ final class ProviderNamesTests: XCTestCase {
         "Sources/PushCore/Configuration.swift", "Sources/PushCore/ConfigurationLoader.swift",
         "Sources/PushCore/ConfigurationSummary.swift",
         "Sources/PushCore/DeviceToken.swift", "Sources/PushCore/FilePermissions.swift", "Sources/PushCore/MessageParser.swift",
-        "Sources/PushCore/Metrics/PushMetrics.swift", "Sources/PushCore/Metrics/ServiceMetrics.swift",
         "Sources/PushCore/PushMessage.swift", "Sources/PushCore/PushProvider.swift",
         "Sources/worker/CheckConfig.swift", "Sources/worker/PipelineService.swift",
         "Sources/worker/Tools/EnqueueCommand.swift", "Sources/worker/Tools/ExplainCommand.swift",

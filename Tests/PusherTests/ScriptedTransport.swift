@@ -134,7 +134,7 @@ final class ScriptedDriver: TransportDriver, @unchecked Sendable {
 /// credential rejected before the message was read (renew and send again).
 final class ScriptedService: PushService {
     let name = "Scripted"
-    let metrics = ServiceMetrics.apns
+    let metrics = ServiceMetrics.of(.apns)
 
     func authorization() -> Authorization { .none }
     func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) { ("/3/device/", job.job.tokens[tokens.first]) }
@@ -161,7 +161,7 @@ final class ScriptedService: PushService {
 /// 10034); other statuses as `ScriptedService`.
 final class ScriptedListService: PushService {
     let name = "ScriptedList"
-    let metrics = ServiceMetrics.apns
+    let metrics = ServiceMetrics.of(.apns)
     let batchLimit: Int
 
     init(batchLimit: Int) { self.batchLimit = batchLimit }

@@ -8,6 +8,30 @@ import PushCore
 public struct APNsModule: ProviderApps {
     public static var provider: PushProvider { .apns }
 
+    /// Apple's answers (docs/transport.md), the scheduler's retry reasons and each app's outcomes, at 0 from the
+    /// first scrape.
+    public static let knownSeries = KnownSeries(
+        responses: [
+            (200, ""), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "BadCollapseId"),
+            (400, "BadExpirationDate"), (400, "BadPriority"), (400, "BadTopic"), (400, "TopicDisallowed"),
+            (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"), (403, "BadCertificate"),
+            (410, "Unregistered"), (410, "ExpiredToken"), (413, "PayloadTooLarge"), (429, "TooManyRequests"),
+            (429, "TooManyProviderTokenUpdates"), (500, "InternalServerError"), (503, "ServiceUnavailable"),
+            (0, "Timeout"), (0, "TransportError"), (0, "ConnectionError"),
+        ],
+        retries: [
+            "ServiceUnavailable", "InternalServerError", "TooManyRequests", "TooManyProviderTokenUpdates",
+            "ExpiredProviderToken", "InvalidProviderToken", "ProviderTokenUnavailable", "Timeout", "TransportError",
+            "ConnectionError", "ConnectionLost", "RefusedStream", "GoawayUnprocessed", "NotSent", "ResentByLibcurl",
+        ],
+        outcomes: [
+            ("feedback", "Unregistered"), ("feedback", "ExpiredToken"), ("feedback", "BadDeviceToken"),
+            ("feedback", "DeviceTokenNotForTopic"),
+            ("dead_letter", "ServiceUnavailable"), ("dead_letter", "InternalServerError"), ("dead_letter", "TooManyRequests"),
+            ("dead_letter", "Timeout"), ("dead_letter", "TransportError"), ("dead_letter", "ConnectionError"),
+            ("dead_letter", "Expired"),
+        ])
+
     public let settings: APNsSettings
 
     public init(settings: APNsSettings) {

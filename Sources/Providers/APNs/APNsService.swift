@@ -6,7 +6,7 @@ import PushCore
 /// `APNsResponseClassifier`.
 final class APNsService: PushService {
     let name = "APNs"
-    let metrics = ServiceMetrics.apns
+    let metrics = ServiceMetrics.of(.apns)
     /// The JWT of a token-authenticated app; nil with a client certificate.
     private let provider: ProviderToken?
 

@@ -30,9 +30,6 @@ public final class PushMetrics: Sendable {
     private let parked = LabelledSeries<Counter> { Counter(label: "push_messages_parked_total", dimensions: $0) }
     private let unparked = LabelledSeries<Counter> { Counter(label: "push_messages_unparked_total", dimensions: $0) }
 
-    /// Histogram names whose buckets the exporter sets to APNs latencies (1 ms to 30 s).
-    public static let latencyHistograms = ["push_apns_request_duration_seconds", "push_queue_to_apns_seconds"]
-
     private init() {
         messagesClaimed = Counter(label: "push_messages_claimed_total")
         messagesAcknowledged = Counter(label: "push_messages_acknowledged_total")
@@ -44,43 +41,16 @@ public final class PushMetrics: Sendable {
         filterWords = Gauge(label: "push_filter_words")
     }
 
-    /// Outcomes, answers and retry reasons known in advance, made at 0 before the first event so that
-    /// `rate()` and alerts work from the first scrape (a series that appears only with its first event
-    /// hides that first increase from `rate()`).
-    /// Per configured APNs app.
-    public static let knownOutcomes: [(outcome: String, reason: String)] = [
-        ("delivered", ""), ("filtered", "SensitiveWord"),
-        ("feedback", "Unregistered"), ("feedback", "ExpiredToken"), ("feedback", "BadDeviceToken"),
-        ("feedback", "DeviceTokenNotForTopic"),
-        ("dead_letter", "ServiceUnavailable"), ("dead_letter", "InternalServerError"), ("dead_letter", "TooManyRequests"),
-        ("dead_letter", "Timeout"), ("dead_letter", "TransportError"), ("dead_letter", "ConnectionError"),
-        ("dead_letter", "Expired"),
-    ]
-    /// Per configured app of a provider module (the service's reasons are added with its sender).
-    public static let knownModuleOutcomes: [(outcome: String, reason: String)] = [("delivered", ""), ("filtered", "SensitiveWord")]
+    /// Every app's outcomes known in advance (a provider's own are added with its apps, `KnownSeries.outcomes`).
+    public static let knownAppOutcomes: [(outcome: String, reason: String)] = [("delivered", ""), ("filtered", "SensitiveWord")]
     /// Outcomes of messages whose app is not a configured one, or not known at all (`app="other"`).
     public static let knownOtherOutcomes: [(outcome: String, reason: String)] = [
         ("dead_letter", "InvalidMessage"), ("dead_letter", "PoisonMessage"), ("dead_letter", "TopicNotConfigured"),
     ]
     /// The `app` label of a topic that is not a configured app: a flood of unknown topics makes one series.
     public static let otherApp = "other"
-    public static let knownResponses: [(status: Int, reason: String)] = [
-        (200, ""), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "BadCollapseId"),
-        (400, "BadExpirationDate"), (400, "BadPriority"), (400, "BadTopic"), (400, "TopicDisallowed"),
-        (403, "ExpiredProviderToken"), (403, "InvalidProviderToken"), (403, "BadCertificate"),
-        (410, "Unregistered"), (410, "ExpiredToken"), (413, "PayloadTooLarge"), (429, "TooManyRequests"),
-        (429, "TooManyProviderTokenUpdates"), (500, "InternalServerError"), (503, "ServiceUnavailable"),
-        (0, "Timeout"), (0, "TransportError"), (0, "ConnectionError"),
-    ]
-    public static let knownRetryReasons = [
-        "ServiceUnavailable", "InternalServerError", "TooManyRequests", "TooManyProviderTokenUpdates",
-        "ExpiredProviderToken", "InvalidProviderToken", "ProviderTokenUnavailable", "Timeout", "TransportError",
-        "ConnectionError", "ConnectionLost", "RefusedStream", "GoawayUnprocessed", "NotSent", "ResentByLibcurl",
-    ]
-
+    /// The core's own series known in advance (a provider's are registered with its apps: `KnownSeries`).
     public func registerKnownSeries() {
-        // APNs's answers and retry reasons, in its service series.
-        ServiceMetrics.apns.registerKnownSeries(responses: Self.knownResponses, retries: Self.knownRetryReasons)
         for result in ["ok", "failed"] { filterReloads.series([("result", result)]).increment(by: 0) }
     }
 
@@ -89,25 +59,23 @@ public final class PushMetrics: Sendable {
         filterReloads.series([("result", result)]).increment()
     }
 
-    /// The apps `push_notifications_total` names in its `app` label: the topics of `apns.apps` and of the modules'.
-    /// A topic not among them (a producer's typo, a flood of invented topics) is counted as `other`, so the
-    /// series stay bounded by the configuration. Makes each app's known outcomes at 0 (see `knownOutcomes`).
-    /// `providers`: the topics of each provider's apps.
-    public func configureApps(_ providers: [(provider: PushProvider, topics: [String])]) {
+    /// The apps `push_notifications_total` names in its `app` label: the topics of every provider's apps. A topic not
+    /// among them (a producer's typo, a flood of invented topics) is counted as `other`, so the series stay bounded
+    /// by the configuration. Makes each app's known outcomes at 0 (`knownAppOutcomes` and the provider's `outcomes`).
+    public func configureApps(_ providers: [(provider: PushProvider, topics: [String], outcomes: [(outcome: String, reason: String)])]) {
         let topics = Set(providers.flatMap(\.topics))
         apps.withLock { $0 = topics }
         // Room for every app's outcomes and reasons; beyond it (reasons invented by a server), `other`.
         notifications.raiseLimit(to: 200 + 50 * topics.count)
-        let lists = providers.map { ($0.provider, $0.topics, $0.provider == .apns ? Self.knownOutcomes : Self.knownModuleOutcomes) }
-        for (provider, list, known) in lists {
+        for (provider, list, outcomes) in providers {
             for topic in list {
-                for (outcome, reason) in known {
+                for (outcome, reason) in Self.knownAppOutcomes + outcomes {
                     notifications(provider: provider, app: topic, outcome: outcome, reason: reason, count: 0)
                 }
             }
         }
         for (outcome, reason) in Self.knownOtherOutcomes {
-            notifications(provider: .apns, app: nil, outcome: outcome, reason: reason, count: 0)
+            notifications(provider: .default, app: nil, outcome: outcome, reason: reason, count: 0)
         }
     }
 
@@ -197,7 +165,7 @@ final class LabelledSeries<Handle: AnyObject>: Sendable {
     }
 }
 
-/// Label values from text the worker does not control (APNs reasons, our own dead-letter reasons that
+/// Label values from text the worker does not control (a service's reasons, our own dead-letter reasons that
 /// carry details after a colon): the leading word only, in a safe alphabet, clipped.
 public enum MetricLabel {
     public static let wordCharacters = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")

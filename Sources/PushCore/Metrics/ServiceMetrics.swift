@@ -1,16 +1,13 @@
 import CoreMetrics
 
-/// One push service's series (docs/metrics.md): `push_apns_*` for APNs, `push_<name>_*` for a provider module,
-/// with the same meaning and labels, so the scheduler records through one interface and knows no service by name.
-/// APNs's are made here too, by the same rule (`push_apns_*`).
+/// One push service's series (docs/metrics.md): `push_<provider>_*`, with the same meaning and labels for every
+/// provider, so the scheduler records through one interface and knows no service by name.
 public final class ServiceMetrics: Sendable {
-    public static let apns = ServiceMetrics(provider: .apns)
-    /// The provider modules' series, made on first use.
-    private static let modules = Locked<[Int: ServiceMetrics]>([:])
+    /// Each provider's series, made on first use (a service keeps its own: `PushService.metrics`).
+    private static let made = Locked<[Int: ServiceMetrics]>([:])
 
     public static func of(_ provider: PushProvider) -> ServiceMetrics {
-        if provider == .apns { return apns }
-        return modules.withLock { made in
+        made.withLock { made in
             if let existing = made[provider.index] { return existing }
             let metrics = ServiceMetrics(provider: provider)
             made[provider.index] = metrics
@@ -47,8 +44,8 @@ public final class ServiceMetrics: Sendable {
         appsPaused = LabelledSeries { Gauge(label: "push_\(name)_app_paused", dimensions: $0) }
     }
 
-    /// The service's answers and retry reasons known in advance, made at 0 before the first event (APNs's from
-    /// `PushMetrics`, a module's from `ProviderDescription.knownResponses`).
+    /// The service's answers and retry reasons known in advance, made at 0 before the first event (`KnownSeries`:
+    /// from the provider's apps, a module's from `ProviderDescription.knownResponses`).
     public func registerKnownSeries(responses known: [(status: Int, reason: String)], retries knownRetries: [String] = []) {
         for (status, reason) in known { responses.series([("status", String(status)), ("reason", reason)]).increment(by: 0) }
         for reason in knownRetries { retries.series([("reason", reason)]).increment(by: 0) }
@@ -85,7 +82,7 @@ public final class ServiceMetrics: Sendable {
         streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
     }
 
-    /// `push_apns_requests_in_flight{app}` (and each module's): requests on the wire, sampled every 50 ms.
+    /// `push_<provider>_requests_in_flight{app}`: requests on the wire, sampled every 50 ms.
     public func requestsInFlight(app: String, requests: Int) {
         requestsInFlight.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(requests)
     }
