@@ -11,6 +11,9 @@ public protocol ProviderApps: Sendable {
     static var knownSeries: KnownSeries { get }
     /// The topics of its apps.
     var topics: [String] { get }
+    /// Its block's `ca_file`: the CA that verifies the service's certificate ("" for the system's), which
+    /// `check-config` proves readable.
+    var caFile: String { get }
     /// Loads each app's credential (an error names the app and the file, never a secret) and starts its lanes. On
     /// an error, what it started for earlier apps of its own is stopped before it throws.
     func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes]

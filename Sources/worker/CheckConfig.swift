@@ -50,8 +50,9 @@ struct CheckConfig: AsyncParsableCommand {
             return result
         }
         checks.warnings += FilePermissions.warnings(for: configuration)
-        for (key, path) in [("apns.ca_file", configuration.apns.caFile), ("redis.ca_file", configuration.redis.caFile)]
-        where !path.isEmpty {
+        // Each provider's CA file, then Redis's.
+        let caFiles = providers.map { ("\(type(of: $0).provider.rawValue).ca_file", $0.caFile) } + [("redis.ca_file", configuration.redis.caFile)]
+        for (key, path) in caFiles where !path.isEmpty {
             let readable = FileManager.default.isReadableFile(atPath: path)
             checks.add(key, ok: readable, "\(path): \(readable ? "readable" : "file not found or not readable")")
         }
@@ -71,7 +72,7 @@ struct CheckConfig: AsyncParsableCommand {
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
     private static func checkCredentials(_ providers: [any ProviderApps], _ checks: inout ConfigChecks) {
         if providers.allSatisfy(\.topics.isEmpty) {
-            // Named after the default provider's list (APNs's, first), whose apps need a key or a certificate.
+            // Named after the default provider's list (first), whose apps need a key or a certificate.
             let lists = Providers.appLists(providers)
             checks.add(lists.first ?? "apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give the apps of "
                        + lists.dropFirst().joined(separator: ", ") + ")")

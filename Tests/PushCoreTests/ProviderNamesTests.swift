@@ -87,7 +87,7 @@ final class ProviderNamesTests: XCTestCase {
         "Sources/PushCore/ConfigurationSummary.swift",
         "Sources/PushCore/DeviceToken.swift", "Sources/PushCore/FilePermissions.swift", "Sources/PushCore/MessageParser.swift",
         "Sources/PushCore/PushMessage.swift", "Sources/PushCore/PushProvider.swift",
-        "Sources/worker/CheckConfig.swift", "Sources/worker/PipelineService.swift",
+        "Sources/worker/PipelineService.swift",
         "Sources/worker/Tools/EnqueueCommand.swift", "Sources/worker/Tools/ExplainCommand.swift",
     ]
 

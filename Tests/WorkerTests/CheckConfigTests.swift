@@ -53,6 +53,7 @@ final class CheckConfigTests: XCTestCase {
         let base = ["REDIS_URL": redis.urlString, "FCM_CA_FILE": fcm.apns.caFile, "FCM_APPS_0_TOPIC": "com.example.chat"]
         let good = try await checkConfig(base.merging(["FCM_APPS_0_SERVICE_ACCOUNT_FILE": fcm.serviceAccountFile]) { $1 })
         XCTAssertEqual(good.status, 0, good.output)
+        XCTAssertTrue(good.output.contains("ok   fcm.ca_file: \(fcm.apns.caFile): readable"), good.output)
         XCTAssertTrue(good.output.contains("ok   fcm.apps.0 (com.example.chat): service account \(ServiceAccountFixture.clientEmail) (project \(ServiceAccountFixture.projectID)) loaded, assertion signed, access token granted"), good.output)
 
         let refused = try await checkConfig(base.merging(["FCM_APPS_0_SERVICE_ACCOUNT_FILE": strangerFile]) { $1 })
@@ -65,6 +66,17 @@ final class CheckConfigTests: XCTestCase {
         XCTAssertTrue(missing.output.contains("FAIL fcm.apps.0 (com.example.chat): FCM service account file /nonexistent/firebase.json"), missing.output)
         XCTAssertFalse(good.output.contains(fcm.account.privateKeyPEM.split(separator: "\n")[1]), "no key material in the output")
         await fcm.stop()
+    }
+
+    /// Every provider's `ca_file` is proved readable, the modules' as APNs's (a vendor's was not checked at all).
+    func testEachProvidersCAFileIsChecked() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let result = try await checkConfig(["REDIS_URL": redis.urlString, "APNS_CA_FILE": "/nonexistent/apns-ca.pem",
+                                            "XIAOMI_CA_FILE": "/nonexistent/mi-ca.pem"])
+        XCTAssertEqual(result.status, 1, result.output)
+        XCTAssertTrue(result.output.contains("FAIL apns.ca_file: /nonexistent/apns-ca.pem: file not found or not readable"), result.output)
+        XCTAssertTrue(result.output.contains("FAIL xiaomi.ca_file: /nonexistent/mi-ca.pem: file not found or not readable"), result.output)
     }
 
     func testAMissingKeyFileIsAFailureNamingTheFile() async throws {

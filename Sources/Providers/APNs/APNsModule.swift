@@ -40,6 +40,8 @@ public struct APNsModule: ProviderApps {
 
     public var topics: [String] { settings.apps.map(\.topic) }
 
+    public var caFile: String { settings.caFile }
+
     /// Each credential gets lanes, each a thread with its own HTTP/2 client and its share of the connections; apps
     /// that share a .p8 key (or a certificate) share its lanes, its JWT and its connections (`alsoServes`).
     /// By default, with our own sessions, one lane per two cores: the transport takes about 60% of a worker's CPU

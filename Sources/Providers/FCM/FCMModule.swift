@@ -75,6 +75,8 @@ public struct FCMModule: ProviderModule {
 
     public var topics: [String] { settings.apps.map(\.topic) }
 
+    public var caFile: String { settings.caFile }
+
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
         try FCMLanes.make(settings, context: context)
     }

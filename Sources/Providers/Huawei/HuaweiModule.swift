@@ -69,6 +69,8 @@ public struct HuaweiModule: ProviderModule {
 
     public var topics: [String] { settings.apps.map(\.topic) }
 
+    public var caFile: String { settings.caFile }
+
     /// Each app: its credential (a startup error names the file, never the secret), then one lane per two cores
     /// (at most its connections) sharing the app's rate and its record of deliveries.
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {

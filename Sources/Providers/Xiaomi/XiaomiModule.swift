@@ -52,6 +52,8 @@ public struct XiaomiModule: ProviderModule {
 
     public var topics: [String] { settings.apps.map(\.topic) }
 
+    public var caFile: String { settings.caFile }
+
     /// Each app: one lane per two cores (at most its connections), sharing the app's rate and its record of
     /// deliveries; the secret read once per lane's service (a missing file is an error naming it).
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
