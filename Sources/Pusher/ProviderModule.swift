@@ -88,6 +88,12 @@ public struct ProviderAppLanes: Sendable {
         self.shutdown = shutdown
         self.stop = stop
     }
+
+    /// Ends what these lanes and the app's own threads started: for a start that failed part-way.
+    public func abort() {
+        lanes.forEach { $0.abort() }
+        stop?()
+    }
 }
 
 extension LaneContext {

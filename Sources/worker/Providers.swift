@@ -28,8 +28,8 @@ enum Providers {
     /// bounded by their topics, each with its known outcomes at 0 (after the exporter is installed).
     static func registerKnownSeries(_ providers: [any ProviderApps]) {
         for apps in providers {
-            let kind = type(of: apps)
-            ServiceMetrics.of(kind.provider).registerKnownSeries(responses: kind.knownSeries.responses, retries: kind.knownSeries.retries)
+            let kind = type(of: apps), known = kind.knownSeries
+            ServiceMetrics.of(kind.provider).registerKnownSeries(responses: known.responses, retries: known.retries)
         }
         PushMetrics.shared.configureApps(providers.map { (type(of: $0).provider, $0.topics, type(of: $0).knownSeries.outcomes) })
     }

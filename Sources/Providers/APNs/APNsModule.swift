@@ -80,7 +80,7 @@ public struct APNsModule: ProviderApps {
                 boardLane += lanes.count
             }
         } catch {
-            made.forEach { $0.lanes.forEach { $0.abort() } }
+            made.forEach { $0.abort() }
             throw error
         }
         return made

@@ -49,7 +49,7 @@ enum FCMLanes {
                 boardLane += lanes.count
             }
         } catch {
-            for app in made { app.lanes.forEach { $0.abort() } }
+            made.forEach { $0.abort() }
             caches.forEach { $0.stop() }
             throw error
         }

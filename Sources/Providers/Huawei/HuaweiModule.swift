@@ -113,10 +113,7 @@ public struct HuaweiModule: ProviderModule {
                 boardLane += lanes.count
             }
         } catch {
-            for app in made {
-                app.lanes.forEach { $0.abort() }
-                app.stop?()
-            }
+            made.forEach { $0.abort() }
             throw error
         }
         return made

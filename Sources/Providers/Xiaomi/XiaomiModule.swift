@@ -73,7 +73,7 @@ public struct XiaomiModule: ProviderModule {
                 boardLane += lanes.count
             }
         } catch {
-            made.forEach { $0.lanes.forEach { $0.abort() } }
+            made.forEach { $0.abort() }
             throw error
         }
         return made
