@@ -58,7 +58,9 @@ struct XiaomiSendJudge: Sendable {
                 delivered.append(regID)
             }
         }
-        guard quota.spend(app: app.appSecret, messages: delivered.count, at: now) else {
+        // The day is read when the messages are counted, not when the request came: a day that rolled over while the
+        // request was checked counts it in the new day, as the quota it is checked against.
+        guard quota.spend(app: app.appSecret, messages: delivered.count, at: clock.now) else {
             return .error(10034, "The app's messages for today are spent; the quota resets at the next Xiaomi day.")
         }
         return XiaomiAnswer(code: 0, reason: "", delivered: delivered, badRegIDs: bad, channel: accepted.channel ?? "")

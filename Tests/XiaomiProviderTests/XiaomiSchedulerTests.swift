@@ -165,9 +165,10 @@ final class XiaomiSchedulerTests: XCTestCase {
         XCTAssertEqual(lane.scheduler.outstanding.load(ordering: .relaxed), 1500)
 
         // The emulator's day rolls over, with room for the 1,500 left. The day first: the lane tries again every
-        // 250 ms, and a try between the two calls must meet the new day (its 1,000 then, the rest once the quota is
-        // raised). The other order let a try meet the old day with the new quota: 500 counted yesterday (seen once on
-        // a loaded machine: 1,000 today where 1,500 were sent).
+        // 250 ms, and a try between the two calls must meet the new day at the old quota (its 1,000 then, the rest
+        // once the quota is raised), never the old day at the new quota (500 counted yesterday: seen on loaded
+        // machines as 1,000 today where 1,500 were sent, also while the emulator read the day when a request came
+        // rather than when it counted it).
         xiaomi.startNextDay()
         xiaomi.setDailyQuota(appSecret: Self.quotaSecret, 1500)
         let all = try await lane.box.wait(for: 2500)
