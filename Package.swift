@@ -155,11 +155,11 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
-        .testTarget(name: "PushCoreTests", dependencies: ["FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
+        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
                                                          .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "FilterTests", dependencies: ["FCMProvider", "Filter", "PushCore", "TestSupport"]),
+        .testTarget(name: "FilterTests", dependencies: ["APNsProvider", "FCMProvider", "Filter", "PushCore", "TestSupport"]),
         .testTarget(name: "MergerTests", dependencies: ["FCMProvider", "Merger", "PushCore"]),
         .testTarget(name: "CollectorTests", dependencies: ["FCMProvider", "Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "PusherTests", dependencies: ["APNsProvider", "FCMProvider", "Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),

@@ -6,9 +6,8 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var redis = RedisSettings()
     public var collector = CollectorSettings()
     public var recovery = RecoverySettings()
-    public var apns = APNsSettings()
-    /// The blocks of the registered provider modules (docs/vendors.md), by name, as written: each module
-    /// reads its own (docs/configuration.md). A module's block is here, empty, also when the file has none.
+    /// The blocks of the registered providers (docs/architecture.md, "Providers"), by name, as written: each
+    /// provider's module reads its own (docs/configuration.md). A block is here, empty, also when the file has none.
     public var providerBlocks: [String: ConfigurationBlock] = [:]
     public var filter = FilterSettings()
     public var retry = RetrySettings()
@@ -19,10 +18,9 @@ public struct WorkerConfiguration: Sendable, Equatable {
 
     public init() {}
 
-    /// The topics of the apps configured for `provider` (`apns.apps`, a module's `<name>.apps`).
+    /// The topics of the apps configured for `provider` (its block's `<name>.apps`).
     public func appTopics(of provider: PushProvider) -> [String] {
-        if provider == .apns { return apns.apps.map(\.topic) }
-        return providerBlocks[provider.rawValue]?.appTopics ?? []
+        providerBlocks[provider.rawValue]?.appTopics ?? []
     }
 }
 
@@ -147,63 +145,6 @@ public struct CollectorSettings: Sendable, Equatable {
     public init() {}
 }
 
-public enum APNsEndpoint: Sendable, Equatable {
-    case production, sandbox
-    case custom(String)
-
-    public var baseURL: String {
-        switch self {
-        case .production: return "https://api.push.apple.com"
-        case .sandbox: return "https://api.sandbox.push.apple.com"
-        case .custom(let url): return url
-        }
-    }
-}
-
-public enum AppCredential: Sendable, Equatable, Hashable {
-    /// Token-based: ES256 JWT from a .p8 key.
-    case token(teamID: String, keyID: String, keyFile: String)
-    /// Certificate-based: PEM or PKCS#12 client certificate.
-    case certificate(file: String, password: Secret)
-}
-
-public struct APNsApp: Sendable, Equatable {
-    public var topic: String
-    public var credential: AppCredential
-    public init(topic: String, credential: AppCredential) {
-        self.topic = topic
-        self.credential = credential
-    }
-}
-
-public struct APNsSettings: Sendable, Equatable {
-    public var endpoint = APNsEndpoint.production
-    public var caFile = ""
-    /// Connections per endpoint and credential.
-    public var connections = 4
-    /// Connections per endpoint and credential at most: more than `connections` are opened when the
-    /// servers' stream limits are scarce.
-    public var maxConnections = 16
-    /// The HTTP/2 client: `nghttp2` (our own sessions with libnghttp2 and OpenSSL: stream limits exact to
-    /// the servers' SETTINGS) or `libcurl` (libcurl multi, which cannot see them).
-    public var transport = "nghttp2"
-    /// Transport lanes (each a thread with its own HTTP/2 client) per credential, sharing `connections`;
-    /// 0 means one per CPU core, at most `connections`.
-    public var transportThreads = 0
-    /// libcurl only: how each lane drives it, `poll` (curl_multi_perform and curl_multi_poll) or `epoll`
-    /// (curl_multi_socket_action with an epoll set).
-    public var eventLoop = "poll"
-    /// PING a connection that has received nothing for this long; unanswered within the request timeout,
-    /// the connection is replaced (nghttp2).
-    public var pingIntervalMillis = 30_000
-    public var requestTimeoutMillis = 10_000
-    /// While APNs refuses an app's credential its sending is paused and probed with one request, after 1 s
-    /// and then twice as long each time, up to this.
-    public var credentialProbeMaxMillis = 60_000
-    public var apps: [APNsApp] = []
-    public init() {}
-}
-
 public struct FilterSettings: Sendable, Equatable {
     public var wordsFile = ""
     /// Exceptions: text matched by an entry here is never dropped (`classic` when `*ass*` is listed).
@@ -226,7 +167,7 @@ public struct RetentionSettings: Sendable, Equatable {
 }
 
 public struct RetrySettings: Sendable, Equatable {
-    /// With the default delays, 20 attempts span 3 minutes 15 s to 6.4 minutes (about 5 on average): an APNs
+    /// With the default delays, 20 attempts span 3 minutes 15 s to 6.4 minutes (about 5 on average): a service's
     /// outage, a burst of 503s or a refused credential of that length dead-letters nothing.
     public var maxAttempts = 20
     public var baseDelayMillis = 200

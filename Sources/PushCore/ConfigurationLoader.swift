@@ -3,31 +3,27 @@ import Yams
 
 /// Reads the YAML file of docs/configuration.md and lets environment variables override each scalar.
 /// A key's variable is its path upper-cased with dots and dashes as underscores (`redis.url` -> `REDIS_URL`,
-/// `apns.apps.0.key_file` -> `APNS_APPS_0_KEY_FILE`); the environment wins over the file.
+/// `<provider>.apps.0.topic` -> `<PROVIDER>_APPS_0_TOPIC`); the environment wins over the file.
+/// The core reads its own blocks; each provider's block is kept as written for its module to read
+/// (`ProviderDescription.settingsKeys` and `appKeys` say which keys it has).
 public struct ConfigurationLoader: Sendable {
     static let scalarKeys: [String] = [
         "worker.id", "redis.url", "redis.sentinel.master", "redis.sentinel.nodes", "redis.sentinel.username", "redis.sentinel.password", "redis.prefix", "redis.ca_file", "redis.shards", "redis.heartbeat_ttl_ms", "redis.wait_replicas", "redis.wait_timeout_ms",
         "collector.window_ms", "collector.batch.private", "collector.batch.group", "collector.batch.system",
         "collector.max_in_flight", "collector.max_in_flight_bytes", "collector.max_element_bytes", "collector.bulk_share",
         "recovery.max_deliveries",
-        "apns.endpoint", "apns.ca_file", "apns.connections", "apns.max_connections", "apns.event_loop", "apns.transport_threads", "apns.request_timeout_ms",
-        "apns.credential_probe_max_ms", "apns.transport", "apns.ping_interval_ms",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "log.level", "log.format", "shutdown.timeout_s",
         "retention.dlq_max", "retention.feedback_max",
     ]
-    static let appKeys: [String] = ["topic", "team_id", "key_id", "key_file", "cert_file", "cert_password"]
-    /// The blocks with a list of apps: the list's path, its environment prefix and each app's keys.
-    static let appLists: [(path: String, keys: [String])] = [("apns.apps", appKeys)]
-
-    /// The scalar keys of the core's blocks and of every registered provider module's block.
+    /// The scalar keys of the core's blocks and of every registered provider's block.
     static var allScalarKeys: [String] {
         scalarKeys + PushProvider.modules.flatMap { module in module.description.settingsKeys.map { "\(module.description.name).\($0)" } }
     }
-    /// The app lists of the core's blocks and of every registered provider module's block.
+    /// The app lists (their paths and each app's keys): every registered provider's block has one.
     static var allAppLists: [(path: String, keys: [String])] {
-        appLists + PushProvider.modules.map { ("\($0.description.name).apps", $0.description.appKeys) }
+        PushProvider.modules.map { ("\($0.description.name).apps", $0.description.appKeys) }
     }
 
     public var environment: [String: String]
@@ -183,9 +179,7 @@ public struct ConfigurationLoader: Sendable {
         config.collector.maxElementBytes = try reader.int("collector.max_element_bytes", config.collector.maxElementBytes, min: 1024)
         config.collector.bulkShare = try reader.share("collector.bulk_share", config.collector.bulkShare)
 
-        // APNs's block, read as a module reads its own (`APNsSettings(block:)`), then each module's, read by the module
-        // itself (its settings are its own types).
-        config.apns = try APNsSettings(block: Self.block("apns", of: values))
+        // Each provider's block as written: its module reads it (its settings are its own types).
         for module in PushProvider.modules {
             config.providerBlocks[module.description.name] = Self.block(module.description.name, of: values)
         }

@@ -23,24 +23,8 @@ extension WorkerConfiguration: CustomStringConvertible {
             "collector.max_element_bytes: \(collector.maxElementBytes)",
             "collector.bulk_share: \(collector.bulkShare)",
             "recovery.max_deliveries: \(recovery.maxDeliveries)",
-            "apns.endpoint: \(apns.endpoint.baseURL)",
-            "apns.ca_file: \(apns.caFile.isEmpty ? "(system CAs)" : apns.caFile)",
-            "apns.transport: \(apns.transport)",
-            "apns.connections: \(apns.connections)",
-            "apns.max_connections: \(apns.maxConnections)",
-            "apns.ping_interval_ms: \(apns.pingIntervalMillis)",
-            "apns.transport_threads: \(apns.transportThreads == 0 ? "(one per two cores; libcurl: one per core)" : String(apns.transportThreads))",
-            "apns.request_timeout_ms: \(apns.requestTimeoutMillis)",
-            "apns.credential_probe_max_ms: \(apns.credentialProbeMaxMillis)",
         ]
-        for (index, app) in apns.apps.enumerated() {
-            switch app.credential {
-            case .token(let team, let key, let file):
-                lines.append("apns.apps.\(index): \(app.topic), token auth, team_id \(team), key_id \(key), key_file \(file)")
-            case .certificate(let file, let password):
-                lines.append("apns.apps.\(index): \(app.topic), certificate \(file)\(password.isEmpty ? "" : ", cert_password ***")")
-            }
-        }
+        // Each provider's block is its module's to describe (`ProviderApps.summaryLines`): check-config adds them.
         lines += [
             "filter.words_file: \(filter.wordsFile.isEmpty ? "(off)" : filter.wordsFile)",
             "filter.allow_file: \(filter.allowFile.isEmpty ? "(none)" : filter.allowFile)",

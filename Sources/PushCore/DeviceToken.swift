@@ -4,7 +4,7 @@ public enum DeviceToken {
     public static func normalize(_ token: String) -> String? {
         let count = token.utf8.count
         let hexLength = count >= 16 && count <= 200 && count % 2 == 0
-        // Nearly every token arrives as APNs sends them: lowercase hex, already normalized, kept as it is.
+        // Nearly every token arrives as Apple's devices give them: lowercase hex, already normalized, kept as it is.
         if hexLength, token.utf8.withContiguousStorageIfAvailable(isLowercaseHex) ?? token.utf8.allSatisfy(isLowercaseHexDigit) {
             return token
         }

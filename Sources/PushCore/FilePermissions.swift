@@ -1,6 +1,6 @@
 import Foundation
 
-/// Secrets in files (a .p8 key, a client certificate with its key, a provider module's key file) should be readable
+/// Secrets in files (a signing key, a client certificate with its key, a service account) should be readable
 /// by the worker only. A looser mode is not an error, since containers mount secrets in many ways, but a file
 /// everyone can read is said at startup. A file its group can read is not: on Kubernetes a Secret is mounted
 /// 0440 for the pod's `fsGroup`, the worker's own group (deploy/kubernetes/base), and that is as it should be.
@@ -21,14 +21,8 @@ public enum FilePermissions {
 
     /// The warnings for every credential file of the configuration.
     public static func warnings(for configuration: WorkerConfiguration) -> [String] {
-        let apns = configuration.apns.apps.enumerated().compactMap { index, app in
-            switch app.credential {
-            case .token(_, _, let file): return exposureWarning(path: file, key: "apns.apps.\(index).key_file")
-            case .certificate(let file, _): return exposureWarning(path: file, key: "apns.apps.\(index).cert_file")
-            }
-        }
-        // A provider module's files, by the app keys it names as secret (`ProviderDescription.secretFileAppKeys`).
-        let modules = PushProvider.modules.flatMap { module -> [String] in
+        // Each provider's files, by the app keys its module names as secret (`ProviderDescription.secretFileAppKeys`).
+        PushProvider.modules.flatMap { module -> [String] in
             guard let block = configuration.providerBlocks[module.description.name] else { return [] }
             return block.appIndices.flatMap { index in
                 module.description.secretFileAppKeys.compactMap { key -> String? in
@@ -37,6 +31,5 @@ public enum FilePermissions {
                 }
             }
         }
-        return apns + modules
     }
 }

@@ -3,29 +3,29 @@ public enum MessageKind: String, Sendable, CaseIterable {
     case `private`, group, system
 }
 
-/// Everything that becomes an APNs request header (or, for a provider module, what the request depends on besides
-/// the payload, which its rules may already have mapped some of these into). Messages merge only when these are
-/// identical.
+/// Everything a request depends on besides the payload: the default provider's request headers (docs/transport.md),
+/// or for another provider what its rules took from the message (they may already have mapped some of it into the
+/// payload). Messages merge only when these are identical.
 public struct PushHeaders: Sendable, Hashable {
-    /// `apns-topic` as sent (with the push type's suffix, e.g. `.voip`). For a module, the app's name as given.
+    /// The topic as sent: for the default provider with the push type's suffix (e.g. `.voip`); for another, the
+    /// app's name as given.
     public var topic: String
     /// The bundle id the producer named; selects the app's credentials (for a module: the app of `<name>.apps`).
     public var appTopic: String
-    /// `apns-push-type`; empty for a module's message, which has none.
+    /// `push_type`; empty for a provider whose messages have none.
     public var pushType: String
-    /// `apns-priority`. For a module the producer's `priority` (default 10), which its rules may already have
-    /// mapped into the payload.
+    /// `priority` (default 10), which a provider's rules may already have mapped into the payload.
     public var priority: Int
-    /// Absolute UNIX seconds; 0 means "try once, do not store"; nil (the producer gave none) sends no
-    /// `apns-expiration` at all, so the provider keeps the push for an offline device by its own policy. For a module
-    /// it becomes the service's time to live, counted when the request is made (the seconds left then).
+    /// Absolute UNIX seconds; 0 means "try once, do not store"; nil (the producer gave none) sends no expiration at
+    /// all, so the service keeps the push for an offline device by its own policy. For a service with a time to
+    /// live, it becomes that, counted when the request is made (the seconds left then).
     public var expiration: Int64?
-    /// `apns-collapse-id`; for a module, what its rules map into the service's collapse key.
+    /// `collapse_id`: what the service's request carries as its collapse key.
     public var collapseID: String?
     public var provider: PushProvider
 
     public init(topic: String, appTopic: String, pushType: String, priority: Int, expiration: Int64?, collapseID: String?,
-                provider: PushProvider = .apns) {
+                provider: PushProvider = .default) {
         self.topic = topic
         self.appTopic = appTopic
         self.pushType = pushType

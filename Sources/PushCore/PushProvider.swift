@@ -33,7 +33,8 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
         (0..<registry.withLock { $0.count }).map { PushProvider(index: $0) }
     }
 
-    /// What a registered provider module told about itself; nil for APNs, whose rules are the core's own.
+    /// What a registered provider module told about itself; nil for the default provider until its module
+    /// registers (its message rules are the core's own either way).
     public var module: ProviderDescription? { Self.registry.withLock { $0[index].module } }
     /// Every provider's name in quotes, `"apns", "<module>" or "<module>"`, for error texts.
     public static var namesForErrors: String {
@@ -52,13 +53,14 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The message rules of a registered provider module that takes the common Android shape (China's vendors);
-    /// nil for APNs and for a module that reads its messages with rules of its own (`ProviderDescription.parse`).
+    /// nil for the default provider (the core's own shape) and for a module that reads its messages with rules of
+    /// its own (`ProviderDescription.parse`).
     public var vendorRules: AndroidVendorRules? {
-        guard let module, module.parse == nil else { return nil }
+        guard self != .default, let module, module.parse == nil else { return nil }
         return module.messageRules
     }
 
-    /// The registered provider modules, in registration order.
+    /// The registered provider modules, in registration order (the default provider's first, once registered).
     public static var modules: [(provider: PushProvider, description: ProviderDescription)] {
         registry.withLock { entries in
             entries.indices.compactMap { index in entries[index].module.map { (PushProvider(index: index), $0) } }
@@ -66,11 +68,16 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Registers a provider module; registering a name again returns its provider (the first description stays).
-    /// Called at start-up, before any configuration or message is read.
+    /// The default provider's module registers under the default's name: its description joins the built-in
+    /// entry, whose messages keep the core's own shape. Called at start-up, before any configuration or message is
+    /// read.
     @discardableResult
     public static func register(_ module: ProviderDescription) -> PushProvider {
         registry.withLock { entries in
-            if let index = entries.firstIndex(where: { $0.name == module.name }) { return PushProvider(index: index) }
+            if let index = entries.firstIndex(where: { $0.name == module.name }) {
+                if entries[index].module == nil { entries[index].module = module }
+                return PushProvider(index: index)
+            }
             entries.append(Entry(name: module.name, module: module))
             return PushProvider(index: entries.count - 1)
         }
@@ -78,7 +85,7 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
 
     private struct Entry {
         let name: String
-        let module: ProviderDescription?
+        var module: ProviderDescription?
     }
 
     private static let registry = Locked([Entry(name: "apns", module: nil)])

@@ -14,6 +14,9 @@ public protocol ProviderApps: Sendable {
     /// Its block's `ca_file`: the CA that verifies the service's certificate ("" for the system's), which
     /// `check-config` proves readable.
     var caFile: String { get }
+    /// Its block's effective settings as `check-config` prints them, a line each (`<name>.<key>: <value>`, an app a
+    /// line): defaults included, every secret as `***`, the contents of no file.
+    var summaryLines: [String] { get }
     /// Loads each app's credential (an error names the app and the file, never a secret) and starts its lanes. On
     /// an error, what it started for earlier apps of its own is stopped before it throws.
     func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes]
@@ -27,8 +30,8 @@ public protocol ProviderApps: Sendable {
 /// (its message rules, its configuration block, its requests and answers, its credentials, its check) in a folder of
 /// its own under `Sources/Providers`, behind this interface. The worker names each module once, in its list of
 /// providers; the parser, the configuration, the metrics, the tools and the `Pusher` iterate over what is
-/// registered and never name one. (The default provider is `ProviderApps` only: its message rules and its
-/// configuration block are still the core's.)
+/// registered and never name one. (The default provider's messages take the core's default shape, which the parser
+/// reads inline on the hot path; everything else of it is its module's.)
 public protocol ProviderModule: ProviderApps {
     /// Its name, message rules and configuration keys, registered (`PushProvider.register`) before the
     /// configuration or any message is read.

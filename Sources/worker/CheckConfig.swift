@@ -66,16 +66,17 @@ struct CheckConfig: AsyncParsableCommand {
             checks.add("filter", ok: false, "\(error)")
         }
         await checkRedis(configuration, prefixes: prefixes, &checks)
-        try finish(checks, summary: configuration.summaryLines)
+        // The core's blocks, then each provider's, as its module describes them.
+        try finish(checks, summary: configuration.summaryLines + providers.flatMap(\.summaryLines))
     }
 
     /// Every app's credential loaded and used once (a JWT signed), as `worker run` would at start.
     private static func checkCredentials(_ providers: [any ProviderApps], _ checks: inout ConfigChecks) {
         if providers.allSatisfy(\.topics.isEmpty) {
-            // Named after the default provider's list (first), whose apps need a key or a certificate.
+            // Named after the default provider's list (first).
             let lists = Providers.appLists(providers)
-            checks.add(lists.first ?? "apps", ok: false, "no app configured (each needs a topic with key_file or cert_file; or give the apps of "
-                       + lists.dropFirst().joined(separator: ", ") + ")")
+            checks.add(lists.first ?? "apps", ok: false, "no app configured (give at least one app in "
+                       + lists.joined(separator: ", ") + "; docs/configuration.md)")
         }
         for apps in providers {
             let name = type(of: apps).provider.rawValue

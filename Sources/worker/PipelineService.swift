@@ -39,7 +39,7 @@ struct PipelineService: Service, CustomStringConvertible {
         self.filter = try LiveFilter(settings: configuration.filter)
         // Any one provider, or several: a worker with no app at all has nothing to send to.
         if providers.allSatisfy(\.topics.isEmpty) {
-            throw StartupError(description: "no app is configured (\(Providers.appLists(providers).joined(separator: ", ")) are all empty): configure at least one app (an APNs topic with key_file or cert_file, or an app of a provider's block)")
+            throw StartupError(description: "no app is configured (\(Providers.appLists(providers).joined(separator: ", ")) are all empty): configure at least one app (docs/configuration.md)")
         }
     }
 
@@ -80,8 +80,8 @@ struct PipelineService: Service, CustomStringConvertible {
 
         logger.info("worker started", metadata: [
             "worker": "\(workerID)", "queue": "\(shards.map(\.keys.queue).joined(separator: ","))",
-            "endpoint": "\(configuration.apns.endpoint.baseURL)", "transport": "\(configuration.apns.transport)",
-            "apps": "\(configuration.apns.apps.count)", "filter_words": "\(filter.current.matcher.entries.count)",
+            "apps": "\(providers.map { "\(type(of: $0).provider.rawValue) \($0.topics.count)" }.joined(separator: ", "))",
+            "filter_words": "\(filter.current.matcher.entries.count)",
         ])
         let deadline = configuration.shutdown.timeoutSeconds
         // The loops that run beside the pipeline (heartbeats, the metrics sampler, the filter reloader, the

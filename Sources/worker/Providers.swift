@@ -5,10 +5,10 @@ import PushCore
 import Pusher
 import XiaomiProvider
 
-/// The providers this worker is built with (docs/architecture.md, "Providers"): APNs, the default, and the modules.
+/// The providers this worker is built with (docs/architecture.md, "Providers"), the default one first.
 /// Adding a provider is a folder under `Sources/Providers` and a line here: nothing else in the worker names one.
 enum Providers {
-    static let modules: [any ProviderModule.Type] = [FCMModule.self, HuaweiModule.self, XiaomiModule.self]
+    static let modules: [any ProviderModule.Type] = [APNsModule.self, FCMModule.self, HuaweiModule.self, XiaomiModule.self]
 
     /// Registers every module's name, message rules and configuration keys: before the configuration or any
     /// message is read (the start of `main`).
@@ -16,12 +16,12 @@ enum Providers {
         for module in modules { PushProvider.register(module.description) }
     }
 
-    /// Every provider's apps: APNs's (its `apns` block, which the core reads), then each module with its block of
-    /// `configuration` (an empty block: a module that serves nothing).
+    /// Every provider's apps: each module with its block of `configuration` (an empty block: a module that serves
+    /// nothing).
     static func load(_ configuration: WorkerConfiguration) throws -> [any ProviderApps] {
-        [APNsModule(settings: configuration.apns)] + (try modules.map { module in
+        try modules.map { module in
             try module.init(block: configuration.providerBlocks[module.description.name] ?? ConfigurationBlock(name: module.description.name))
-        })
+        }
     }
 
     /// Each provider's known answers and retry reasons at 0, and its apps: `push_notifications_total`'s `app` label is
@@ -34,7 +34,7 @@ enum Providers {
         PushMetrics.shared.configureApps(providers.map { (type(of: $0).provider, $0.topics, type(of: $0).knownSeries.outcomes) })
     }
 
-    /// `<provider>.apps` of each provider (APNs's first), for the error that none has an app.
+    /// `<provider>.apps` of each provider (the default one's first), for the error that none has an app.
     static func appLists(_ providers: [any ProviderApps]) -> [String] {
         providers.map { "\(type(of: $0).provider.rawValue).apps" }
     }

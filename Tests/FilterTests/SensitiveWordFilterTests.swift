@@ -1,3 +1,4 @@
+import APNsProvider
 import Filter
 import PushCore
 import XCTest
@@ -44,6 +45,12 @@ final class SensitiveWordMatcherTests: XCTestCase {
 }
 
 final class SensitiveWordFilterTests: XCTestCase {
+    /// What an iPhone user sees is APNs's module's to say (`aps.alert`): registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     private func job(_ payload: String) -> PushJob {
         let headers = PushHeaders(topic: "t", appTopic: "t", pushType: "alert", priority: 10, expiration: 0, collapseID: nil)
         return PushJob(message: PushMessage(seq: 1, id: "m", kind: .private, uuid: nil, headers: headers,

@@ -1,12 +1,15 @@
+import APNsProvider
 @testable import FCMProvider
 import PushCore
 import TestSupport
 import XCTest
 
 final class ConfigurationTests: XCTestCase {
-    /// FCM's block is its module's: registered, as the worker registers it, before a configuration is read.
+    /// Each provider's block is its module's: APNs and FCM registered, as the worker registers them, before a
+    /// configuration is read.
     override class func setUp() {
         super.setUp()
+        _ = APNsModule.provider
         _ = PushProvider.fcm
     }
 
@@ -19,19 +22,19 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.collector.batch.group, 500)
         XCTAssertEqual(config.collector.batch.system, 100)
         XCTAssertEqual(config.collector.maxInFlight, 20_000)
-        XCTAssertEqual(config.apns.endpoint, .production)
+        XCTAssertEqual(try config.apns.endpoint, .production)
         XCTAssertEqual(config.retry.maxAttempts, 20)
-        XCTAssertEqual(config.apns.maxConnections, 16)
-        XCTAssertEqual(config.apns.transport, "nghttp2")
-        XCTAssertEqual(config.apns.pingIntervalMillis, 30_000)
+        XCTAssertEqual(try config.apns.maxConnections, 16)
+        XCTAssertEqual(try config.apns.transport, "nghttp2")
+        XCTAssertEqual(try config.apns.pingIntervalMillis, 30_000)
         XCTAssertEqual(config.shutdown.timeoutSeconds, 25)
     }
 
     func testTheTransportIsChosenByNameAndAMisspellingIsNamed() throws {
         let config = try ConfigurationLoader(environment: ["APNS_TRANSPORT": "libcurl", "APNS_PING_INTERVAL_MS": "5000"]).load(yaml: "")
-        XCTAssertEqual(config.apns.transport, "libcurl")
-        XCTAssertEqual(config.apns.pingIntervalMillis, 5000)
-        XCTAssertThrowsError(try ConfigurationLoader(environment: [:]).load(yaml: "apns:\n  transport: nghttp\n")) {
+        XCTAssertEqual(try config.apns.transport, "libcurl")
+        XCTAssertEqual(try config.apns.pingIntervalMillis, 5000)
+        XCTAssertThrowsError(try ConfigurationLoader(environment: [:]).load(yaml: "apns:\n  transport: nghttp\n").apns) {
             XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "apns.transport", reason: "'nghttp' is not nghttp2 or libcurl"))
         }
     }
@@ -74,11 +77,11 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(config.redis.url.port, 6380)
         XCTAssertEqual(config.redis.url.database, 2)
         XCTAssertEqual(config.redis.url.password, "secret")
-        XCTAssertEqual(config.apns.endpoint, .custom("https://127.0.0.1:8443"))
+        XCTAssertEqual(try config.apns.endpoint, .custom("https://127.0.0.1:8443"))
         XCTAssertEqual(config.collector.batch.group, 50)
-        XCTAssertEqual(config.apns.apps.count, 2)
-        XCTAssertEqual(config.apns.apps[0].credential, .token(teamID: "DEF123GHIJ", keyID: "ZZZ123DEFG", keyFile: "AuthKey_ABC123DEFG.p8"))
-        XCTAssertEqual(config.apns.apps[1].credential, .certificate(file: "legacy.p12", password: ""))
+        XCTAssertEqual(try config.apns.apps.count, 2)
+        XCTAssertEqual(try config.apns.apps[0].credential, .token(teamID: "DEF123GHIJ", keyID: "ZZZ123DEFG", keyFile: "AuthKey_ABC123DEFG.p8"))
+        XCTAssertEqual(try config.apns.apps[1].credential, .certificate(file: "legacy.p12", password: ""))
     }
 
     /// docs/configuration.md's `fcm` block: from the example file, each key overridable, FCM apps from the environment.
@@ -140,7 +143,7 @@ final class ConfigurationTests: XCTestCase {
             "APNS_APPS_0_TOPIC": "com.example.env", "APNS_APPS_0_TEAM_ID": "TEAM123456",
             "APNS_APPS_0_KEY_ID": "KEY1234567", "APNS_APPS_0_KEY_FILE": "/keys/a.p8",
         ]).load(yaml: "")
-        XCTAssertEqual(config.apns.apps, [APNsApp(topic: "com.example.env", credential: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "/keys/a.p8"))])
+        XCTAssertEqual(try config.apns.apps, [APNsApp(topic: "com.example.env", credential: .token(teamID: "TEAM123456", keyID: "KEY1234567", keyFile: "/keys/a.p8"))])
     }
 
     func testMistakesAreNamed() {
@@ -151,8 +154,8 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try loader.load(yaml: "collector:\n  window_ms: soon\n")) {
             XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "collector.window_ms", reason: "'soon' is not a whole number"))
         }
-        XCTAssertThrowsError(try loader.load(yaml: "apns:\n  endpoint: ftp://x\n"))
-        XCTAssertThrowsError(try loader.load(yaml: "apns:\n  apps:\n    - topic: a.b\n")) {
+        XCTAssertThrowsError(try loader.load(yaml: "apns:\n  endpoint: ftp://x\n").apns)
+        XCTAssertThrowsError(try loader.load(yaml: "apns:\n  apps:\n    - topic: a.b\n").apns) {
             XCTAssertEqual($0 as? ConfigurationError, .invalid(key: "apns.apps.0", reason: "needs key_file with team_id and key_id, or cert_file"))
         }
         XCTAssertThrowsError(try ConfigurationLoader(environment: ["REDIS_URL": "http://x"]).load(yaml: ""))
@@ -269,5 +272,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertThrowsError(try ConfigurationLoader(environment: ["RETRY_BASE_DELAY_MS": "99999999999"]).load(yaml: "")) {
             XCTAssertEqual("\($0)", "configuration retry.base_delay_ms: must be at most 2147483647")
         }
+    }
+}
+
+extension WorkerConfiguration {
+    /// The `apns` block as the worker reads it: by its module.
+    var apns: APNsSettings {
+        get throws { try APNsModule(block: providerBlocks["apns"] ?? ConfigurationBlock(name: "apns")).settings }
     }
 }

@@ -1,3 +1,4 @@
+import APNsProvider
 @testable import FCMProvider
 import Foundation
 import PushCore
@@ -8,9 +9,10 @@ import Yams
 /// The deployment files cannot be run here (no Docker, no cluster), so what they promise is checked
 /// against the worker itself: their configuration loads, and every stop deadline is longer than the drain.
 final class DeploymentFilesTests: XCTestCase {
-    /// FCM's block is its module's: registered, as the worker registers it, before a configuration is read.
+    /// Each provider's block is its module's: registered, as the worker registers them, before a configuration is read.
     override class func setUp() {
         super.setUp()
+        _ = APNsModule.provider
         _ = PushProvider.fcm
     }
 
@@ -112,7 +114,7 @@ final class DeploymentFilesTests: XCTestCase {
             XCTAssertEqual(configuration.log.format, .json, overlay)
             XCTAssertGreaterThanOrEqual(try XCTUnwrap(pod["terminationGracePeriodSeconds"] as? Int),
                                         configuration.shutdown.timeoutSeconds + exitSlackSeconds, overlay)
-            XCTAssertEqual(configuration.apns.apps.isEmpty, overlay == "fcm-only", "\(overlay): APNs apps")
+            XCTAssertEqual(configuration.appTopics(of: .apns).isEmpty, overlay == "fcm-only", "\(overlay): APNs apps")
             XCTAssertEqual(try configuration.fcmSettings().apps.isEmpty, overlay == "apns-only", "\(overlay): FCM apps")
             switch overlay {
             case "sentinel":

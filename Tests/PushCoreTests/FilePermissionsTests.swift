@@ -1,3 +1,4 @@
+import APNsProvider
 import FCMProvider
 import Foundation
 import HuaweiProvider
@@ -35,13 +36,20 @@ final class FilePermissionsTests: XCTestCase {
                        "apns.apps.0.key_file \(path) is readable by everyone (mode 644); chmod 600 it (or 440 for a group of the worker's own)")
     }
 
-    /// A provider module's secret files (the keys its description names) are checked as APNs's are: each file
-    /// everyone can read is said with its full key; a private one and a key that names no secret are not.
-    func testTheProviderModulesSecretFilesAreCheckedToo() throws {
-        for module in [FCMModule.description, HuaweiModule.description, XiaomiModule.description] { PushProvider.register(module) }
+    /// Every provider's secret files (the keys its module's description names): each file everyone can read is
+    /// said with its full key; a private one and a key that names no secret are not.
+    func testEveryProvidersSecretFilesAreChecked() throws {
+        for module in [APNsModule.description, FCMModule.description, HuaweiModule.description, XiaomiModule.description] {
+            PushProvider.register(module)
+        }
         let exposed = try secretMount(mode: 0o644)
         let private_ = try secretMount(mode: 0o600)
         let yaml = """
+        apns:
+          apps:
+            - { topic: a.key, team_id: TEAM123456, key_id: KEY1234567, key_file: \(exposed) }
+            - { topic: a.cert, cert_file: \(private_) }
+            - { topic: b.cert, cert_file: \(exposed), cert_password: \(exposed) }
         fcm:
           apps:
             - topic: a.fcm
@@ -63,7 +71,7 @@ final class FilePermissionsTests: XCTestCase {
         """
         let configuration = try ConfigurationLoader(environment: [:]).load(yaml: yaml)
         let warned = FilePermissions.warnings(for: configuration).map { String($0.prefix { $0 != " " }) }
-        XCTAssertEqual(warned.sorted(), ["fcm.apps.0.service_account_file", "huawei.apps.1.service_account_file",
+        XCTAssertEqual(warned.sorted(), ["apns.apps.0.key_file", "apns.apps.2.cert_file", "fcm.apps.0.service_account_file", "huawei.apps.1.service_account_file",
                                          "xiaomi.apps.0.app_secret_file"])
     }
 }

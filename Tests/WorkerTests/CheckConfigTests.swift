@@ -38,6 +38,14 @@ final class CheckConfigTests: XCTestCase {
         XCTAssertTrue(result.output.contains("ok   redis.url: redis://127.0.0.1:\(redis.port)/0: connected"), result.output)
         XCTAssertTrue(result.output.contains("configuration OK"))
         XCTAssertFalse(result.output.contains("warn"), "a 0600 key is not a warning")
+        // Every provider's effective settings, as its module reads its block, defaults included.
+        for line in [
+            "apns.endpoint: https://api.push.apple.com", "apns.apps.0: com.example.chat, token auth, team_id DEF123GHIJ, key_id ABC123DEFG, key_file \(keyFile!)",
+            "fcm.endpoint: https://fcm.googleapis.com", "huawei.endpoint: https://push-api.cloud.huawei.com",
+            "huawei.token_uri: https://oauth-login.cloud.huawei.com/oauth2/v3/token", "xiaomi.quota_reset: 00:00+08:00",
+        ] {
+            XCTAssertTrue(result.output.contains("\n\(line)\n"), "\(line)\n\(result.output)")
+        }
     }
 
     /// docs/tools.md: check-config loads every FCM service account, signs an assertion and gets an access token,
@@ -103,6 +111,7 @@ final class CheckConfigTests: XCTestCase {
         XCTAssertTrue(result.output.contains("FAIL apns.apps.0 (com.example.chat): APNs key \(notAKey): not a PEM private key"), result.output)
         XCTAssertTrue(result.output.contains("FAIL apns.apps.1 (com.example.legacy): APNs certificate \(certificates.p12): not a PKCS#12 file, or the password (cert_password) is wrong"), result.output)
         XCTAssertTrue(result.output.contains("2 problems found"))
+        XCTAssertTrue(result.output.contains("apns.apps.1: com.example.legacy, certificate \(certificates.p12), cert_password ***"), result.output)
         XCTAssertFalse(result.output.contains("wrong-one"), "the certificate password is never printed")
     }
 

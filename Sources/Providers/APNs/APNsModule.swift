@@ -2,11 +2,27 @@ import Foundation
 import Pusher
 import PushCore
 
-/// APNs as the `Pusher` starts it and `check-config` checks it (`ProviderApps`): its apps' lanes and credentials. Its
-/// message rules and its `apns` block are still the core's (`MessageParser`, `ConfigurationLoader`), as the default
-/// provider's; the worker names this type once, in its list of providers.
-public struct APNsModule: ProviderApps {
-    public static var provider: PushProvider { .apns }
+/// Apple Push Notification service as the worker builds it (`ProviderModule`, docs/transport.md): the default
+/// provider. Its `apns` block, its apps' lanes (one per credential, apps sharing a key share them), its answers and
+/// its credential check. Its messages take the core's default shape (docs/message-format.md), which the parser reads
+/// inline; the worker names this type once, in its list of providers.
+public struct APNsModule: ProviderModule {
+    public static let description = ProviderDescription(
+        name: "apns",
+        // One token a request, and a payload the core's default shape checks (4 KB, 5 KB for VoIP).
+        messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1),
+        alertTexts: { payload, extraFields in APNsAlertText.texts(in: payload, extraFields: extraFields) },
+        requestPreview: { message, _ in APNsRequestPreview.fields(of: message) },
+        settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "event_loop", "transport_threads",
+                       "request_timeout_ms", "credential_probe_max_ms", "transport", "ping_interval_ms"],
+        appKeys: ["topic", "team_id", "key_id", "key_file", "cert_file", "cert_password"],
+        secretFileAppKeys: ["key_file", "cert_file"],
+        // The message, its token or its topic is wrong (docs/transport.md): a replay meets the same answer.
+        permanentReasons: [
+            "BadDeviceToken", "DeviceTokenNotForTopic", "PayloadTooLarge", "BadTopic", "TopicDisallowed", "BadCollapseId",
+            "BadExpirationDate", "BadPriority", "MissingTopic", "BadMessageId", "InvalidPushType", "BadPath", "MissingDeviceToken",
+        ],
+        knownResponses: knownSeries.responses)
 
     /// Apple's answers (docs/transport.md), the scheduler's retry reasons and each app's outcomes, at 0 from the
     /// first scrape.
@@ -38,9 +54,37 @@ public struct APNsModule: ProviderApps {
         self.settings = settings
     }
 
+    /// Reads the `apns` block (docs/configuration.md); a bad value is an error naming its key.
+    public init(block: ConfigurationBlock) throws {
+        settings = try APNsSettings(block: block)
+    }
+
     public var topics: [String] { settings.apps.map(\.topic) }
 
     public var caFile: String { settings.caFile }
+
+    public var summaryLines: [String] {
+        var lines = [
+            "apns.endpoint: \(settings.endpoint.baseURL)",
+            "apns.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
+            "apns.transport: \(settings.transport)",
+            "apns.connections: \(settings.connections)",
+            "apns.max_connections: \(settings.maxConnections)",
+            "apns.ping_interval_ms: \(settings.pingIntervalMillis)",
+            "apns.transport_threads: \(settings.transportThreads == 0 ? "(one per two cores; libcurl: one per core)" : String(settings.transportThreads))",
+            "apns.request_timeout_ms: \(settings.requestTimeoutMillis)",
+            "apns.credential_probe_max_ms: \(settings.credentialProbeMaxMillis)",
+        ]
+        for (index, app) in settings.apps.enumerated() {
+            switch app.credential {
+            case .token(let team, let key, let file):
+                lines.append("apns.apps.\(index): \(app.topic), token auth, team_id \(team), key_id \(key), key_file \(file)")
+            case .certificate(let file, let password):
+                lines.append("apns.apps.\(index): \(app.topic), certificate \(file)\(password.isEmpty ? "" : ", cert_password ***")")
+            }
+        }
+        return lines
+    }
 
     /// Each credential gets lanes, each a thread with its own HTTP/2 client and its share of the connections; apps
     /// that share a .p8 key (or a certificate) share its lanes, its JWT and its connections (`alsoServes`).

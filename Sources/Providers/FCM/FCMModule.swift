@@ -77,6 +77,21 @@ public struct FCMModule: ProviderModule {
 
     public var caFile: String { settings.caFile }
 
+    public var summaryLines: [String] {
+        [
+            "fcm.endpoint: \(settings.endpoint)",
+            "fcm.token_uri: \(settings.tokenURI.isEmpty ? "(each service account's token_uri)" : settings.tokenURI)",
+            "fcm.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
+            "fcm.connections: \(settings.connections)",
+            "fcm.max_connections: \(settings.maxConnections)",
+            "fcm.request_timeout_ms: \(settings.requestTimeoutMillis)",
+            "fcm.ping_interval_ms: \(settings.pingIntervalMillis)",
+        ] + settings.apps.enumerated().map { index, app in
+            "fcm.apps.\(index): \(app.topic), service_account_file \(app.serviceAccountFile)"
+                + (app.projectID.isEmpty ? ", project_id (the service account's)" : ", project_id \(app.projectID)")
+        }
+    }
+
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
         try FCMLanes.make(settings, context: context)
     }

@@ -67,6 +67,22 @@ public struct HuaweiModule: ProviderModule {
         self.settings = settings
     }
 
+    public var summaryLines: [String] {
+        [
+            "huawei.endpoint: \(settings.endpoint)",
+            "huawei.token_uri: \(settings.tokenURI)",
+            "huawei.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
+            "huawei.connections: \(settings.connections)",
+            "huawei.max_connections: \(settings.maxConnections)",
+            "huawei.request_timeout_ms: \(settings.requestTimeoutMillis)",
+        ] + settings.apps.enumerated().map { index, app in
+            let credential = app.api == .v1
+                ? "app_id \(app.appID), client_secret_file \(app.clientSecretFile)"
+                : "service_account_file \(app.serviceAccountFile)"
+            return "huawei.apps.\(index): \(app.topic), api \(app.api.rawValue), \(credential), category \(app.category), tokens_per_s \(app.tokensPerSecond)"
+        }
+    }
+
     public var topics: [String] { settings.apps.map(\.topic) }
 
     public var caFile: String { settings.caFile }

@@ -50,6 +50,21 @@ public struct XiaomiModule: ProviderModule {
         self.settings = settings
     }
 
+    public var summaryLines: [String] {
+        [
+            "xiaomi.endpoint: \(settings.endpoint)",
+            "xiaomi.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
+            "xiaomi.connections: \(settings.connections)",
+            "xiaomi.max_connections: \(settings.maxConnections)",
+            "xiaomi.request_timeout_ms: \(settings.requestTimeoutMillis)",
+            "xiaomi.quota_reset: \(settings.quotaReset)",
+        ] + settings.apps.enumerated().map { index, app in
+            "xiaomi.apps.\(index): \(app.topic), package \(app.package), app_secret_file \(app.appSecretFile)"
+                + ", channel_id \(app.channelID.isEmpty ? "(none)" : app.channelID)"
+                + ", template_id \(app.templateID.isEmpty ? "(none)" : app.templateID), requests_per_s \(app.requestsPerSecond)"
+        }
+    }
+
     public var topics: [String] { settings.apps.map(\.topic) }
 
     public var caFile: String { settings.caFile }

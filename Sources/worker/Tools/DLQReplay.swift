@@ -26,18 +26,15 @@ struct DLQReplay: AsyncParsableCommand {
     @Option(name: .long, help: "The list replayed messages enter: queue (push:queue, the default) or bulk (push:queue:bulk: a large replay that must not delay chat pushes).")
     var to: String = "queue"
 
-    /// Reasons no replay can fix: the message or token itself is wrong, or it crashed workers.
-    static let permanentReasons: Set<String> = [
-        "BadDeviceToken", "DeviceTokenNotForTopic", "PayloadTooLarge", "BadTopic", "TopicDisallowed", "BadCollapseId",
-        "BadExpirationDate", "BadPriority", "MissingTopic", "BadMessageId", "InvalidPushType", "BadPath", "MissingDeviceToken",
-        "PoisonMessage", "Expired",
-    ]
+    /// The pipeline's own reasons no replay can fix: a message that crashed workers, or one past its expiration
+    /// (with the prefixes below: one the parser refused, or whose app is not configured).
+    static let permanentReasons: Set<String> = ["PoisonMessage", "Expired"]
 
-    /// `provider`: the record's; a provider module's own permanent codes (`ProviderDescription.permanentReasons`)
-    /// count for its dead letters.
+    /// `provider`: the record's (none: the default provider's); its module's permanent codes
+    /// (`ProviderDescription.permanentReasons`) count for its dead letters.
     static func isPermanent(_ reason: String, provider: String? = nil) -> Bool {
         if permanentReasons.contains(reason) || reason.hasPrefix("Malformed") || reason.hasPrefix("TopicNotConfigured") { return true }
-        guard let provider, let module = PushProvider(rawValue: provider)?.module else { return false }
+        guard let module = (provider.map { PushProvider(rawValue: $0) } ?? PushProvider.default)?.module else { return false }
         return module.permanentReasons.contains(reason)
     }
 

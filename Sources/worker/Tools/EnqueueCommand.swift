@@ -13,14 +13,14 @@ struct EnqueueCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var options: ToolOptions
-    @Option(name: .long, help: "The app's bundle id (apns-topic); with another --provider, the topic of an app of <provider>.apps.") var topic: String
+    @Option(name: .long, help: "The topic of an app of <provider>.apps (an iPhone app's bundle id for the default provider).") var topic: String
     @Option(name: .long, help: "A device token (hex or Base64; with another --provider, that service's token as it gave it); repeat for several.") var token: [String] = []
     @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with another --provider {\"notification\":{\"body\":TEXT}}).") var alert: String?
-    @Option(name: .long, help: "apns (iPhone, the default) or the name of a provider module: Android through Firebase or China's vendors (docs/message-format.md).") var provider: String?
+    @Option(name: .long, help: "The message's provider (docs/message-format.md); default: the default provider (iPhones). Another: Android through Firebase or China's vendors.") var provider: String?
     @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
     @Option(name: .long, help: "private, group or system.") var kind: String?
     @Option(name: .long) var uuid: String?
-    @Option(name: .long, help: "apns-push-type.") var pushType: String?
+    @Option(name: .long, help: "The default provider's push type (push_type of docs/message-format.md).") var pushType: String?
     @Option(name: .long, help: "10, 5 or 1.") var priority: Int?
     @Option(name: .long, help: "UNIX seconds, or +N seconds from now.") var expiration: String?
     @Option(name: .long) var collapseId: String?

@@ -84,16 +84,7 @@ struct ExplainCommand: AsyncParsableCommand {
                 out.say("tokens", "\(message.tokens.count) sent, one request each")
             }
             if !rejected.isEmpty { out.say("feedback", "\(rejected.count) malformed token(s) go to feedback as BadDeviceToken: \(rejected.prefix(5).joined(separator: ", "))") }
-            if headers.provider == .apns {
-                out.say("request", "POST /3/device/<token>")
-                out.say("apns-topic", headers.topic)
-                out.say("apns-push-type", headers.pushType)
-                out.say("apns-priority", String(headers.priority))
-                out.say("apns-expiration", headers.expiration.map { $0 == 0 ? "0 (deliver now or never)" : String($0) }
-                        ?? "not sent (no expiration given: Apple stores the push for an offline device by its own policy)")
-                out.say("apns-collapse-id", headers.collapseID ?? "not sent")
-                out.say("body", String(decoding: message.payload, as: UTF8.self))
-            } else if let preview = headers.provider.module?.requestPreview {
+            if let preview = headers.provider.module?.requestPreview {
                 for (field, value) in preview(message, now) { out.say(field, value) }
             } else {
                 out.say("payload", String(decoding: message.payload, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import PushCore
 
 extension APNsSettings {
     /// Reads the `apns` block (docs/configuration.md) as a provider module reads its own; a bad value is an error
