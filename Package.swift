@@ -82,9 +82,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
-        // Apple's APNs (docs/transport.md): `POST /3/device/<token>`, provider tokens (ES256 JWTs) or client
-        // certificates, Apple's answers, and its apps' lanes. (Its message rules and `apns` block are still the
-        // core's: the default provider's.)
+        // Apple's APNs (docs/transport.md), the default provider: its message rules, `POST /3/device/<token>`,
+        // provider tokens (ES256 JWTs) or client certificates, Apple's answers, its `apns` block and its apps' lanes.
         .target(name: "APNsProvider", dependencies: [
             "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/APNs"),
@@ -145,11 +144,11 @@ let package = Package(
         .executableTarget(name: "filter-benchmark", dependencies: ["Filter"], path: "Benchmarks/FilterBenchmark"),
 
         // CPU per message of parsing and merging, without Redis or HTTP/2 (scripts/bench.sh --stages).
-        .executableTarget(name: "stage-benchmark", dependencies: ["PushCore", "Merger"], path: "Benchmarks/StageBenchmark"),
+        .executableTarget(name: "stage-benchmark", dependencies: ["APNsProvider", "PushCore", "Merger"], path: "Benchmarks/StageBenchmark"),
 
         // A libFuzzer target for the message parser (scripts/fuzz.sh builds it with -sanitize=fuzzer); in a
         // plain build it replays corpus files through the same property checks.
-        .executableTarget(name: "message-fuzzer", dependencies: ["PushCore", "FCMProvider"], path: "Fuzz/MessageFuzzer"),
+        .executableTarget(name: "message-fuzzer", dependencies: ["APNsProvider", "PushCore", "FCMProvider"], path: "Fuzz/MessageFuzzer"),
 
         .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator", "FCMProvider",
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
@@ -160,10 +159,10 @@ let package = Package(
         .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["APNsProvider", "FCMProvider", "Filter", "PushCore", "TestSupport"]),
-        .testTarget(name: "MergerTests", dependencies: ["FCMProvider", "Merger", "PushCore"]),
-        .testTarget(name: "CollectorTests", dependencies: ["FCMProvider", "Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
+        .testTarget(name: "MergerTests", dependencies: ["APNsProvider", "FCMProvider", "Merger", "PushCore"]),
+        .testTarget(name: "CollectorTests", dependencies: ["APNsProvider", "FCMProvider", "Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "PusherTests", dependencies: ["APNsProvider", "FCMProvider", "Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
-        .testTarget(name: "WorkerTests", dependencies: ["FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
+        .testTarget(name: "WorkerTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),

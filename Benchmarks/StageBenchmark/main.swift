@@ -1,3 +1,4 @@
+import APNsProvider
 import Foundation
 import Merger
 import PushCore
@@ -22,6 +23,8 @@ func cpuSeconds() -> Double {
         + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
 }
 
+// The default provider's rules are its module's: registered, as the worker registers it, before the parser is made.
+_ = APNsModule.provider
 let parser = MessageParser()
 let now = Int64(Date().timeIntervalSince1970)
 

@@ -1,3 +1,4 @@
+import APNsProvider
 import FCMProvider
 import PushCore
 
@@ -5,14 +6,22 @@ import PushCore
 /// generated inputs (scripts/fuzz.sh), and by this program on files given as arguments (a corpus or a
 /// crash file to reproduce). A violated property stops the process, which is what both report as a failure.
 enum MessageProperties {
-    /// FCM's rules are its module's: registered before the first element is read.
-    static let parser: MessageParser = {
+    /// The providers' rules are their modules' (the default one's and FCM's): registered, as the worker registers
+    /// them, before a parser is made.
+    static let registered: Void = {
+        _ = APNsModule.provider
         _ = PushProvider.fcm
+    }()
+    static let parser: MessageParser = {
+        registered
         return MessageParser()
     }()
     static let lowercaseHex = Set("0123456789abcdef".utf8)
 
-    static let treeParser = MessageParser(readsFieldsDirectly: false)
+    static let treeParser: MessageParser = {
+        registered
+        return MessageParser(readsFieldsDirectly: false)
+    }()
     static let fcmFields: Set<String> = ["android", "apns", "data", "fcm_options", "notification", "webpush"]
 
     static func check(_ bytes: [UInt8]) {

@@ -14,15 +14,15 @@ extension MessageParser {
         let name = provider.rawValue
         guard let payloadValue = fields.payload else { throw Problem("payload is missing") }
         guard payloadValue.objectMembers != nil else { throw Problem("payload is not a JSON object") }
-        if fields.pushType != nil { throw Problem("push_type is APNs-only: not allowed with provider \"\(name)\"") }
+        if fields.pushType != nil { throw Problem("push_type is for \(PushProvider.default.rawValue) messages only: not allowed with provider \"\(name)\"") }
         // `priority` is accepted and not mapped: a vendor's high priority is a right it grants (set it in the
         // vendor's object).
         var priority = 10
-        if let value = fields.priority { priority = try self.priority(value, pushType: "alert") }
+        if let value = fields.priority { priority = try Self.priority(value) }
         var expiration: Int64?
-        if let value = fields.expiration { expiration = try self.expiration(value, now: now) ?? 0 }
-        let collapseID = try collapseID(fields.collapseID)
-        let enqueuedAt = try enqueuedAt(fields.enqueuedAt)
+        if let value = fields.expiration { expiration = try Self.expiration(value, now: now) ?? 0 }
+        let collapseID = try Self.collapseID(fields.collapseID)
+        let enqueuedAt = try Self.enqueuedAt(fields.enqueuedAt)
 
         let members: [JSONMember]
         let body: [UInt8]
@@ -41,8 +41,8 @@ extension MessageParser {
             throw Problem("payload is \(body.count) bytes, over the \(rules.maxPayloadBytes)-byte limit for \(name)")
         }
 
-        let strings = try tokenStrings(fields)
-        let (tokens, rejected) = try sortTokens(strings, notA: "a vendor push token") { VendorToken.isValid($0) ? $0 : nil }
+        let strings = try Self.tokenStrings(fields)
+        let (tokens, rejected) = try Self.sortTokens(strings, notA: "a vendor push token") { VendorToken.isValid($0) ? $0 : nil }
         let headers = PushHeaders(topic: topic, appTopic: topic, pushType: "", priority: priority,
                                   expiration: expiration, collapseID: collapseID, provider: provider)
         if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }

@@ -1,7 +1,7 @@
 /// What one queue element turned out to be.
 public enum ParsedElement: Sendable {
-    /// A message to push. `rejectedTokens` are the producer's tokens that are not tokens of its provider (for
-    /// APNs neither hex nor Base64): they go to feedback as `BadDeviceToken` while the rest are sent.
+    /// A message to push. `rejectedTokens` are the producer's tokens that are not tokens of its provider (for the
+    /// default provider neither hex nor Base64): they go to feedback as `BadDeviceToken` while the rest are sent.
     case valid(PushMessage, rejectedTokens: [String])
     /// The element cannot be pushed; `reason` names the field and the problem (it becomes the dead
     /// letter's reason). `messageID` is the producer's id when the element had a usable one, for logs.
@@ -22,7 +22,7 @@ public struct MessageLimits: Sendable, Equatable {
     public static let maxTopicBytes = 255
     public static let maxCollapseIDBytes = 64
     public static let maxUUIDBytes = 256
-    /// UNIX seconds, 32 bits (until 2106): what APNs' `apns-expiration` can mean, and far from any overflow.
+    /// UNIX seconds, 32 bits (until 2106): what a request's expiration header can say, and far from any overflow.
     public static let maxExpiration: Int64 = 4_294_967_295
     /// UNIX milliseconds up to 2^53, so latency arithmetic on it cannot overflow.
     public static let maxEnqueuedAtMillis: Int64 = 9_007_199_254_740_992
@@ -31,16 +31,6 @@ public struct MessageLimits: Sendable, Equatable {
 /// Validates queue elements against docs/message-format.md. Every conversion is checked: no element, however
 /// crafted, can trap, hang or exhaust the worker; each rejection names the field and the problem.
 public struct MessageParser: Sendable {
-    public static let pushTypes: Set<String> = [
-        "alert", "background", "voip", "complication", "fileprovider", "mdm", "location",
-        "liveactivity", "pushtotalk", "widgets", "controls",
-    ]
-    /// apns-topic suffixes Apple requires for these push types.
-    public static let topicSuffixes: [String: String] = [
-        "voip": ".voip", "complication": ".complication", "fileprovider": ".pushkit.fileprovider",
-        "location": ".location-query", "liveactivity": ".push-type.liveactivity", "pushtotalk": ".voip-ptt",
-        "widgets": ".push-type.widgets",
-    ]
     public static let maxTokens = MessageLimits.maxTokens
     /// Up to this many tokens, one listed twice is found by comparing with each earlier one.
     static let linearTokenScanLimit = 16
@@ -49,10 +39,14 @@ public struct MessageParser: Sendable {
     /// Whether plain elements are read field by field (`MessageFieldReader`) rather than as a tree. Both give
     /// the same result for every element; false is for comparing the two (tests, the fuzzer).
     public let readsFieldsDirectly: Bool
+    /// The default provider's rules for its messages (nearly every message), taken from the registry once, here,
+    /// rather than per message; nil if its module had not registered yet when this parser was made.
+    private let defaultRules: (any ProviderMessageRules)?
 
     public init(limits: MessageLimits = MessageLimits(), readsFieldsDirectly: Bool = true) {
         self.limits = limits
         self.readsFieldsDirectly = readsFieldsDirectly
+        defaultRules = PushProvider.default.ownMessageRules
     }
 
     /// - Parameter now: UNIX seconds, used for relative (`"+N"`) and past expirations.
@@ -79,13 +73,16 @@ public struct MessageParser: Sendable {
             }
             fields = MessageFields(members, canonicalPayload: canonicalPayload)
         }
+        // The fields go on to the provider's rules by move, not by copy (a copy retained and released each of them).
+        let idValue = fields.id
         do {
-            // Few elements name a provider: they take a path of their own, out of line, which leaves the APNs
-            // parse as it was (a branch for it there cost every message about 4%: scripts/bench.sh --stages).
-            if _slowPath(fields.namesProvider) { return try parseNamingProvider(fields, seq: seq, now: now, raw: raw) }
-            return try parse(fields, seq: seq, now: now, raw: raw)
+            // Few elements name a provider: they take a path of their own, out of line, which leaves the default
+            // provider's as short as it can be (a branch for it there cost every message about 4%: scripts/bench.sh
+            // --stages).
+            if _slowPath(fields.namesProvider) { return try parseNamingProvider(consume fields, seq: seq, now: now, raw: raw) }
+            return try parseDefault(consume fields, seq: seq, now: now, raw: raw)
         } catch {
-            return .invalid(reason: error.reason, messageID: usableID(fields.id))
+            return .invalid(reason: error.reason, messageID: usableID(idValue))
         }
     }
 
@@ -150,13 +147,27 @@ public struct MessageParser: Sendable {
         return (id, kind, uuid, topic)
     }
 
+    /// A message without `provider`: the default provider's rules read it.
+    private func parseDefault(_ fields: consuming MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
+        let (id, kind, uuid, topic) = try commonFields(fields)
+        if let defaultRules {
+            return try defaultRules.parse(ProviderElement(limits: limits, fields: fields, provider: .default, id: id, kind: kind,
+                                                          uuid: uuid, topic: topic, seq: seq, now: now, raw: raw))
+        }
+        // A parser made before the module registered (a test's property) asks the registry, once per message.
+        guard let rules = PushProvider.default.ownMessageRules else {
+            fatalError("the default provider's module is not registered: register the providers (PushProvider.registerDefault) before reading a message")
+        }
+        return try rules.parse(ProviderElement(limits: limits, fields: fields, provider: .default, id: id, kind: kind, uuid: uuid,
+                                                topic: topic, seq: seq, now: now, raw: raw))
+    }
+
     @inline(never)
-    private func parseNamingProvider(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
+    private func parseNamingProvider(_ fields: consuming MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let (id, kind, uuid, topic) = try commonFields(fields)
         let provider = try provider(fields)
-        if provider == .apns { return try parse(fields, seq: seq, now: now, raw: raw) }
-        if let parse = provider.ownMessageRules {
-            return try parse(ProviderElement(parser: self, fields: fields, provider: provider, id: id, kind: kind, uuid: uuid,
+        if let rules = provider.ownMessageRules {
+            return try rules.parse(ProviderElement(limits: limits, fields: fields, provider: provider, id: id, kind: kind, uuid: uuid,
                                              topic: topic, seq: seq, now: now, raw: raw))
         }
         guard let rules = provider.vendorRules else { throw Problem("provider \"\(provider.rawValue)\" has no message rules") }
@@ -164,66 +175,11 @@ public struct MessageParser: Sendable {
                                seq: seq, now: now, raw: raw)
     }
 
-    /// The APNs message of docs/message-format.md (also with `"provider": "apns"`).
-    private func parse(_ fields: MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
-        let canonicalPayload = fields.canonicalPayload
-        let (id, kind, uuid, topic) = try commonFields(fields)
-
-        guard let payloadValue = fields.payload else { throw Problem("payload is missing") }
-        guard payloadValue.objectMembers != nil else { throw Problem("payload is not a JSON object") }
-
-        let pushType = try pushType(fields.pushType) {
-            if let canonicalPayload { return CanonicalJSON.apsHasOnlyContentAvailable(raw, object: canonicalPayload) }
-            if let sorted = fields.sortedPayload { return CanonicalJSON.apsHasOnlyContentAvailable(sorted, object: 0..<sorted.count) }
-            guard let aps = payloadValue["aps"]?.objectMembers else { return false }
-            return aps.count == 1 && aps[0].key == "content-available"
-        }
-        let priority = try priority(fields.priority, pushType: pushType)
-        let expiration = try expiration(fields.expiration, now: now)
-
-        let collapseID = try collapseID(fields.collapseID)
-        let enqueuedAt = try enqueuedAt(fields.enqueuedAt)
-
-        let body = fields.keptPayload(raw: raw) ?? JSONWriter.canonical(payloadValue)
-        let limit = pushType == "voip" ? 5120 : 4096
-        guard body.count <= limit else {
-            throw Problem("payload is \(body.count) bytes, over the \(limit)-byte limit for \(pushType)")
-        }
-
-        let (tokens, rejected) = try tokens(fields)
-
-        var apnsTopic = topic
-        var appTopic = topic
-        // "alert" (nearly every message) has no suffix: compared, not hashed into the table.
-        if pushType != "alert", let suffix = Self.topicSuffixes[pushType] {
-            if topic.hasSuffix(suffix) { appTopic = String(topic.dropLast(suffix.count)) } else { apnsTopic += suffix }
-        }
-        guard apnsTopic.utf8.count <= MessageLimits.maxTopicBytes else {
-            throw Problem("topic with the \(pushType) suffix is over \(MessageLimits.maxTopicBytes) bytes")
-        }
-
-        let headers = PushHeaders(topic: apnsTopic, appTopic: appTopic, pushType: pushType, priority: priority,
-                                  expiration: expiration, collapseID: collapseID)
-        if headers.isExpired(nowSeconds: now) { throw Problem(reason: "Expired") }
-        let message = PushMessage(seq: seq, id: id, kind: kind, uuid: uuid, headers: headers,
-                                  payload: body, tokens: tokens, enqueuedAtMillis: enqueuedAt)
-        return .valid(message, rejectedTokens: rejected)
-    }
-
-    private func tokens(_ fields: MessageFields) throws(Problem) -> (tokens: [String], rejected: [String]) {
-        let strings = try tokenStrings(fields)
-        // One token already as APNs writes it (most messages): the producer's list is the list.
-        if strings.count == 1, let token = DeviceToken.normalize(strings[0]), token == strings[0] {
-            return (strings, [])
-        }
-        return try sortTokens(strings, notA: "hex or base64") { DeviceToken.normalize($0) }
-    }
-
     /// The producer's tokens in the provider's form (`normalize`), each listed once, and those that are not a
     /// token at all. One bad token among good ones is the device's problem (feedback); no good token at all is
     /// the producer's: `Malformed: tokens[i] is not <notA>`. Inlined with each provider's `normalize`.
     @inline(__always)
-    func sortTokens(_ strings: [String], notA: StaticString, normalize: (String) -> String?) throws(Problem)
+    static func sortTokens(_ strings: [String], notA: StaticString, normalize: (String) -> String?) throws(Problem)
         -> (tokens: [String], rejected: [String]) {
         var tokens: [String] = []
         tokens.reserveCapacity(strings.count)
@@ -234,7 +190,7 @@ public struct MessageParser: Sendable {
             if let token = normalize(text) {
                 // A token listed twice is sent once.
                 // Comparing with the few tokens before costs less than hashing; a set beyond that.
-                if strings.count > Self.linearTokenScanLimit {
+                if strings.count > linearTokenScanLimit {
                     guard seen.insert(token).inserted else { continue }
                 } else if tokens.contains(token) {
                     continue
@@ -251,14 +207,14 @@ public struct MessageParser: Sendable {
 
     /// The producer's tokens as strings, whichever way the element was read.
     @inline(__always)
-    func tokenStrings(_ fields: MessageFields) throws(Problem) -> [String] {
+    static func tokenStrings(_ fields: MessageFields) throws(Problem) -> [String] {
         if let tokenStrings = fields.tokenStrings {
-            try Self.checkTokenCount(tokenStrings.count)
+            try checkTokenCount(tokenStrings.count)
             return tokenStrings
         }
         guard let value = fields.tokens else { throw Problem("tokens is missing") }
         guard let items = value.arrayValue else { throw Problem("tokens is not an array") }
-        try Self.checkTokenCount(items.count)  // before the items' types, whose error comes after it
+        try checkTokenCount(items.count)  // before the items' types, whose error comes after it
         var texts: [String] = []
         texts.reserveCapacity(items.count)
         for (index, item) in items.enumerated() {
@@ -274,7 +230,7 @@ public struct MessageParser: Sendable {
     }
 
     private func provider(_ fields: MessageFields) throws(Problem) -> PushProvider {
-        guard fields.namesProvider else { return .apns }
+        guard fields.namesProvider else { return .default }
         guard let provider = fields.provider else {
             throw Problem("provider must be \(PushProvider.namesForErrors)")
         }
@@ -282,7 +238,7 @@ public struct MessageParser: Sendable {
     }
 
     @inline(__always)
-    func collapseID(_ value: JSONValue?) throws(Problem) -> String? {
+    static func collapseID(_ value: JSONValue?) throws(Problem) -> String? {
         guard let value else { return nil }
         guard let text = value.stringValue else { throw Problem("collapse_id is not a string") }
         try HeaderValue.check(text, field: "collapse_id", maxBytes: MessageLimits.maxCollapseIDBytes, allowSpace: true)
@@ -290,7 +246,7 @@ public struct MessageParser: Sendable {
     }
 
     @inline(__always)
-    func enqueuedAt(_ value: JSONValue?) throws(Problem) -> Int64? {
+    static func enqueuedAt(_ value: JSONValue?) throws(Problem) -> Int64? {
         guard let value else { return nil }
         guard let number = value.exactInteger, number >= 0, number <= MessageLimits.maxEnqueuedAtMillis else {
             throw Problem("enqueued_at must be UNIX milliseconds (a whole number from 0 to 2^53)")
@@ -298,31 +254,17 @@ public struct MessageParser: Sendable {
         return number
     }
 
-    /// `push_type`, or without one "background" for a payload whose `aps` holds only `content-available`.
-    private func pushType(_ value: JSONValue?, contentAvailableOnly: () -> Bool) throws(Problem) -> String {
-        if let value {
-            guard let text = value.stringValue, Self.pushTypes.contains(text) else {
-                throw Problem("push_type must be one of \(Self.pushTypes.sorted().joined(separator: ", "))")
-            }
-            return text
-        }
-        return contentAvailableOnly() ? "background" : "alert"
-    }
-
+    /// `priority`: 10, 5 or 1 (what a provider allows of them for a kind of push is its rules').
     @inline(__always)
-    func priority(_ value: JSONValue?, pushType: String) throws(Problem) -> Int {
-        guard let value else { return pushType == "background" ? 5 : 10 }
+    static func priority(_ value: JSONValue) throws(Problem) -> Int {
         guard let number = value.exactInteger, [10, 5, 1].contains(number) else {
             throw Problem("priority must be 10, 5 or 1")
-        }
-        if pushType == "background" && number == 10 {
-            throw Problem("priority 10 is not allowed for background pushes (Apple requires 5)")
         }
         return Int(number)
     }
 
     @inline(__always)
-    func expiration(_ value: JSONValue?, now: Int64) throws(Problem) -> Int64? {
+    static func expiration(_ value: JSONValue?, now: Int64) throws(Problem) -> Int64? {
         guard let value else { return nil }
         let absolute: Int64
         if let text = value.stringValue {
@@ -334,7 +276,7 @@ public struct MessageParser: Sendable {
             }
             let (sum, overflow) = now.addingReportingOverflow(offset)
             guard !overflow, sum <= MessageLimits.maxExpiration else {
-                throw Problem("expiration \"+\(offset)\" is past the largest UNIX time APNs takes (\(MessageLimits.maxExpiration))")
+                throw Problem("expiration \"+\(offset)\" is past the largest UNIX time a message can carry (\(MessageLimits.maxExpiration))")
             }
             absolute = sum
         } else {
@@ -342,7 +284,7 @@ public struct MessageParser: Sendable {
                 throw Problem("expiration must be UNIX seconds or \"+N\"")
             }
             guard number <= MessageLimits.maxExpiration else {
-                throw Problem("expiration \(number) is past the largest UNIX time APNs takes (\(MessageLimits.maxExpiration))")
+                throw Problem("expiration \(number) is past the largest UNIX time a message can carry (\(MessageLimits.maxExpiration))")
             }
             absolute = number
         }

@@ -1,8 +1,9 @@
-/// A queue element naming a provider module that reads its messages with rules of its own
-/// (`ProviderDescription.parse`), after the fields every message has (`id`, `kind`, `uuid`, `topic`) were checked:
+/// A queue element for a provider module that reads its messages with rules of its own (`ProviderDescription.parse`:
+/// the default provider's, Firebase's), after the fields every message has (`id`, `kind`, `uuid`, `topic`) were checked:
 /// the module's rules read the rest through this, with the same checks and error texts as every provider's.
 public struct ProviderElement {
-    let parser: MessageParser
+    /// The limits the element is read under (its depth).
+    public let limits: MessageLimits
     let fields: MessageFields
     public let provider: PushProvider
     public let id: String
@@ -15,9 +16,9 @@ public struct ProviderElement {
     public let now: Int64
     let raw: [UInt8]
 
-    init(parser: MessageParser, fields: MessageFields, provider: PushProvider, id: String, kind: MessageKind, uuid: String?,
+    init(limits: MessageLimits, fields: MessageFields, provider: PushProvider, id: String, kind: MessageKind, uuid: String?,
          topic: String, seq: UInt64, now: Int64, raw: [UInt8]) {
-        self.parser = parser
+        self.limits = limits
         self.fields = fields
         self.provider = provider
         self.id = id
@@ -29,13 +30,10 @@ public struct ProviderElement {
         self.raw = raw
     }
 
-    /// The limits the element is read under (its depth).
-    public var limits: MessageLimits { parser.limits }
-
     /// `payload` as given (a tree, or nil when absent).
     public var payload: JSONValue? { fields.payload }
 
-    /// Whether the element has a `push_type` (a field of Apple's service only: a module refuses it).
+    /// Whether the element has a `push_type` (a field of the default provider's messages only: other rules refuse it).
     public var namesPushType: Bool { fields.pushType != nil }
 
     /// The payload's canonical bytes when the reader kept them without a tree (as the producer wrote them, or
@@ -49,36 +47,57 @@ public struct ProviderElement {
         guard let payloadValue = fields.payload else { throw MessageParser.Problem("payload is missing") }
         guard let given = payloadValue.objectMembers else { throw MessageParser.Problem("payload is not a JSON object") }
         guard let kept else { return given }
-        guard let members = fields.keptPayloadMembers(raw: raw, kept: kept, maxDepth: parser.limits.maxDepth) else {
+        guard let members = fields.keptPayloadMembers(raw: raw, kept: kept, maxDepth: limits.maxDepth) else {
             throw MessageParser.Problem("payload is not a JSON object")
         }
         return members
     }
 
+    /// `push_type` as given (nil when absent).
+    public var pushType: JSONValue? { fields.pushType }
+
+    /// Whether the payload has a member `probe.key` that is an object of the one member `probe.member`; read from
+    /// the producer's bytes when they were kept, without a tree.
+    public func payloadMemberHasOnly(_ probe: PayloadMemberProbe) -> Bool {
+        if let canonical = fields.canonicalPayload { return CanonicalJSON.memberHasOnly(raw, object: canonical, probe) }
+        if let sorted = fields.sortedPayload { return CanonicalJSON.memberHasOnly(sorted, object: 0..<sorted.count, probe) }
+        guard let inner = fields.payload?[probe.key]?.objectMembers else { return false }
+        return inner.count == 1 && inner[0].key == probe.member
+    }
+
     /// `priority` (10, 5 or 1) if given.
     public func priority() throws(MessageParser.Problem) -> Int? {
         guard let value = fields.priority else { return nil }
-        return try parser.priority(value, pushType: "alert")
+        return try MessageParser.priority(value)
     }
 
     /// `expiration` as absolute UNIX seconds if given (0: deliver now or drop).
     public func expiration() throws(MessageParser.Problem) -> Int64? {
         guard let value = fields.expiration else { return nil }
-        return try parser.expiration(value, now: now) ?? 0
+        return try MessageParser.expiration(value, now: now) ?? 0
     }
 
     /// `collapse_id` if given.
-    public func collapseID() throws(MessageParser.Problem) -> String? { try parser.collapseID(fields.collapseID) }
+    public func collapseID() throws(MessageParser.Problem) -> String? { try MessageParser.collapseID(fields.collapseID) }
 
     /// `enqueued_at` (UNIX milliseconds) if given.
-    public func enqueuedAt() throws(MessageParser.Problem) -> Int64? { try parser.enqueuedAt(fields.enqueuedAt) }
+    public func enqueuedAt() throws(MessageParser.Problem) -> Int64? { try MessageParser.enqueuedAt(fields.enqueuedAt) }
 
     /// The producer's tokens that `isValid` accepts, kept as written, each listed once, and those it refuses (they
     /// go to feedback); none accepted is the producer's error, `tokens[i] is not <notA>`.
     public func tokens(notA: StaticString, isValid: (String) -> Bool) throws(MessageParser.Problem) -> (tokens: [String], rejected: [String]) {
-        let strings = try parser.tokenStrings(fields)
+        let strings = try MessageParser.tokenStrings(fields)
         if strings.count == 1, isValid(strings[0]) { return (strings, []) }
-        return try parser.sortTokens(strings, notA: notA) { isValid($0) ? $0 : nil }
+        return try MessageParser.sortTokens(strings, notA: notA) { isValid($0) ? $0 : nil }
+    }
+
+    /// The producer's tokens in the service's form (`normalize`: nil for what is not a token), each listed once,
+    /// and those that are not tokens (they go to feedback); none a token is the producer's error.
+    public func tokens(notA: StaticString, normalize: (String) -> String?) throws(MessageParser.Problem) -> (tokens: [String], rejected: [String]) {
+        let strings = try MessageParser.tokenStrings(fields)
+        // One token already in the service's form (most messages): the producer's list is the list.
+        if strings.count == 1, let token = normalize(strings[0]), token == strings[0] { return (strings, []) }
+        return try MessageParser.sortTokens(strings, notA: notA, normalize: normalize)
     }
 
     /// The valid message of this element: `headers` and the payload as the module made them.
@@ -89,5 +108,26 @@ public struct ProviderElement {
     }
 }
 
-/// A provider module's own rules for reading its messages (`ProviderDescription.parse`).
-public typealias ProviderMessageRules = @Sendable (ProviderElement) throws(MessageParser.Problem) -> ParsedElement
+/// A provider module's own rules for reading its messages (`ProviderDescription.parse`). A protocol rather than a
+/// closure: the parser calls the default provider's for nearly every message, and a closure kept in the registry
+/// reached it through layers of reabstraction thunks, each passing the element on (a quarter more CPU per parse,
+/// `scripts/bench.sh --stages`); a witness call passes it once.
+public protocol ProviderMessageRules: Sendable {
+    func parse(_ element: ProviderElement) throws(MessageParser.Problem) -> ParsedElement
+}
+
+/// What `ProviderElement.payloadMemberHasOnly` looks for: a payload member `key` whose value is an object of the one
+/// member `member`. Made once (its bytes are what the scan compares), not per message.
+public struct PayloadMemberProbe: Sendable {
+    public let key: String
+    public let member: String
+    let keyBytes: [UInt8]
+    let onlyMemberBytes: [UInt8]
+
+    public init(key: String, member: String) {
+        self.key = key
+        self.member = member
+        keyBytes = Array("\"\(key)\":".utf8)
+        onlyMemberBytes = Array("{\"\(member)\":".utf8)
+    }
+}

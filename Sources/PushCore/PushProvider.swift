@@ -1,42 +1,46 @@
 /// `provider` of docs/message-format.md: which service a message goes to. Part of a job's headers, so messages for
 /// different services never merge.
 ///
-/// A small number, so that comparing two messages' headers costs what comparing an enum did. APNs is built in
-/// (number 0, the default); every other service is a provider module (docs/architecture.md, "Providers") that
-/// registers its name at start-up (`register`), before any message or configuration is read, and gets the next
-/// number. Nothing in the core names such a provider: the name comes from its module.
+/// A small number, so that comparing two messages' headers costs what comparing an enum did. Every service is a
+/// provider module (docs/architecture.md, "Providers") that registers its name at start-up, before any message or
+/// configuration is read: the default provider's module as the default (`registerDefault`, number 0: a message
+/// without `provider` is its), every other with `register`, taking the next number. Nothing in the core names a
+/// provider: the name comes from its module.
 public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
-    /// Its place among the registered providers (0 APNs, then the modules in registration order).
+    /// Its place among the registered providers (0 the default, then the others in registration order).
     public let index: Int
-
-    /// Apple Push Notification service (docs/transport.md); the default.
-    public static let apns = PushProvider(index: 0)
 
     /// The default provider: a message without `provider` is its, and so is a record without one (feedback, dead
     /// letters, the filter's audit) and what cannot be said to be anyone's (an element that does not parse).
-    public static let `default` = apns
+    public static let `default` = PushProvider(index: 0)
 
     private init(index: Int) { self.index = index }
 
-    /// The provider named `rawValue` (`"apns"` or a registered module's name); nil if none is.
+    /// The registered provider named `rawValue`; nil if none is.
     public init?(rawValue: String) {
-        guard let index = Self.registry.withLock({ $0.firstIndex { $0.name == rawValue } }) else { return nil }
+        guard let index = Self.registry.withLock({ $0.firstIndex { $0?.name == rawValue } }) else { return nil }
         self.index = index
     }
 
-    /// Its name as producers write it and as records, keys and metric labels carry it.
-    public var rawValue: String { Self.registry.withLock { $0[index].name } }
+    /// Its name as producers write it and as records, keys and metric labels carry it. Only a registered provider
+    /// has one: the default provider's before its module registers is a mistake of the program (every entry point
+    /// registers the providers first), and stops it with a message that says so.
+    public var rawValue: String {
+        guard let name = Self.registry.withLock({ index < $0.count ? $0[index]?.name : nil }) else {
+            fatalError("provider \(index) is not registered: register the providers (PushProvider.registerDefault, register) before reading a configuration or a message")
+        }
+        return name
+    }
     public var description: String { rawValue }
 
-    /// Every registered provider, APNs first.
+    /// Every registered provider, the default one first.
     public static var allCases: [PushProvider] {
-        (0..<registry.withLock { $0.count }).map { PushProvider(index: $0) }
+        registry.withLock { entries in entries.indices.filter { entries[$0] != nil }.map { PushProvider(index: $0) } }
     }
 
-    /// What a registered provider module told about itself; nil for the default provider until its module
-    /// registers (its message rules are the core's own either way).
-    public var module: ProviderDescription? { Self.registry.withLock { $0[index].module } }
-    /// Every provider's name in quotes, `"apns", "<module>" or "<module>"`, for error texts.
+    /// What the provider's module told about itself; nil for the default provider before its module registers.
+    public var module: ProviderDescription? { Self.registry.withLock { index < $0.count ? $0[index] : nil } }
+    /// Every provider's name in quotes, `"<default>", "<module>" or "<module>"`, for error texts.
     public static var namesForErrors: String {
         let names = allCases.map { "\"\($0.rawValue)\"" }
         return names.count < 2 ? names.joined() : names.dropLast().joined(separator: ", ") + " or " + names.last!
@@ -44,51 +48,53 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
 
     /// A module's own rules for its messages (`ProviderDescription.parse`), read alone: the parser asks for them per
     /// message, where copying the whole description retained and released each of its fields.
-    public var ownMessageRules: ProviderMessageRules? { Self.registry.withLock { $0[index].module?.parse } }
+    public var ownMessageRules: (any ProviderMessageRules)? { Self.registry.withLock { index < $0.count ? $0[index]?.parse : nil } }
 
     /// A module's own reading of the texts the filter scans (`ProviderDescription.alertTexts`), read alone for the
     /// same reason: the filter asks per message.
     public var ownAlertTexts: (@Sendable (_ payload: JSONValue, _ extraFields: [String]) -> [String])? {
-        Self.registry.withLock { $0[index].module?.alertTexts }
+        Self.registry.withLock { index < $0.count ? $0[index]?.alertTexts : nil }
     }
 
     /// The message rules of a registered provider module that takes the common Android shape (China's vendors);
-    /// nil for the default provider (the core's own shape) and for a module that reads its messages with rules of
-    /// its own (`ProviderDescription.parse`).
+    /// nil for a module that reads its messages with rules of its own (`ProviderDescription.parse`).
     public var vendorRules: AndroidVendorRules? {
-        guard self != .default, let module, module.parse == nil else { return nil }
+        guard let module, module.parse == nil else { return nil }
         return module.messageRules
     }
 
-    /// The registered provider modules, in registration order (the default provider's first, once registered).
+    /// The registered provider modules, in registration order (the default one first).
     public static var modules: [(provider: PushProvider, description: ProviderDescription)] {
         registry.withLock { entries in
-            entries.indices.compactMap { index in entries[index].module.map { (PushProvider(index: index), $0) } }
+            entries.indices.compactMap { index in entries[index].map { (PushProvider(index: index), $0) } }
+        }
+    }
+
+    /// Registers the default provider's module (number 0: a message without `provider` is its); registering it
+    /// again returns it. Called at start-up, before any configuration or message is read, and before or after the
+    /// other modules.
+    @discardableResult
+    public static func registerDefault(_ module: ProviderDescription) -> PushProvider {
+        registry.withLock { entries in
+            if entries[0] == nil, !entries.contains(where: { $0?.name == module.name }) { entries[0] = module }
+            precondition(entries[0]?.name == module.name, "\(module.name) cannot be the default provider: \(entries[0]?.name ?? "") is")
+            return .default
         }
     }
 
     /// Registers a provider module; registering a name again returns its provider (the first description stays).
-    /// The default provider's module registers under the default's name: its description joins the built-in
-    /// entry, whose messages keep the core's own shape. Called at start-up, before any configuration or message is
-    /// read.
+    /// Called at start-up, before any configuration or message is read.
     @discardableResult
     public static func register(_ module: ProviderDescription) -> PushProvider {
         registry.withLock { entries in
-            if let index = entries.firstIndex(where: { $0.name == module.name }) {
-                if entries[index].module == nil { entries[index].module = module }
-                return PushProvider(index: index)
-            }
-            entries.append(Entry(name: module.name, module: module))
+            if let index = entries.firstIndex(where: { $0?.name == module.name }) { return PushProvider(index: index) }
+            entries.append(module)
             return PushProvider(index: entries.count - 1)
         }
     }
 
-    private struct Entry {
-        let name: String
-        var module: ProviderDescription?
-    }
-
-    private static let registry = Locked([Entry(name: "apns", module: nil)])
+    /// Slot 0 is the default provider's, empty until its module registers.
+    private static let registry = Locked<[ProviderDescription?]>([nil])
 }
 
 /// What the core needs to know of a provider module before any of its code runs: its name (the messages'
@@ -101,7 +107,7 @@ public struct ProviderDescription: Sendable {
     public var messageRules: AndroidVendorRules
     /// Rules of the module's own for reading its messages, where the common Android shape is not its payload; nil
     /// for that shape.
-    public var parse: ProviderMessageRules?
+    public var parse: (any ProviderMessageRules)?
     /// The texts of a payload the word filter scans (what the user sees), given the payload and the configured
     /// keys (`filter.fields`); nil for the common Android shape's (`notification.title` and `.body`, the module's
     /// own object, the keys in `data`).
@@ -123,7 +129,7 @@ public struct ProviderDescription: Sendable {
     /// dashboard's rate of them reads 0 rather than nothing.
     public var knownResponses: [(status: Int, reason: String)]
 
-    public init(name: String, messageRules: AndroidVendorRules, parse: ProviderMessageRules? = nil,
+    public init(name: String, messageRules: AndroidVendorRules, parse: (any ProviderMessageRules)? = nil,
                 alertTexts: (@Sendable (_ payload: JSONValue, _ extraFields: [String]) -> [String])? = nil,
                 requestPreview: (@Sendable (_ message: PushMessage, _ nowSeconds: Int64) -> [(field: String, value: String)])? = nil,
                 settingsKeys: [String], appKeys: [String], secretFileAppKeys: [String] = [],

@@ -13,7 +13,7 @@ enum Providers {
     /// Registers every module's name, message rules and configuration keys: before the configuration or any
     /// message is read (the start of `main`).
     static func register() {
-        for module in modules { PushProvider.register(module.description) }
+        for module in modules { _ = module.provider }
     }
 
     /// Every provider's apps: each module with its block of `configuration` (an empty block: a module that serves

@@ -1,3 +1,4 @@
+import APNsProvider
 @testable import FCMProvider
 @testable import Collector
 import PushCore

@@ -1,3 +1,4 @@
+import APNsProvider
 import Collector
 import Foundation
 import Logging
@@ -9,6 +10,12 @@ import XCTest
 
 /// Collector and Acknowledger against a real redis-server.
 final class CollectorTests: RedisTestCase {
+    /// The default provider's message rules are its module's: registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     struct Harness {
         let collector: Collector
         let acknowledger: Acknowledger

@@ -1,3 +1,4 @@
+import APNsProvider
 @testable import FCMProvider
 import Collector
 import PushCore

@@ -1,3 +1,4 @@
+import APNsProvider
 import Collector
 import Foundation
 import Logging
@@ -11,6 +12,12 @@ import XCTest
 /// failover right after it cannot bring the messages back to be sent again; a replica that does not answer
 /// in time delays the room by `redis.wait_timeout_ms` at most and never undoes the acknowledgement.
 final class ReplicatedAcknowledgementTests: RedisTestCase {
+    /// The default provider's message rules are its module's: registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     private var replica: RedisServer!
     private var replicaConnection: RedisConnection!
     private var ackConnection: RedisConnection!

@@ -1,3 +1,4 @@
+import APNsProvider
 @testable import FCMProvider
 import Foundation
 import PushCore
@@ -9,6 +10,7 @@ final class FCMMessageParserTests: XCTestCase {
     /// FCM's rules are its module's: registered, as the worker registers it at start-up.
     override class func setUp() {
         super.setUp()
+        _ = APNsModule.provider
         _ = PushProvider.fcm
     }
 
@@ -226,7 +228,7 @@ final class FCMMessageParserTests: XCTestCase {
 
     func testPushTypeIsAPNsOnly() {
         XCTAssertEqual(reason(element(extra: #","push_type":"alert""#)),
-                       #"Malformed: push_type is APNs-only: not allowed with provider "fcm""#)
+                       #"Malformed: push_type is for apns messages only: not allowed with provider "fcm""#)
     }
 
     // MARK: priority, expiration and collapse_id into android

@@ -1,3 +1,4 @@
+import APNsProvider
 @testable import FCMProvider
 import Merger
 import PushCore

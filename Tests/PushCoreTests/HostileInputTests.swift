@@ -1,3 +1,4 @@
+import APNsProvider
 import Foundation
 import PushCore
 import TestSupport
@@ -6,6 +7,12 @@ import XCTest
 /// Regression tests for crafted queue elements (issue: one message crashed every worker in turn).
 /// Each case must come back as a dead letter whose reason names the field, never as a trap or a hang.
 final class HostileInputTests: XCTestCase {
+    /// The default provider's message rules are its module's: registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     let parser = MessageParser()
     let now: Int64 = 1_800_000_000
     let goodToken = token("a", 1)
@@ -32,7 +39,7 @@ final class HostileInputTests: XCTestCase {
     func testRelativeExpirationThatOverflowsIsADeadLetterNotACrash() {
         // The element that took the fleet down: now + Int64.max trapped.
         XCTAssertEqual(reason(message("expiration", #""+9223372036854775807""#)),
-                       "Malformed: expiration \"+9223372036854775807\" is past the largest UNIX time APNs takes (4294967295)")
+                       "Malformed: expiration \"+9223372036854775807\" is past the largest UNIX time a message can carry (4294967295)")
         XCTAssertEqual(reason(message("expiration", #""+99999999999999999999999""#)),
                        "Malformed: expiration string must be \"+N\" (seconds from now)")
         XCTAssertEqual(reason(message("expiration", #""+-5""#)), "Malformed: expiration string must be \"+N\" (seconds from now)")

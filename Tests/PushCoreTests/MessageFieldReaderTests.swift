@@ -1,3 +1,4 @@
+import APNsProvider
 @testable import PushCore
 import XCTest
 
@@ -5,6 +6,12 @@ import XCTest
 /// message and the same reason for every element. These are the cases where the two paths part: what the
 /// direct reader takes, and each thing that makes it give up.
 final class MessageFieldReaderTests: XCTestCase {
+    /// The default provider's message rules are its module's: registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     let direct = MessageParser()
     let tree = MessageParser(readsFieldsDirectly: false)
     let now: Int64 = 1_800_000_000

@@ -1,8 +1,15 @@
+import APNsProvider
 import PushCore
 import TestSupport
 import XCTest
 
 final class MessageParserTests: XCTestCase {
+    /// The default provider's message rules are its module's: registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     let parser = MessageParser()
     let now: Int64 = 1_800_000_000
 

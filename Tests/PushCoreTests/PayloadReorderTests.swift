@@ -1,3 +1,4 @@
+import APNsProvider
 import FCMProvider
 import PushCore
 import XCTest
@@ -8,6 +9,7 @@ import XCTest
 final class PayloadReorderTests: XCTestCase {
     override class func setUp() {
         super.setUp()
+        _ = APNsModule.provider
         _ = PushProvider.fcm
     }
 

@@ -1,3 +1,4 @@
+import APNsProvider
 import PushCore
 import XCTest
 
@@ -5,6 +6,12 @@ import XCTest
 /// parsed, configured and named like APNs without the core naming it. The module here is a made-up vendor,
 /// `acme`, registered in this test process.
 final class ProviderRegistryTests: XCTestCase {
+    /// The default provider's message rules are its module's: registered, as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     static let acme = PushProvider.register(ProviderDescription(
         name: "acme", messageRules: AndroidVendorRules(maxPayloadBytes: 200, maxTitleCharacters: 10, maxBodyCharacters: 20),
         settingsKeys: ["endpoint", "connections"], appKeys: ["topic", "secret_file"]))
@@ -75,7 +82,7 @@ final class ProviderRegistryTests: XCTestCase {
         XCTAssertEqual(reason(element(payload: #"{"acme":"x"}"#)), "Malformed: payload.acme is a string, not an object")
         XCTAssertEqual(reason(element(payload: #"{"data":{"k":"\#(String(repeating: "v", count: 200))"}}"#)),
                        "Malformed: payload is 217 bytes, over the 200-byte limit for acme")
-        XCTAssertEqual(reason(element(extra: #","push_type":"alert""#)), #"Malformed: push_type is APNs-only: not allowed with provider "acme""#)
+        XCTAssertEqual(reason(element(extra: #","push_type":"alert""#)), #"Malformed: push_type is for apns messages only: not allowed with provider "acme""#)
         XCTAssertEqual(reason(element(extra: #","expiration":1"#)), "Expired")
         if case .valid = parse(element(payload: #"{"acme":{"anything":{"goes":[1,2]}}}"#)) {} else { XCTFail("the vendor's object goes as it is") }
     }

@@ -1,3 +1,4 @@
+import APNsProvider
 import Foundation
 import FCMProvider
 import HuaweiProvider
@@ -12,6 +13,7 @@ final class SchemaExamplesTests: XCTestCase {
     /// The provider modules the worker registers at start (`Sources/worker/Providers.swift`), as it does.
     override class func setUp() {
         super.setUp()
+        _ = APNsModule.provider
         PushProvider.register(FCMModule.description)
         PushProvider.register(HuaweiModule.description)
         PushProvider.register(XiaomiModule.description)

@@ -1,3 +1,4 @@
+import APNsProvider
 import Foundation
 import PushCore
 import QueueProtocol

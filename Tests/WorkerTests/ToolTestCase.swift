@@ -1,3 +1,4 @@
+import APNsProvider
 import Foundation
 import PushCore
 import QueueProtocol
@@ -10,6 +11,13 @@ class ToolTestCase: RedisTestCase {
     var directory: String!
     /// The tests' own Redis client (the tools make theirs).
     var client: RedisConnection { connection }
+
+    /// What the tools write is read back here as the worker reads it: the default provider's rules are its
+    /// module's, registered as the worker registers it.
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
 
     override func setUp() async throws {
         try await super.setUp()

@@ -3,14 +3,15 @@ import Pusher
 import PushCore
 
 /// Apple Push Notification service as the worker builds it (`ProviderModule`, docs/transport.md): the default
-/// provider. Its `apns` block, its apps' lanes (one per credential, apps sharing a key share them), its answers and
-/// its credential check. Its messages take the core's default shape (docs/message-format.md), which the parser reads
-/// inline; the worker names this type once, in its list of providers.
+/// provider, whose messages are those without `provider`. Its message rules, its `apns` block, its apps' lanes (one
+/// per credential, apps sharing a key share them), its answers and its credential check. The worker names this
+/// type once, in its list of providers.
 public struct APNsModule: ProviderModule {
     public static let description = ProviderDescription(
         name: "apns",
-        // One token a request, and a payload the core's default shape checks (4 KB, 5 KB for VoIP).
+        // One token a request; the 4 KB (5 KB for VoIP) limit is checked by its own rules.
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1),
+        parse: APNsMessageRules(),
         alertTexts: { payload, extraFields in APNsAlertText.texts(in: payload, extraFields: extraFields) },
         requestPreview: { message, _ in APNsRequestPreview.fields(of: message) },
         settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "event_loop", "transport_threads",
@@ -26,6 +27,9 @@ public struct APNsModule: ProviderModule {
 
     /// Apple's answers (docs/transport.md), the scheduler's retry reasons and each app's outcomes, at 0 from the
     /// first scrape.
+    /// The default provider (number 0): registered as such.
+    public static var provider: PushProvider { PushProvider.registerDefault(description) }
+
     public static let knownSeries = KnownSeries(
         responses: [
             (200, ""), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "BadCollapseId"),
@@ -161,4 +165,9 @@ public struct APNsModule: ProviderModule {
             }
         }
     }
+}
+
+extension PushProvider {
+    /// Apple Push Notification service (docs/transport.md), the default provider, once its module is registered.
+    public static let apns = APNsModule.provider
 }

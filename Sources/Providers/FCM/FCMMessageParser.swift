@@ -4,6 +4,13 @@ import PushCore
 /// registration tokens instead of hex, FCM's `message` object (without its target) as the payload, and the
 /// message's `priority`, `expiration` and `collapse_id` mapped into the payload's `android` object. What FCM
 /// would refuse for every token is found here and dead-lettered as `Malformed: ...` naming the problem.
+/// FCM's rules as the parser calls them (`FCMModule.description.parse`).
+struct FCMMessageRules: ProviderMessageRules {
+    func parse(_ element: ProviderElement) throws(MessageParser.Problem) -> ParsedElement {
+        try MessageParser.parseFCM(element)
+    }
+}
+
 extension MessageParser {
     /// What FCM's `message` may hold besides its target.
     static let fcmPayloadFields: Set<String> = ["android", "apns", "data", "fcm_options", "notification", "webpush"]
@@ -13,7 +20,7 @@ extension MessageParser {
     static func parseFCM(_ element: ProviderElement) throws(Problem) -> ParsedElement {
         if element.payload == nil { throw Problem("payload is missing") }
         if element.payload?.objectMembers == nil { throw Problem("payload is not a JSON object") }
-        if element.namesPushType { throw Problem("push_type is APNs-only: not allowed with provider \"fcm\"") }
+        if element.namesPushType { throw Problem("push_type is for \(PushProvider.default.rawValue) messages only: not allowed with provider \"fcm\"") }
 
         // Only what the producer wrote is mapped: without a field FCM's own default applies (high priority for
         // notification messages, 4 weeks of ttl) unless `payload.android` says otherwise.

@@ -11,7 +11,7 @@ public struct FCMModule: ProviderModule {
         name: "fcm",
         // One token a request (HTTP v1 has no multicast); the 4,096-byte limit is checked by FCM's own rules.
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1),
-        parse: { element throws(MessageParser.Problem) in try MessageParser.parseFCM(element) },
+        parse: FCMMessageRules(),
         alertTexts: { payload, extraFields in FCMAlertText.texts(in: payload, extraFields: extraFields) },
         requestPreview: { message, now in
             let body = FCMRequestBody(payload: message.payload, expiration: message.headers.expiration, nowSeconds: now)

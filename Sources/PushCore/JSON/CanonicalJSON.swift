@@ -54,31 +54,28 @@ public enum CanonicalJSON {
     /// The largest object `reorderedObject` sorts (every provider's payload limit is below it).
     public static let reorderLimitBytes = 8192
 
-    /// Whether the canonical object in `bytes[range]` is `{"aps":{"content-available":…}}` in the sense the
-    /// message parser infers a background push from: an `aps` member whose object has that one member.
+    /// Whether the canonical object in `bytes[range]` has a member `probe.key` whose value is an object of one
+    /// member, `probe.member` (`{"aps":{"content-available":…}}`: what a provider may infer a kind of push from).
     /// Only for a range `objectEnd` accepted: it scans without a depth limit, which that acceptance bounds.
-    static func apsHasOnlyContentAvailable(_ bytes: [UInt8], object range: Range<Int>) -> Bool {
-        // Find the top-level "aps" key: walk the members, skipping each value with the scanner.
+    static func memberHasOnly(_ bytes: [UInt8], object range: Range<Int>, _ probe: PayloadMemberProbe) -> Bool {
+        // Find the top-level key: walk the members, skipping each value with the scanner.
         var scanner = Scanner(bytes: bytes, index: range.lowerBound + 1, maxDepth: Int.max)
         let closing = range.upperBound - 1
         while scanner.index < closing {
             let keyStart = scanner.index
             guard scanner.string(isKey: true, previous: nil), scanner.skip(UInt8(ascii: ":")) else { return false }
             let valueStart = scanner.index
-            if bytes[keyStart..<valueStart].elementsEqual(apsKey) {
+            if bytes[keyStart..<valueStart].elementsEqual(probe.keyBytes) {
                 // One member exactly: the key, its value, then the object's closing brace. Keys are unique, so
-                // an `aps` that starts any other way settles it without reading the rest (the usual alert).
-                guard bytes[valueStart..<closing].starts(with: contentAvailableOnlyMember) else { return false }
-                var inner = Scanner(bytes: bytes, index: valueStart + contentAvailableOnlyMember.count, maxDepth: Int.max)
+                // a value that starts any other way settles it without reading the rest (the usual alert).
+                guard bytes[valueStart..<closing].starts(with: probe.onlyMemberBytes) else { return false }
+                var inner = Scanner(bytes: bytes, index: valueStart + probe.onlyMemberBytes.count, maxDepth: Int.max)
                 return inner.value(depth: 0) && inner.skip(UInt8(ascii: "}"))
             }
             guard scanner.value(depth: 0), scanner.index < closing, scanner.skip(UInt8(ascii: ",")) else { return false }
         }
         return false
     }
-
-    private static let apsKey = Array("\"aps\":".utf8)
-    private static let contentAvailableOnlyMember = Array("{\"content-available\":".utf8)
 
     private struct Scanner {
         let bytes: [UInt8]
