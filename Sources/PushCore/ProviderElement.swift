@@ -117,7 +117,8 @@ public protocol ProviderMessageRules: Sendable {
 }
 
 /// What `ProviderElement.payloadMemberHasOnly` looks for: a payload member `key` whose value is an object of the one
-/// member `member`. Made once (its bytes are what the scan compares), not per message.
+/// member `member`, both plain names (nothing JSON escapes: they are compared as the bytes of a canonical payload).
+/// Made once (its bytes are what the scan compares), not per message.
 public struct PayloadMemberProbe: Sendable {
     public let key: String
     public let member: String

@@ -55,9 +55,11 @@ public final class Pusher: Sendable {
             throw error
         }
         if let waitBoard {
-            for (index, routes) in allRoutes.enumerated() {
-                let provider = PushProvider.allCases[index]
-                for (topic, lanes) in routes { waitBoard.register(AppWaitBoard.App(provider: provider, topic: topic), lanes: lanes) }
+            // By the providers given, not the registry's list: a provider registered but not given has no routes.
+            for provider in Set(providers.map { type(of: $0).provider }) {
+                for (topic, lanes) in allRoutes[provider.index] {
+                    waitBoard.register(AppWaitBoard.App(provider: provider, topic: topic), lanes: lanes)
+                }
             }
         }
         self.transports = transports
