@@ -156,7 +156,7 @@ let package = Package(
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
         .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
                                                          .product(name: "Yams", package: "Yams")]),
-        .testTarget(name: "RedisClientTests", dependencies: ["RedisClient", "PushCore", "TestSupport", "CHiredis"]),
+        .testTarget(name: "RedisClientTests", dependencies: ["APNsProvider", "RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
         .testTarget(name: "FilterTests", dependencies: ["APNsProvider", "FCMProvider", "Filter", "PushCore", "TestSupport"]),
         .testTarget(name: "MergerTests", dependencies: ["APNsProvider", "FCMProvider", "Merger", "PushCore"]),

@@ -54,3 +54,18 @@ public struct ConfigurationBlock: Sendable, Equatable {
         appIndices.compactMap { values["apps.\($0).topic"]?.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 }
+
+/// A block holds its values as written, and some are secrets (a certificate's password): what a log, `dump` or a
+/// debugger shows of it is its keys alone. The module's settings, read from it, say what each value means and show
+/// them with the secrets redacted (`check-config`'s summary).
+extension ConfigurationBlock: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "\(name) block: \(values.keys.sorted().joined(separator: ", ")) (values not shown: one may be a secret)"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(self, children: ["name": name, "keys": values.keys.sorted()], displayStyle: .struct)
+    }
+}

@@ -1,3 +1,4 @@
+import APNsProvider
 import Foundation
 import PushCore
 import QueueProtocol
@@ -7,6 +8,13 @@ import XCTest
 
 /// `rediss://` against a real redis-server serving TLS only, ACL users and passwords, and what errors show.
 final class RedisSecurityTests: XCTestCase {
+    /// The `apns` block below is read as the worker reads it: with its module registered (unregistered, its keys
+    /// were not read at all, and a password they held could not show).
+    override class func setUp() {
+        super.setUp()
+        _ = APNsModule.provider
+    }
+
     func testTLSWithTheServersCA() async throws {
         let server = try RedisServer(tls: true)
         // Killed after the connection is closed (teardown blocks run last first): closing sends TLS close_notify.
@@ -102,7 +110,9 @@ final class RedisSecurityTests: XCTestCase {
             "APNS_APPS_0_CERT_PASSWORD": "cert-Secret",
         ])
         let configuration = try loader.load(yaml: "")
-        for text in [String(describing: configuration), String(reflecting: configuration), dumped(configuration)] {
+        XCTAssertEqual(configuration.providerBlocks["apns"]?.values["apps.0.cert_password"], "cert-Secret", "the block holds it")
+        for text in [String(describing: configuration), String(reflecting: configuration), dumped(configuration),
+                     String(reflecting: configuration.providerBlocks["apns"]!)] {
             XCTAssertFalse(text.contains("Secret"), text)
         }
         XCTAssertTrue(configuration.summaryLines.contains("redis.url: redis://:***@10.1.2.3:6379/0"))
