@@ -150,12 +150,8 @@ public struct MessageParser: Sendable {
     /// A message without `provider`: the default provider's rules read it.
     private func parseDefault(_ fields: consuming MessageFields, seq: UInt64, now: Int64, raw: [UInt8]) throws(Problem) -> ParsedElement {
         let (id, kind, uuid, topic) = try commonFields(fields)
-        if let defaultRules {
-            return try defaultRules.parse(ProviderElement(limits: limits, fields: fields, provider: .default, id: id, kind: kind,
-                                                          uuid: uuid, topic: topic, seq: seq, now: now, raw: raw))
-        }
         // A parser made before the module registered (a test's property) asks the registry, once per message.
-        guard let rules = PushProvider.default.ownMessageRules else {
+        guard let rules = defaultRules ?? PushProvider.default.ownMessageRules else {
             fatalError("the default provider's module is not registered: register the providers (PushProvider.registerDefault) before reading a message")
         }
         return try rules.parse(ProviderElement(limits: limits, fields: fields, provider: .default, id: id, kind: kind, uuid: uuid,

@@ -30,8 +30,8 @@ public protocol ProviderApps: Sendable {
 /// (its message rules, its configuration block, its requests and answers, its credentials, its check) in a folder of
 /// its own under `Sources/Providers`, behind this interface. The worker names each module once, in its list of
 /// providers; the parser, the configuration, the metrics, the tools and the `Pusher` iterate over what is
-/// registered and never name one. (The default provider's messages take the core's default shape, which the parser
-/// reads inline on the hot path; everything else of it is its module's.)
+/// registered and never name one. The default provider is a module too, registered as the default
+/// (`PushProvider.registerDefault`).
 public protocol ProviderModule: ProviderApps {
     /// Its name, message rules and configuration keys, registered (`PushProvider.register`) before the
     /// configuration or any message is read.

@@ -25,11 +25,11 @@ public struct APNsModule: ProviderModule {
         ],
         knownResponses: knownSeries.responses)
 
-    /// Apple's answers (docs/transport.md), the scheduler's retry reasons and each app's outcomes, at 0 from the
-    /// first scrape.
     /// The default provider (number 0): registered as such.
     public static var provider: PushProvider { PushProvider.registerDefault(description) }
 
+    /// Apple's answers (docs/transport.md), the scheduler's retry reasons and each app's outcomes, at 0 from the
+    /// first scrape.
     public static let knownSeries = KnownSeries(
         responses: [
             (200, ""), (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"), (400, "BadCollapseId"),

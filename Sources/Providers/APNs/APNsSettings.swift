@@ -1,7 +1,6 @@
 import PushCore
 
-/// The `apns` block (docs/configuration.md) as the module reads it (`APNsSettings(block:)`): the endpoint, the
-/// transport and its connections, and the apps with their credentials.
+/// `apns.endpoint`: Apple's production or sandbox servers, or another (the emulator).
 public enum APNsEndpoint: Sendable, Equatable {
     case production, sandbox
     case custom(String)
@@ -31,6 +30,8 @@ public struct APNsApp: Sendable, Equatable {
     }
 }
 
+/// The `apns` block (docs/configuration.md) as the module reads it (`APNsSettings(block:)`): the endpoint, the
+/// transport and its connections, and the apps with their credentials.
 public struct APNsSettings: Sendable, Equatable {
     public var endpoint = APNsEndpoint.production
     public var caFile = ""
@@ -58,4 +59,3 @@ public struct APNsSettings: Sendable, Equatable {
     public var apps: [APNsApp] = []
     public init() {}
 }
-

@@ -72,13 +72,6 @@ public struct XiaomiSettings: Sendable, Equatable {
         }
         return found
     }
-
-    /// Warnings for app secret files everyone can read (not errors: containers mount secrets in many ways).
-    public func exposureWarnings() -> [String] {
-        apps.enumerated().compactMap { index, app in
-            FilePermissions.exposureWarning(path: app.appSecretFile, key: "xiaomi.apps.\(index).app_secret_file")
-        }
-    }
 }
 
 /// One Xiaomi app (one MiPush registration): the `topic` messages name with `"provider": "xiaomi"`, the Android
