@@ -7,6 +7,9 @@ public final class JobContext {
     public let job: PushJob
     /// The list its messages came from (a job never mixes lanes: windows are per lane).
     public let lane: Lane
+    /// The class the vendors see (chat, system, bulk): from the lane and the messages' kind, the same for every
+    /// message of the job (windows are per kind and lane).
+    public let messageClass: MessageClass
     /// The payload at an address that stays put while libcurl reads it; made on first use, so the nghttp2
     /// driver (which copies from the job's own bytes) never pays for the copy.
     public var payload: UnsafeMutableRawBufferPointer {
@@ -27,6 +30,7 @@ public final class JobContext {
     public init(job: PushJob) {
         self.job = job
         lane = Lane.of(pipelineSeq: job.firstSource)
+        messageClass = MessageClass(lane: lane, kind: job.kind)
     }
 
     deinit { stablePayload?.deallocate() }

@@ -80,7 +80,7 @@ public enum Authorization {
 }
 
 /// What to do with one answer, decided by the service.
-public enum ServiceDecision: Equatable {
+public enum ServiceDecision: Hashable {
     case delivered
     /// Tell the backend to stop using the token; not retried.
     case feedback(reason: String, timestampMillis: Int64)
@@ -97,6 +97,11 @@ public enum ServiceDecision: Equatable {
     case renewAndResend(reason: String)
     /// The credential itself is refused; no retry fixes it: the app pauses (`CredentialPause`).
     case credentialRefused(reason: String)
+    /// A value the configuration supplies is refused (a channel, a template, a category): every message of the app
+    /// would meet the same refusal, so the app pauses as for a refused credential (parked, probed, alerted, in
+    /// the status), not a dead letter per message. `reason` is the service's code; `detail` its words and the
+    /// setting to check.
+    case configurationRefused(reason: String, detail: String)
     /// The app's quota for the service's day is spent (a vendor's daily quota): its requests wait until
     /// `untilWallMillis` (the vendor's day rolls over), no attempt spent, holding nothing of any other app.
     case quotaSpent(reason: String, untilWallMillis: Int64)
@@ -107,7 +112,8 @@ extension ServiceDecision {
         switch self {
         case .delivered: return ""
         case .feedback(let reason, _), .deadLetter(let reason, _), .retry(let reason, _, _, _), .renewAndRetry(let reason),
-             .renewAndResend(let reason), .credentialRefused(let reason), .quotaSpent(let reason, _):
+             .renewAndResend(let reason), .credentialRefused(let reason), .quotaSpent(let reason, _),
+             .configurationRefused(let reason, _):
             return reason
         }
     }

@@ -17,6 +17,9 @@ public protocol ProviderApps: Sendable {
     /// Its block's effective settings as `check-config` prints them, a line each (`<name>.<key>: <value>`, an app a
     /// line): defaults included, every secret as `***`, the contents of no file.
     var summaryLines: [String] { get }
+    /// What the configuration allows but a user would not want, a line each naming the key (an app without a chat
+    /// class): logged at start and printed by `check-config` as warnings, never an error.
+    var warnings: [String] { get }
     /// Loads each app's credential (an error names the app and the file, never a secret) and starts its lanes. On
     /// an error, what it started for earlier apps of its own is stopped before it throws.
     func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes]
@@ -39,6 +42,10 @@ public protocol ProviderModule: ProviderApps {
     /// Reads and checks the module's block of the configuration; a bad value is an error naming its key. An
     /// empty block (no apps) is a module that serves nothing.
     init(block: ConfigurationBlock) throws
+}
+
+extension ProviderApps {
+    public var warnings: [String] { [] }
 }
 
 extension ProviderModule {

@@ -50,6 +50,7 @@ struct CheckConfig: AsyncParsableCommand {
             return result
         }
         checks.warnings += FilePermissions.warnings(for: configuration)
+        checks.warnings += providers.flatMap(\.warnings)
         // Each provider's CA file, then Redis's.
         let caFiles = providers.map { ("\(type(of: $0).provider.rawValue).ca_file", $0.caFile) } + [("redis.ca_file", configuration.redis.caFile)]
         for (key, path) in caFiles where !path.isEmpty {

@@ -83,6 +83,7 @@ struct PipelineService: Service, CustomStringConvertible {
             "apps": "\(providers.map { "\(type(of: $0).provider.rawValue) \($0.topics.count)" }.joined(separator: ", "))",
             "filter_words": "\(filter.current.matcher.entries.count)",
         ])
+        for warning in providers.flatMap(\.warnings) { logger.warning("configuration: \(warning)") }
         let deadline = configuration.shutdown.timeoutSeconds
         // The loops that run beside the pipeline (heartbeats, the metrics sampler, the filter reloader, the
         // shutdown deadline) are children of this task: none outlives the service, all end when it does.

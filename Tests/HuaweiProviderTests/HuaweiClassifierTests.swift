@@ -5,15 +5,14 @@ import PushCore
 import XCTest
 
 /// SPEC 4c's outcome table, row by row, for Huawei's answers: per-token outcomes from v1's and v3's partial-failure
-/// lists (by position in the request), the all-refused pause rule with and without a recent delivery, renewals,
+/// lists (by position in the request), every token refused (feedback here; `AllTokensRefusedRule` decides after), renewals,
 /// pauses, retries with flow control marked over the rate, and dead letters with Huawei's code and words.
 final class HuaweiClassifierTests: XCTestCase {
     private let now: Int64 = 1_800_000_000_000
 
-    private func classify(status: Int = 200, _ body: String, tokens: [String] = ["t0", "t1", "t2", "t3"],
-                          deliveredRecently: Bool = true) -> HuaweiResponseClassifier.Verdict {
+    private func classify(status: Int = 200, _ body: String, tokens: [String] = ["t0", "t1", "t2", "t3"]) -> HuaweiResponseClassifier.Verdict {
         HuaweiResponseClassifier.classify(status: status, body: Array(body.utf8), count: tokens.count, tokenAt: { tokens[$0] },
-                                          deliveredRecently: deliveredRecently, nowMillis: now)
+                                          nowMillis: now)
     }
 
     /// `{"code":..,"msg":..}` with `msg` as a JSON string, as Huawei writes partial failures.
@@ -33,7 +32,6 @@ final class HuaweiClassifierTests: XCTestCase {
         let verdict = classify(#"{"code":"80000000","msg":"Success","requestId":"1"}"#)
         XCTAssertEqual(verdict.answer.decision, .delivered)
         XCTAssertTrue(verdict.answer.exceptions.isEmpty)
-        XCTAssertTrue(verdict.deliveredAny)
         XCTAssertTrue(verdict.credentialAccepted)
         // A number for a code (unverified reading) is the same code.
         XCTAssertEqual(classify(#"{"code":80000000,"msg":"Success"}"#).answer.decision, .delivered)
@@ -44,7 +42,6 @@ final class HuaweiClassifierTests: XCTestCase {
         XCTAssertEqual(verdict.answer.decision, .delivered)
         XCTAssertEqual(verdict.answer.reason, "80100000")
         XCTAssertEqual(exceptions(verdict), [1: badToken, 3: badToken])
-        XCTAssertTrue(verdict.deliveredAny)
     }
 
     func testV3PartialFailureGroupsByReason() {
@@ -70,7 +67,6 @@ final class HuaweiClassifierTests: XCTestCase {
         let v1 = classify(status: 400, answer("80300007", msg: #"{"success":0,"failure":4,"illegal_tokens":["t0","t1","t2","t3"]}"#))
         XCTAssertEqual(v1.answer.decision, badToken)
         XCTAssertTrue(v1.answer.exceptions.isEmpty)
-        XCTAssertFalse(v1.deliveredAny)
         let v3 = classify(status: 400, answer("80300007", msg: #"{"failure":4,"illegalTokens":{"noRight":["t0","t2"],"tokenFormatError":["t1","t3"]}}"#))
         XCTAssertEqual(v3.answer.decision, badToken)
         XCTAssertEqual(exceptions(v3), [0: unregistered, 2: unregistered])
@@ -80,19 +76,13 @@ final class HuaweiClassifierTests: XCTestCase {
         XCTAssertTrue(bare.answer.exceptions.isEmpty)
     }
 
-    func testEveryTokenRefusedWhileTheAppDeliveredNothingRecentlyPausesTheApp() {
-        let all = classify(status: 400, answer("80300007", msg: #"{"illegal_tokens":["t0","t1","t2","t3"]}"#), deliveredRecently: false)
-        XCTAssertEqual(all.answer.decision, .credentialRefused(reason: "80300007"))
-        XCTAssertTrue(all.answer.exceptions.isEmpty, "no token reported dead")
-        XCTAssertFalse(all.deliveredAny)
-        // Every token listed under another code is the same situation.
-        let listed = classify(answer("80100000", msg: #"{"illegalTokens":{"noRight":["t0","t1","t2","t3"]}}"#), deliveredRecently: false)
-        XCTAssertEqual(listed.answer.decision, .credentialRefused(reason: "80300007"))
-        // Some delivered: only the listed tokens' problem, whatever the memory says.
-        let some = classify(answer("80100000", msg: #"{"illegal_tokens":["t0"]}"#), deliveredRecently: false)
-        XCTAssertEqual(some.answer.decision, .delivered)
-        XCTAssertEqual(exceptions(some), [0: badToken])
-        XCTAssertTrue(some.deliveredAny)
+    func testEveryTokenRefusedNeverPausesTheApp() {
+        // Whether the app is quiet is the refusal rule's question, asked after this: here every token is dead.
+        let all = classify(status: 400, answer("80300007", msg: #"{"illegal_tokens":["t0","t1","t2","t3"]}"#))
+        XCTAssertEqual(all.answer.decision, badToken)
+        let listed = classify(answer("80100000", msg: #"{"illegalTokens":{"noRight":["t0","t1","t2","t3"]}}"#))
+        XCTAssertEqual(listed.answer.decision, .delivered)
+        XCTAssertEqual(exceptions(listed), [0: unregistered, 1: unregistered, 2: unregistered, 3: unregistered])
     }
 
     func testCredentialRejectionsRenewAndResend() {

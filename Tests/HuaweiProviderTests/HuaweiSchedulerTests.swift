@@ -11,7 +11,7 @@ import XCTest
 /// A real `Scheduler` with `HuaweiService` against the emulator's Huawei side over real TLS on its vendor listener
 /// (h2 and HTTP/1.1 by ALPN): v1 with a real OAuth exchange, v3 with a real PS256 JWT, a job of 2,500 tokens in
 /// three requests with every token's own outcome, an access token expired under the sender, a renewed credential
-/// rejected at once, flow control lowering the app's rate, and the all-refused pause rule. Tests wait for outcomes,
+/// rejected at once, flow control lowering the app's rate, and every token refused on a quiet app (dead letters, no pause). Tests wait for outcomes,
 /// not for time.
 final class HuaweiSchedulerTests: XCTestCase {
     private var server: EmulatorStandIn!
@@ -64,7 +64,7 @@ final class HuaweiSchedulerTests: XCTestCase {
         transport.retry.maxAttempts = maxAttempts
         transport.credentialProbeFirstMillis = 50
         transport.credentialProbeLongestMillis = 200
-        let service = HuaweiService(app: app, credential: credential, deliveries: HuaweiDeliveryMemory(), metrics: .of(HuaweiModule.provider))
+        let service = HuaweiService(app: app, credential: credential, deliveries: AppDeliveryRecord(), metrics: .of(HuaweiModule.provider))
         let scheduler = try Scheduler(settings: transport, service: service, sink: box.append)
         if case .clientCredentials(let cache) = credential { cache.wakeOnChange([scheduler]) }
         addTeardownBlock { scheduler.abort() }
@@ -233,19 +233,27 @@ final class HuaweiSchedulerTests: XCTestCase {
         XCTAssertEqual(huawei.stats.deliveredByToken, Dictionary(uniqueKeysWithValues: live.map { ($0, 1) }))
     }
 
-    func testEveryTokenRefusedBeforeAnyDeliveryPausesTheAppUntilARequestDelivers() async throws {
+    /// One lane, a freshly started app (nothing delivered yet): a request whose every token is refused holds
+    /// nothing. Its tokens are dead letters `AllTokensRefused` once each (sent once, never retried), and the app's
+    /// next message is delivered at once: no pause, no probe that resends the dead tokens.
+    func testEveryTokenRefusedBeforeAnyDeliveryIsDeadLetteredOnceAndHoldsNothing() async throws {
         let lane = try lane(.v1)
         let dead = ["unregistered-1", "invalid-2", "badtoken-3"]
         lane.scheduler.submit([Fixture.job(dead, seq: 1)])
-        try await eventually { self.huawei.stats.count(code: "80300007") >= 1 }
-        XCTAssertTrue(box.all.isEmpty, "no token reported dead while the app has delivered nothing")
-        // A message to live devices: its request delivers, the pause ends, and the dead tokens are then reported.
         lane.scheduler.submit([Fixture.job(["live-1", "live-2"], seq: 2)])
         try await settle(lane, outcomes: 5)
         let outcomes = outcomesByToken()
-        for token in dead { XCTAssertEqual(outcomes[token]?.compactMap(Self.feedbackReason), ["BadDeviceToken"], token) }
+        for token in dead {
+            guard case .failed(let reason, _, _, let detail)? = outcomes[token]?.first, outcomes[token]?.count == 1 else {
+                return XCTFail("\(token): \(outcomes[token] ?? [])")
+            }
+            XCTAssertEqual(reason, AllTokensRefusedRule.reason, token)
+            XCTAssertTrue(detail?.contains("wrong app, project or region") == true, detail ?? "")
+        }
         XCTAssertEqual(outcomes["live-1"], [.delivered])
         XCTAssertEqual(outcomes["live-2"], [.delivered])
         XCTAssertEqual(box.all.count, 5)
+        XCTAssertEqual(huawei.stats.refusedTokens, dead.count, "each dead token sent once")
+        XCTAssertEqual(huawei.stats.count(code: "80300007"), 1)
     }
 }

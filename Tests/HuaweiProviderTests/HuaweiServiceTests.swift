@@ -19,7 +19,7 @@ final class HuaweiServiceTests: XCTestCase {
     }
 
     /// A v1 service whose access tokens come from a stub exchange (no endpoint): "token-1", "token-2", ...
-    private func v1Service(deliveries: HuaweiDeliveryMemory = HuaweiDeliveryMemory()) async throws -> HuaweiService {
+    private func v1Service(deliveries: AppDeliveryRecord = AppDeliveryRecord()) async throws -> HuaweiService {
         let issued = Locked(0)
         let cache = AccessTokenCache(name: "test") { _ in
             .granted(accessToken: Secret("token-\(issued.withLock { $0 += 1; return $0 })"), expiresIn: 3600)
@@ -34,11 +34,36 @@ final class HuaweiServiceTests: XCTestCase {
         let key = try HuaweiKeyFixture()
         let signer = try HuaweiJWTSigner(account: try HuaweiServiceAccount.load(path: key.jsonFile))
         return HuaweiService(app: HuaweiApp(topic: Fixture.topic, api: .v3, serviceAccountFile: key.jsonFile),
-                             credential: .serviceAccount(signer), deliveries: HuaweiDeliveryMemory(), metrics: .of(HuaweiModule.provider), clock: clock)
+                             credential: .serviceAccount(signer), deliveries: AppDeliveryRecord(), metrics: .of(HuaweiModule.provider), clock: clock)
     }
 
     private func answer(_ service: HuaweiService, _ status: Int, _ body: String, job: JobContext, count: Int = 1) -> ServiceAnswer {
         service.classify(status: status, body: Array(body.utf8), retryAfter: nil, job: job, tokens: Fixture.tokens(count))
+    }
+
+    /// Each message in its own class: chat with the app's `category`, `kind: system` with `system_category`, the
+    /// bulk list with `bulk_category` ("" sends none: Huawei's default, never the chat class).
+    func testEachMessageClassCarriesItsOwnCategory() throws {
+        let key = try HuaweiKeyFixture()
+        let signer = try HuaweiJWTSigner(account: try HuaweiServiceAccount.load(path: key.jsonFile))
+        let app = HuaweiApp(topic: Fixture.topic, api: .v3, serviceAccountFile: key.jsonFile, category: "IM", systemCategory: "ACCOUNT")
+        let service = HuaweiService(app: app, credential: .serviceAccount(signer), deliveries: AppDeliveryRecord(),
+                                    metrics: .of(HuaweiModule.provider), clock: clock)
+        func category(kind: MessageKind, lane: Lane) -> String? {
+            let job = Fixture.job(["t1"])
+            let seq = lane == .bulk ? PipelineSeq.make(claimSequence: Lane.bulkSequenceBase + 1, shard: 0) : 1
+            let message = PushMessage(seq: seq, id: "m", kind: kind, uuid: nil, headers: job.headers, payload: job.payload,
+                                      tokens: job.tokens, enqueuedAtMillis: nil)
+            let context = JobContext(job: PushJob(message: message))
+            guard case .bytes(let bytes) = service.body(for: context, tokens: Fixture.tokens(1)) else { return nil }
+            let document = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+            let notification = (document?["payload"] as? [String: Any])?["notification"] as? [String: Any]
+            return notification?["category"] as? String
+        }
+        XCTAssertEqual(category(kind: .private, lane: .chat), "IM")
+        XCTAssertEqual(category(kind: .group, lane: .chat), "IM")
+        XCTAssertEqual(category(kind: .system, lane: .chat), "ACCOUNT")
+        XCTAssertNil(category(kind: .private, lane: .bulk), "a broadcast never goes out as chat")
     }
 
     func testPathsAndHeadersOfBothAPIs() async throws {
@@ -78,19 +103,19 @@ final class HuaweiServiceTests: XCTestCase {
         XCTAssertEqual((jsonObject(second)["message"] as? [String: Any])?["token"] as? [String], ["b"])
     }
 
-    func testTheDeliveryMemoryIsSharedByTheAppsLanes() async throws {
-        let memory = HuaweiDeliveryMemory()
-        let laneA = try await v1Service(deliveries: memory)
-        let laneB = try await v1Service(deliveries: memory)
+    func testTheDeliveryRecordIsSharedByTheAppsLanes() async throws {
+        let record = AppDeliveryRecord()
+        let laneA = try await v1Service(deliveries: record)
+        let laneB = try await v1Service(deliveries: record)
         let refused = #"{"code":"80300007","msg":"{\"illegal_tokens\":[\"t1\"]}"}"#
         let job = JobContext(job: Fixture.job(["t1"]))
-        XCTAssertEqual(answer(laneB, 400, refused, job: job).decision, .credentialRefused(reason: "80300007"),
-                       "nothing delivered yet: the app pauses")
+        XCTAssertEqual(answer(laneB, 400, refused, job: job).decision.reason, AllTokensRefusedRule.reason,
+                       "nothing delivered yet: a dead letter to replay, not feedback, and no pause")
         _ = answer(laneA, 200, #"{"code":"80000000","msg":"Success"}"#, job: job)
         XCTAssertEqual(answer(laneB, 400, refused, job: job).decision,
                        .feedback(reason: "BadDeviceToken", timestampMillis: clock.wallMillis()), "the other lane delivered just now")
         clock.advance(by: .seconds(600))
-        XCTAssertEqual(answer(laneB, 400, refused, job: job).decision, .credentialRefused(reason: "80300007"),
+        XCTAssertEqual(answer(laneB, 400, refused, job: job).decision.reason, AllTokensRefusedRule.reason,
                        "ten minutes without a delivery")
     }
 

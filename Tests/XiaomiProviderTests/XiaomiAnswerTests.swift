@@ -56,21 +56,39 @@ final class XiaomiAnswerTests: XCTestCase {
         XCTAssertTrue(try classify(Self.success(bad: "elsewhere")).exceptions.isEmpty)
     }
 
-    func testEveryRegIDRefusedPausesAnAppThatDeliveredNothingLately() throws {
+    func testEveryRegIDRefusedOnAQuietAppIsDeadLetteredNotFeedbackAndNothingPauses() throws {
         let clock = TestWall(Self.now)
         let service = try XiaomiFixtures.service(XiaomiFixtures.app(), wallMillis: { clock.now })
         let all = try classify(Self.success(bad: "r0,r1,r2,r3,r4"), service: service)
-        XCTAssertEqual(all.decision, .credentialRefused(reason: "AllRegIdsRefused"), "a wrong region or app must not wipe a user base")
-        XCTAssertTrue(all.exceptions.isEmpty)
+        XCTAssertEqual(Set(all.exceptions.map(\.decision.reason)), [AllTokensRefusedRule.reason],
+                       "a wrong region or app must not wipe a user base, nor pause the app")
+        XCTAssertEqual(all.exceptions.count, 5)
 
         XCTAssertEqual(try classify(Self.success(bad: "r0"), service: service).decision, .delivered)
         clock.now += 599_999
         let after = try classify(Self.success(bad: "r0,r1,r2,r3,r4"), service: service)
         XCTAssertEqual(after.decision, .delivered, "the app delivered within 10 minutes: these regIds are dead")
-        XCTAssertEqual(after.exceptions.count, 5)
+        XCTAssertEqual(Set(after.exceptions.map(\.decision)), [.feedback(reason: "Unregistered", timestampMillis: clock.now)])
         clock.now += 600_000
-        XCTAssertEqual(try classify(Self.success(bad: "r0,r1,r2,r3,r4"), service: service).decision,
-                       .credentialRefused(reason: "AllRegIdsRefused"), "ten quiet minutes later it pauses again")
+        XCTAssertEqual(Set(try classify(Self.success(bad: "r0,r1,r2,r3,r4"), service: service).exceptions.map(\.decision.reason)),
+                       [AllTokensRefusedRule.reason], "ten quiet minutes later")
+    }
+
+    /// 27001: the channel the app's configuration supplies is refused. Every message would meet it: the app pauses
+    /// with Xiaomi's words and the key to check. A channel the message's own `xiaomi` object chose is its own problem.
+    func testARefusedConfiguredChannelPausesTheAppAndAMessagesOwnChannelIsADeadLetter() throws {
+        let service = try XiaomiFixtures.service(XiaomiFixtures.app(channelID: "chat-1"), wallMillis: { Self.now })
+        let configured = JobContext(job: XiaomiFixtures.job(payload: #"{"notification":{"title":"t","body":"b"}}"#, tokens: regIDs))
+        let answer = service.classify(status: 200, body: Array(Self.error(27001, "channel information mismatch", "x").utf8),
+                                      retryAfter: nil, job: configured, tokens: RequestTokens(0))
+        guard case .configurationRefused(let reason, let detail) = answer.decision else { return XCTFail("\(answer.decision)") }
+        XCTAssertEqual(reason, "27001")
+        XCTAssertTrue(detail.contains("channel_id") && detail.contains("chat-1") && detail.contains("mismatch"), detail)
+        let own = JobContext(job: XiaomiFixtures.job(payload: #"{"notification":{"title":"t","body":"b"},"xiaomi":{"extra":{"channel_id":"mine"}}}"#,
+                                                     tokens: regIDs))
+        XCTAssertEqual(service.classify(status: 200, body: Array(Self.error(27001, "channel information mismatch", "x").utf8),
+                                        retryAfter: nil, job: own, tokens: RequestTokens(0)).decision,
+                       .deadLetter(reason: "27001", detail: "channel information mismatch: x"))
     }
 
     func testRetryCodes() throws {
@@ -108,7 +126,7 @@ final class XiaomiAnswerTests: XCTestCase {
     }
 
     func testMessageErrorsAndUnknownCodesAreDeadLetters() throws {
-        for code in [10008, 10012, 10016, 10017, 21305, 27001, 65009, 65014, 65015, 65036, 99999, 0 - 2] {
+        for code in [10008, 10012, 10016, 10017, 21305, 65009, 65014, 65015, 65036, 99999, 0 - 2] {
             let answer = try classify(Self.error(code, "参数不合法", "title is too long"))
             XCTAssertEqual(answer.decision, .deadLetter(reason: String(code), detail: "参数不合法: title is too long"), "\(code)")
             XCTAssertEqual(answer.reason, String(code))

@@ -49,6 +49,34 @@ final class XiaomiFormTests: XCTestCase {
         XCTAssertEqual(fields.map(\.value), ["com.example.chat", "0", "-1", "T", "B", "1", "r1,r2"])
     }
 
+    /// Each message goes out in its own class: chat on the private channel with the template, `kind: system` on the
+    /// system channel, anything from the bulk list on the bulk channel (never the private one), without the template.
+    func testEachMessageClassGoesOnItsOwnChannel() throws {
+        let app = XiaomiApp(topic: XiaomiFixtures.topic, appSecretFile: XiaomiFixtures.secretFile("s\n"), channelID: "im-private",
+                            templateID: "tpl-chat", systemChannelID: "sys-1", bulkChannelID: "")
+        let service = try XiaomiFixtures.service(app)
+        func fields(kind: MessageKind, lane: Lane) -> [String: String] {
+            var job = XiaomiFixtures.job(payload: #"{"notification":{"title":"T","body":"B"}}"#)
+            job.kind = kind
+            let seq = lane == .bulk ? PipelineSeq.make(claimSequence: Lane.bulkSequenceBase + 1, shard: 0) : 1
+            let message = PushMessage(seq: seq, id: "m", kind: kind, uuid: nil, headers: job.headers, payload: job.payload,
+                                      tokens: job.tokens, enqueuedAtMillis: nil)
+            let context = JobContext(job: PushJob(message: message))
+            return XiaomiFixtures.fieldMap(XiaomiFixtures.body(service, context, RequestTokens(0, rest: [1])))
+        }
+        let chat = fields(kind: .private, lane: .chat)
+        XCTAssertEqual(chat["extra.channel_id"], "im-private")
+        XCTAssertEqual(chat["extra.template_id"], "tpl-chat")
+        XCTAssertEqual(fields(kind: .group, lane: .chat)["extra.channel_id"], "im-private")
+        let system = fields(kind: .system, lane: .chat)
+        XCTAssertEqual(system["extra.channel_id"], "sys-1")
+        XCTAssertNil(system["extra.template_id"], "the template is the private messages'")
+        let bulk = fields(kind: .private, lane: .bulk)
+        XCTAssertNil(bulk["extra.channel_id"], "no bulk channel configured: Xiaomi's default, never the private channel")
+        XCTAssertNil(bulk["extra.template_id"])
+        XCTAssertNil(fields(kind: .system, lane: .bulk)["extra.channel_id"], "a system notice sent as a broadcast is bulk")
+    }
+
     func testTheAppsChannelAndTemplate() throws {
         let app = XiaomiFixtures.app(channelID: "im-private", templateID: "tpl-chat")
         let map = XiaomiFixtures.fieldMap(try body(#"{"notification":{"title":"Alice","body":"hi \"you\""}}"#, app: app))

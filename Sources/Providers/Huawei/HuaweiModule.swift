@@ -1,4 +1,5 @@
 import Foundation
+import ProviderKit
 import Pusher
 import PushCore
 
@@ -11,7 +12,8 @@ public struct HuaweiModule: ProviderModule {
         // 4,096 bytes of message without the tokens (80300008), 1,000 tokens a request (80300010).
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1000),
         settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms"],
-        appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "tokens_per_s"],
+        appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "system_category",
+                  "bulk_category", "tokens_per_s"],
         secretFileAppKeys: ["client_secret_file", "service_account_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["80100001", "80100003", "80100004", "80100013", "80100016", "80100018", "80100022", "80300008",
@@ -51,6 +53,8 @@ public struct HuaweiModule: ProviderModule {
                 clientSecretFile: block.string("\(key).client_secret_file", "").trimmingCharacters(in: .whitespaces),
                 serviceAccountFile: block.string("\(key).service_account_file", "").trimmingCharacters(in: .whitespaces),
                 category: block.string("\(key).category", "IM").trimmingCharacters(in: .whitespaces),
+                systemCategory: block.string("\(key).system_category", "").trimmingCharacters(in: .whitespaces),
+                bulkCategory: block.string("\(key).bulk_category", "").trimmingCharacters(in: .whitespaces),
                 tokensPerSecond: try block.int("\(key).tokens_per_s", 6000, min: 1))
             switch api {
             case .v1:
@@ -79,7 +83,20 @@ public struct HuaweiModule: ProviderModule {
             let credential = app.api == .v1
                 ? "app_id \(app.appID), client_secret_file \(app.clientSecretFile)"
                 : "service_account_file \(app.serviceAccountFile)"
-            return "huawei.apps.\(index): \(app.topic), api \(app.api.rawValue), \(credential), category \(app.category), tokens_per_s \(app.tokensPerSecond)"
+            return "huawei.apps.\(index): \(app.topic), api \(app.api.rawValue), \(credential), category \(Self.shown(app.category))"
+                + ", system_category \(Self.shown(app.systemCategory)), bulk_category \(Self.shown(app.bulkCategory))"
+                + ", tokens_per_s \(app.tokensPerSecond)"
+        }
+    }
+
+    private static func shown(_ category: String) -> String { category.isEmpty ? "(none)" : category }
+
+    /// An app without a chat class: Huawei counts its chat as marketing.
+    public var warnings: [String] {
+        settings.apps.enumerated().compactMap { index, app in
+            guard app.category.isEmpty else { return nil }
+            return "huawei.apps.\(index) (\(app.topic)): no chat class (category is empty): Huawei counts the app's chat "
+                + "pushes as marketing, capped at a few a day per device; set the category Huawei granted (IM)"
         }
     }
 
@@ -104,7 +121,7 @@ public struct HuaweiModule: ProviderModule {
                 if case .clientCredentials(let made) = credential { cache = made }
                 let count = context.laneCount(connections: settings.connections)
                 let rate = HuaweiLaneSettings.rateLimit(for: app)
-                let deliveries = HuaweiDeliveryMemory()
+                let deliveries = AppDeliveryRecord()
                 let lanes: [Scheduler]
                 do {
                     lanes = try context.startLanes(

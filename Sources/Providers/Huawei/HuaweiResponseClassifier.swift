@@ -11,7 +11,7 @@ import PushCore
 /// | HTTP 503 (flow control), 429 | retry, over the rate: the app's rate is lowered for a while |
 /// | 80000000, 80100000 | delivered, except the tokens `msg` lists, each by its reason (`tokenDecision`) |
 /// | 80300007 | each token by the lists; a token not listed: BadDeviceToken |
-/// | every token refused (80300007, or all listed) while the app delivered nothing for 10 minutes | the app pauses |
+/// | every token refused while the app delivered nothing for 10 minutes | `AllTokensRefusedRule` (the service applies it) |
 /// | 80200001, 80200003, 80200005; 401 without a code | renew the credential and send again, no attempt spent |
 /// | 80300002, 80300013, 80300036, 80300037, 80600003 | the app pauses (permission, receipt, JWT, penalty, OAuth) |
 /// | 81000001, 80100017, 80300029; 5xx without a known code | retry with backoff |
@@ -33,17 +33,13 @@ enum HuaweiResponseClassifier {
     /// One answer, classified.
     struct Verdict {
         var answer: ServiceAnswer
-        /// The request delivered at least one token (the app's delivery memory).
-        var deliveredAny = false
         /// The answer shows Push Kit took the credential (it looked at the message or its tokens).
         var credentialAccepted = false
     }
 
     /// - Parameters:
     ///   - count: the request's tokens; `tokenAt` gives the one at a position (read only for answers that list).
-    ///   - deliveredRecently: whether the app delivered anything in the last 10 minutes (the pause rule).
-    static func classify(status: Int, body: [UInt8], count: Int, tokenAt: (Int) -> String, deliveredRecently: Bool,
-                         nowMillis: Int64) -> Verdict {
+    static func classify(status: Int, body: [UInt8], count: Int, tokenAt: (Int) -> String, nowMillis: Int64) -> Verdict {
         let parsed = HuaweiAnswerBody(body)
         let reason = parsed.code ?? "HTTP\(status)"
         if status == 503 || status == 429 {
@@ -53,8 +49,7 @@ enum HuaweiResponseClassifier {
             return Verdict(answer: ServiceAnswer(withoutCode(status: status), reason: reason))
         }
         if perTokenCodes.contains(code) {
-            return perToken(code: code, parsed: parsed, count: count, tokenAt: tokenAt, deliveredRecently: deliveredRecently,
-                            nowMillis: nowMillis)
+            return perToken(code: code, parsed: parsed, count: count, tokenAt: tokenAt, nowMillis: nowMillis)
         }
         let decision: ServiceDecision
         if credentialRejectedCodes.contains(code) {
@@ -70,34 +65,24 @@ enum HuaweiResponseClassifier {
         return Verdict(answer: ServiceAnswer(decision, reason: code), credentialAccepted: !retryCodes.contains(code) && status < 500)
     }
 
-    /// 80000000, 80100000, 80300007: each token's outcome from the lists, or the pause when all were refused.
+    /// 80000000, 80100000, 80300007: each token's outcome from the lists.
     static func perToken(code: String, parsed: HuaweiAnswerBody, count: Int, tokenAt: (Int) -> String,
-                         deliveredRecently: Bool, nowMillis: Int64) -> Verdict {
-        let everyTokenRefused = code == allRefusedCode
-        let fallback: ServiceDecision = everyTokenRefused
+                         nowMillis: Int64) -> Verdict {
+        let fallback: ServiceDecision = code == allRefusedCode
             ? .feedback(reason: "BadDeviceToken", timestampMillis: nowMillis) : .delivered
         var exceptions: [(position: Int, decision: ServiceDecision)] = []
-        var refused = everyTokenRefused ? count : 0
         if !parsed.listed.isEmpty {
             // The first reason a token is listed under counts; every position of a token listed twice gets it.
             var byToken: [String: ServiceDecision] = [:]
             for entry in parsed.listed where byToken[entry.token] == nil {
                 byToken[entry.token] = tokenDecision(reason: entry.reason, nowMillis: nowMillis)
             }
-            if !everyTokenRefused { refused = 0 }
             for position in 0..<max(0, count) {
                 guard let decision = byToken[tokenAt(position)] else { continue }
-                if !everyTokenRefused { refused += 1 }
                 if decision != fallback { exceptions.append((position, decision)) }
             }
         }
-        if count > 0, refused >= count, !deliveredRecently {
-            // A wrong app id or project refuses every token, and must not wipe a user base as feedback: the app
-            // pauses instead (its probes go on until a request delivers).
-            return Verdict(answer: ServiceAnswer(.credentialRefused(reason: allRefusedCode), reason: code), credentialAccepted: true)
-        }
-        return Verdict(answer: ServiceAnswer(fallback, reason: code, exceptions: exceptions),
-                       deliveredAny: refused < count, credentialAccepted: true)
+        return Verdict(answer: ServiceAnswer(fallback, reason: code, exceptions: exceptions), credentialAccepted: true)
     }
 
     /// What a token listed under `reason` gets.

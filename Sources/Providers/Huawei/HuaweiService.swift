@@ -9,7 +9,7 @@ import PushCore
 /// Up to 1,000 tokens a request; each token's outcome is read from the answer (`HuaweiResponseClassifier`).
 ///
 /// One per lane (the scheduler uses a service from its own thread only); what the app's lanes share is passed in:
-/// the credential, and the memory of the app's last delivery (the all-refused pause rule).
+/// the credential, and the app's record of deliveries (`AllTokensRefusedRule`).
 public final class HuaweiService: PushService {
     public let name = "Huawei"
     public let metrics: ServiceMetrics
@@ -17,7 +17,7 @@ public final class HuaweiService: PushService {
     public let batchLimit = 1000
     public let app: HuaweiApp
     public let credential: HuaweiCredential
-    private let deliveries: HuaweiDeliveryMemory
+    private let deliveries: AppDeliveryRecord
     private let clock: any TransportClock
     private let logger: Logger?
     private let sendPath: String
@@ -28,8 +28,8 @@ public final class HuaweiService: PushService {
     /// - Parameters:
     ///   - deliveries: the app's, shared by all its lanes.
     ///   - metrics: the service's series (`push_huawei_*` once wired; tests may pass another).
-    ///   - clock: the lane's (`TransportSettings.clock`): the ttl's now, feedback timestamps, the pause rule's window.
-    public init(app: HuaweiApp, credential: HuaweiCredential, deliveries: HuaweiDeliveryMemory, metrics: ServiceMetrics,
+    ///   - clock: the lane's (`TransportSettings.clock`): the ttl's now, feedback timestamps, the refusal rule's window.
+    public init(app: HuaweiApp, credential: HuaweiCredential, deliveries: AppDeliveryRecord, metrics: ServiceMetrics,
                 clock: any TransportClock = SystemTransportClock(), logger: Logger? = nil) {
         self.app = app
         self.credential = credential
@@ -74,13 +74,13 @@ public final class HuaweiService: PushService {
     }
 
     public func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
-        let now = clock.uptimeNanoseconds()
+        let now = clock.wallMillis()
         let verdict = HuaweiResponseClassifier.classify(
-            status: status, body: body, count: tokens.count, tokenAt: { job.job.tokens[tokens.token(at: $0)] },
-            deliveredRecently: deliveries.deliveredRecently(now: now), nowMillis: clock.wallMillis())
-        if verdict.deliveredAny { deliveries.delivered(now: now) }
+            status: status, body: body, count: tokens.count, tokenAt: { job.job.tokens[tokens.token(at: $0)] }, nowMillis: now)
         if verdict.credentialAccepted { rejections.accepted() }
-        guard case .renewAndResend(let code) = verdict.answer.decision else { return verdict.answer }
+        guard case .renewAndResend(let code) = verdict.answer.decision else {
+            return AllTokensRefusedRule.apply(verdict.answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
+        }
         lastRejection = code
         guard rejections.isRefusing else { return verdict.answer }
         // The pause's probe was rejected too: the pause goes on (and doubles) rather than spending the free resends
@@ -105,24 +105,25 @@ public final class HuaweiService: PushService {
         let ttl = HuaweiTTL.seconds(expiration: headers.expiration, nowSeconds: headers.expiresAtATime ? clock.wallSeconds() : 0)
         if let cached = job.serviceCache as? CachedBody {
             if cached.ttl != ttl {
-                cached.body = makeBody(cached.payload, ttl: ttl, collapseID: headers.collapseID)
+                cached.body = makeBody(cached.payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass))
                 cached.ttl = ttl
             }
             return cached.body
         }
         let payload = AndroidPayload(bytes: job.job.payload)
-        let made = CachedBody(payload: payload, ttl: ttl, body: makeBody(payload, ttl: ttl, collapseID: headers.collapseID))
+        let made = CachedBody(payload: payload, ttl: ttl,
+                              body: makeBody(payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass)))
         job.serviceCache = made
         return made.body
     }
 
-    private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?) -> TokenListBody {
+    private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?, category: String) -> TokenListBody {
         switch credential.api {
         case .v1:
-            let document = HuaweiV1Request.document(payload, category: app.category, ttlSeconds: ttl, collapseID: collapseID)
+            let document = HuaweiV1Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID)
             return TokenListBody(document: document, path: ["message"])
         case .v3:
-            let document = HuaweiV3Request.document(payload, category: app.category, ttlSeconds: ttl, collapseID: collapseID)
+            let document = HuaweiV3Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID)
             return TokenListBody(document: document, path: ["target"])
         }
     }

@@ -1,3 +1,5 @@
+import PushCore
+
 /// The `huawei` block of the configuration (SPEC 4c): where Push Kit and its OAuth endpoint are, the connections
 /// and timeout every app's lanes use, and the apps. Plain values with Huawei's production defaults; reading them
 /// from YAML is the configuration loader's job, not this module's.
@@ -51,20 +53,39 @@ public struct HuaweiApp: Sendable, Equatable {
     /// v3: the service account key file (JSON: `project_id`, `key_id`, `private_key`, `sub_account`, `token_uri`).
     public var serviceAccountFile: String
     /// The chat classification Huawei granted the app (`android.category` in v1, `notification.category` in v3),
-    /// set on every notification unless the message's `huawei` object sets its own: without a granted class,
-    /// Huawei counts chat pushes as marketing and caps them at a few a day per device.
+    /// set on the notifications of chat messages unless the message's `huawei` object sets its own: without a
+    /// granted class, Huawei counts chat pushes as marketing and caps them at a few a day per device.
     public var category: String
+    /// The class of `kind: system` messages (such as `ACCOUNT`), and of messages on the bulk list; "" sends none
+    /// (Huawei's default: marketing, under its quota). Huawei audits the class an app claims and can stop a wrong
+    /// one's sends, so a broadcast never goes out as chat.
+    public var systemCategory: String
+    public var bulkCategory: String
     /// Huawei counts an app's rate in devices (tokens) per second: 6,000 is the floor it grants every app.
     public var tokensPerSecond: Int
 
     public init(topic: String, api: HuaweiAPI = .v1, appID: String = "", clientSecretFile: String = "",
-                serviceAccountFile: String = "", category: String = "IM", tokensPerSecond: Int = 6000) {
+                serviceAccountFile: String = "", category: String = "IM", systemCategory: String = "", bulkCategory: String = "",
+                tokensPerSecond: Int = 6000) {
         self.topic = topic
         self.api = api
         self.appID = appID
         self.clientSecretFile = clientSecretFile
         self.serviceAccountFile = serviceAccountFile
         self.category = category
+        self.systemCategory = systemCategory
+        self.bulkCategory = bulkCategory
         self.tokensPerSecond = tokensPerSecond
+    }
+}
+
+extension HuaweiApp {
+    /// The category a message of `messageClass` is sent with ("" for none).
+    public func category(for messageClass: MessageClass) -> String {
+        switch messageClass {
+        case .chat: return category
+        case .system: return systemCategory
+        case .bulk: return bulkCategory
+        }
     }
 }

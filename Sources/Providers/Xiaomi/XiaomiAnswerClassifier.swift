@@ -7,11 +7,12 @@ import PushCore
 /// counts every HTTP 200 under (200, "") whatever its reason, so the codes MiPush answers inside a 200 reach the
 /// retries metric and the dead letters, not yet the responses metric.
 ///
-/// - HTTP 200 and code 0: delivered, except the regIds `data.bad_regids` names: feedback `Unregistered` each.
-///   Unless every regId of the request is named while the app has delivered nothing for 10 minutes: that is
-///   what a wrong region host or a wrong app looks like (Xiaomi lists regIds of another region as invalid), and
-///   it must not wipe a user base, so the app pauses instead (`AllRegIdsRefused`), its probes resuming it.
-/// - HTTP 200 and another code: by `XiaomiCode`; a 10034 waits for the next Xiaomi day (`XiaomiQuotaDay`).
+/// - HTTP 200 and code 0: delivered, except the regIds `data.bad_regids` names: feedback `Unregistered` each
+///   (which `AllTokensRefusedRule` turns into dead letters when every regId is named while the app is quiet: a
+///   wrong region host or a wrong app, since Xiaomi lists regIds of another region as invalid).
+/// - HTTP 200 and another code: by `XiaomiCode`; a 10034 waits for the next Xiaomi day (`XiaomiQuotaDay`); a
+///   27001 (the channel) pauses the app, since every message of it would meet the same refusal (the service makes
+///   it a dead letter when the message's own `xiaomi` object chose the channel).
 /// - HTTP 200 whose body is no MiPush answer (a proxy's page): retried. Marking it delivered could lose every
 ///   message of a misrouted app; a retry at worst sends a message twice. A cut body cannot be it: the lanes
 ///   keep answers up to `XiaomiLanes.responseBodyLimit`, enough for 1,000 regIds of the longest kind.
@@ -25,22 +26,18 @@ import PushCore
 ///   resend would meet the same 401 at once, and the pause is where that rule ends.
 /// - Any other status: retried.
 enum XiaomiAnswerClassifier {
-    /// How long an app must have delivered nothing for a request whose every regId is refused to pause it.
-    static let quietMillisBeforeAllRefusedPauses: Int64 = 600_000
     /// The longest `Retry-After` honoured (the scheduler caps it at an hour too).
     static let longestRetryAfterSeconds: Int64 = 3600
 
-    /// `regIDs` are the job's tokens, `tokens` the request's indices into them. `deliveredRecently`: the app had
-    /// a regId accepted within `quietMillisBeforeAllRefusedPauses` (`XiaomiDeliveryWatch`).
+    /// `regIDs` are the job's tokens, `tokens` the request's indices into them.
     static func classify(status: Int, body: [UInt8], retryAfter: String?, tokens: RequestTokens, regIDs: [String],
-                         nowMillis: Int64, quotaDay: XiaomiQuotaDay, deliveredRecently: Bool) -> ServiceAnswer {
+                         nowMillis: Int64, quotaDay: XiaomiQuotaDay) -> ServiceAnswer {
         if status == 200 {
             let answer = XiaomiAnswerBody(body)
             guard let code = answer.code else {
                 return ServiceAnswer(.retry(reason: "NotMiPush", detail: "HTTP 200 without a MiPush answer"), reason: "NotMiPush")
             }
-            return classify(code: code, answer, tokens: tokens, regIDs: regIDs, nowMillis: nowMillis, quotaDay: quotaDay,
-                            deliveredRecently: deliveredRecently)
+            return classify(code: code, answer, tokens: tokens, regIDs: regIDs, nowMillis: nowMillis, quotaDay: quotaDay)
         }
         let label = "HTTP\(status)"
         if status >= 500 || status == 429 {
@@ -49,15 +46,14 @@ enum XiaomiAnswerClassifier {
         }
         let answer = XiaomiAnswerBody(body)
         if let code = answer.code, code != 0 {
-            return classify(code: code, answer, tokens: tokens, regIDs: regIDs, nowMillis: nowMillis, quotaDay: quotaDay,
-                            deliveredRecently: deliveredRecently)
+            return classify(code: code, answer, tokens: tokens, regIDs: regIDs, nowMillis: nowMillis, quotaDay: quotaDay)
         }
         if status == 401 { return ServiceAnswer(.credentialRefused(reason: label), reason: label) }
         return ServiceAnswer(.retry(reason: label, detail: answer.detail), reason: label)
     }
 
     static func classify(code: Int64, _ answer: XiaomiAnswerBody, tokens: RequestTokens, regIDs: [String], nowMillis: Int64,
-                         quotaDay: XiaomiQuotaDay, deliveredRecently: Bool) -> ServiceAnswer {
+                         quotaDay: XiaomiQuotaDay) -> ServiceAnswer {
         let text = String(code)
         switch XiaomiCode.kind(of: code) {
         case .success:
@@ -68,9 +64,6 @@ enum XiaomiAnswerClassifier {
                     if answer.badRegIDs.contains(regIDs[index]) { exceptions.append((position, dead)) }
                 }
             }
-            if !exceptions.isEmpty && exceptions.count == tokens.count && !deliveredRecently {
-                return ServiceAnswer(.credentialRefused(reason: "AllRegIdsRefused"), reason: "AllRegIdsRefused")
-            }
             return ServiceAnswer(.delivered, reason: "", exceptions: exceptions)
         case .retry:
             return ServiceAnswer(.retry(reason: text, detail: answer.detail), reason: text)
@@ -80,6 +73,8 @@ enum XiaomiAnswerClassifier {
             return ServiceAnswer(.quotaSpent(reason: text, untilWallMillis: quotaDay.nextRollover(afterWallMillis: nowMillis)), reason: text)
         case .credential:
             return ServiceAnswer(.credentialRefused(reason: text), reason: text)
+        case .configuration:
+            return ServiceAnswer(.configurationRefused(reason: text, detail: answer.detail ?? "channel information mismatch"), reason: text)
         case .message:
             return ServiceAnswer(.deadLetter(reason: text, detail: answer.detail), reason: text)
         }

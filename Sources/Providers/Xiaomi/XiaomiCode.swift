@@ -13,7 +13,10 @@ enum XiaomiCode {
         case quotaSpent
         /// Authentication failed, the app or its package forbidden or blacklisted: pause the app.
         case credential
-        /// The message is refused (parameters, lengths, channel, callback): a dead letter.
+        /// A value the app's configuration supplies is refused (27001: the channel does not match the app's):
+        /// the app pauses with Xiaomi's code and words, unless the message's own `xiaomi` object set it.
+        case configuration
+        /// The message is refused (parameters, lengths, callback): a dead letter.
         case message
     }
 
@@ -36,6 +39,8 @@ enum XiaomiCode {
         // package (22000-22022, the range SPEC 4c names).
         case 10031, 10036, 21301...21303, 22000...22022:
             return .credential
+        case 27001:
+            return .configuration
         default:
             return .message
         }

@@ -12,9 +12,10 @@ import PushCore
 /// - an expiration of 0 ("now or never") = `extra.only_send_once=1`, Xiaomi's "do not keep it for an offline
 ///   device"; a later one is the request's `time_to_live`.
 /// - `extra.notify_effect=1`: a tap opens the app's launcher activity.
-/// - the app's chat classification: `extra.channel_id` (the private channel), and where a template is
-///   configured `extra.template_id` with `extra.template_param` = `{"body":…,"title":…}`, the title and body as
-///   its two parameters. Without the private channel Xiaomi caps chat pushes at one per device per day.
+/// - the message's class (`MessageClass`): `extra.channel_id` = the app's channel for it (chat: the private
+///   channel; system and bulk: their own, or none), and for chat where a template is configured
+///   `extra.template_id` with `extra.template_param` = `{"body":…,"title":…}`, the title and body as its two
+///   parameters. Without the private channel Xiaomi caps chat pushes at one per device per day.
 /// - then every field of the `xiaomi` object as it is, last: a field it names replaces the one above (so it
 ///   overrides `notify_effect`, `channel_id`, `template_param`, the ttl, ...), each name is sent once (servers
 ///   differ on which of a repeated form field wins: a Java servlet takes the first), and a JSON `null` removes a
@@ -45,7 +46,7 @@ struct XiaomiMessageFields {
     /// In the order they are sent; each name once.
     private(set) var fields: [(name: String, value: String)] = []
 
-    init(payload: [UInt8], headers: PushHeaders, app: XiaomiApp) {
+    init(payload: [UInt8], headers: PushHeaders, app: XiaomiApp, messageClass: MessageClass = .chat) {
         let message = try? JSONParser.parse(payload, maxDepth: 32)
         let notification = message?["notification"]
         let title = notification?["title"]?.stringValue
@@ -59,8 +60,9 @@ struct XiaomiMessageFields {
         if let collapseID = headers.collapseID, !collapseID.isEmpty { set("notify_id", String(CollapseNotifyID.of(collapseID))) }
         if headers.expiration == 0 { set("extra.only_send_once", "1") }
         set("extra.notify_effect", "1")
-        if !app.channelID.isEmpty { set("extra.channel_id", app.channelID) }
-        if !app.templateID.isEmpty {
+        let channel = app.channelID(for: messageClass)
+        if !channel.isEmpty { set("extra.channel_id", channel) }
+        if messageClass == .chat && !app.templateID.isEmpty {
             set("extra.template_id", app.templateID)
             let parameters = JSONValue.object([JSONMember(key: "body", value: .string(body ?? "")),
                                                JSONMember(key: "title", value: .string(title ?? ""))])

@@ -1,4 +1,5 @@
 import Foundation
+import ProviderKit
 import Pusher
 import PushCore
 
@@ -13,7 +14,8 @@ public struct XiaomiModule: ProviderModule {
                                          maxBodyCharacters: XiaomiMessageFields.maxDescriptionCharacters,
                                          tokensPerRequest: XiaomiService.maxRegIDsPerRequest),
         settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "request_timeout_ms", "quota_reset"],
-        appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "requests_per_s"],
+        appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "system_channel_id", "bulk_channel_id",
+                  "requests_per_s"],
         secretFileAppKeys: ["app_secret_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["10008", "10012", "10016", "10017", "21305", "27001", "65009", "65014", "65015", "65036", "65037",
@@ -44,6 +46,8 @@ public struct XiaomiModule: ProviderModule {
                 appSecretFile: block.string("\(key).app_secret_file", "").trimmingCharacters(in: .whitespaces),
                 channelID: block.string("\(key).channel_id", "").trimmingCharacters(in: .whitespaces),
                 templateID: block.string("\(key).template_id", "").trimmingCharacters(in: .whitespaces),
+                systemChannelID: block.string("\(key).system_channel_id", "").trimmingCharacters(in: .whitespaces),
+                bulkChannelID: block.string("\(key).bulk_channel_id", "").trimmingCharacters(in: .whitespaces),
                 requestsPerSecond: try block.int("\(key).requests_per_s", XiaomiApp.defaultRequestsPerSecond, min: 1)))
         }
         if let problem = settings.problems().first { throw ConfigurationError.invalid(key: "xiaomi", reason: problem) }
@@ -61,7 +65,19 @@ public struct XiaomiModule: ProviderModule {
         ] + settings.apps.enumerated().map { index, app in
             "xiaomi.apps.\(index): \(app.topic), package \(app.package), app_secret_file \(app.appSecretFile)"
                 + ", channel_id \(app.channelID.isEmpty ? "(none)" : app.channelID)"
-                + ", template_id \(app.templateID.isEmpty ? "(none)" : app.templateID), requests_per_s \(app.requestsPerSecond)"
+                + ", template_id \(app.templateID.isEmpty ? "(none)" : app.templateID)"
+                + ", system_channel_id \(app.systemChannelID.isEmpty ? "(none)" : app.systemChannelID)"
+                + ", bulk_channel_id \(app.bulkChannelID.isEmpty ? "(none)" : app.bulkChannelID)"
+                + ", requests_per_s \(app.requestsPerSecond)"
+        }
+    }
+
+    /// An app without a chat class: Xiaomi caps its chat at one push per device per day.
+    public var warnings: [String] {
+        settings.apps.enumerated().compactMap { index, app in
+            guard app.channelID.isEmpty else { return nil }
+            return "xiaomi.apps.\(index) (\(app.topic)): no chat class (channel_id is empty): Xiaomi caps the app's chat at "
+                + "one push per device per day; set the private channel registered in Xiaomi's console"
         }
     }
 
@@ -79,7 +95,7 @@ public struct XiaomiModule: ProviderModule {
             for app in settings.apps {
                 let count = context.laneCount(connections: settings.connections)
                 let rate = XiaomiLanes.rateLimit(for: app)
-                let deliveries = XiaomiDeliveryWatch()
+                let deliveries = AppDeliveryRecord()
                 let lanes = try context.startLanes(
                     count: count, firstLane: boardLane, credential: CredentialState(),
                     settings: { XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: $0, lanes: count) },

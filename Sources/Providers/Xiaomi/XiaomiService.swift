@@ -8,7 +8,7 @@ import PushCore
 /// The key is neither a bearer nor renewable, so `authorization()` is `.none` and the key is a header field
 /// of the service's own, like the content type: the drivers build a job's headers once and share them
 /// (`HeaderCache`), and HTTP/2 drivers send a field named `authorization` as never-indexed. Confined to its
-/// scheduler's thread, like every `PushService`; `XiaomiDeliveryWatch` is what its lanes share.
+/// scheduler's thread, like every `PushService`; the app's `AppDeliveryRecord` is what its lanes share.
 ///
 /// The key is kept as a `Secret` and the header made from it only when a driver asks, so neither `description`
 /// nor reflection (`dump`, a log of the service) ever shows it.
@@ -25,13 +25,13 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
     public let app: XiaomiApp
     private let secret: Secret
     private let quotaDay: XiaomiQuotaDay
-    private let deliveries: XiaomiDeliveryWatch
+    private let deliveries: AppDeliveryRecord
     private let wallMillis: @Sendable () -> Int64
 
     /// Reads the app's secret file and `settings.quotaReset`: either failing is an error naming the file or the
     /// value. `deliveries`: shared by the lanes of one app. `wallMillis`: UNIX milliseconds, for the ttl, the
     /// quota day and feedback times (the lane's `TransportClock` in tests that move time).
-    public init(app: XiaomiApp, settings: XiaomiSettings, metrics: ServiceMetrics, deliveries: XiaomiDeliveryWatch = XiaomiDeliveryWatch(),
+    public init(app: XiaomiApp, settings: XiaomiSettings, metrics: ServiceMetrics, deliveries: AppDeliveryRecord = AppDeliveryRecord(),
                 wallMillis: @escaping @Sendable () -> Int64 = { WallClock.nowMillis() }) throws(XiaomiSetupError) {
         let secret = try XiaomiAppSecret.read(file: app.appSecretFile)
         let quotaDay: XiaomiQuotaDay
@@ -65,7 +65,8 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
         if let cached = job.serviceCache as? XiaomiRequestForm {
             form = cached
         } else {
-            form = XiaomiRequestForm(fields: XiaomiMessageFields(payload: job.job.payload, headers: job.job.headers, app: app),
+            form = XiaomiRequestForm(fields: XiaomiMessageFields(payload: job.job.payload, headers: job.job.headers, app: app,
+                                                                 messageClass: job.messageClass),
                                      expiration: job.job.headers.expiration)
             job.serviceCache = form
         }
@@ -77,10 +78,25 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
         let now = wallMillis()
         let answer = XiaomiAnswerClassifier.classify(
             status: status, body: body, retryAfter: retryAfter, tokens: tokens, regIDs: job.job.tokens, nowMillis: now,
-            quotaDay: quotaDay,
-            deliveredRecently: deliveries.deliveredRecently(nowMillis: now, windowMillis: XiaomiAnswerClassifier.quietMillisBeforeAllRefusedPauses))
-        if answer.decision == .delivered && answer.exceptions.count < tokens.count { deliveries.delivered(nowMillis: now) }
-        return answer
+            quotaDay: quotaDay)
+        if case .configurationRefused(let code, let words) = answer.decision {
+            return configurationRefusal(code: code, words: words, job: job, answer: answer)
+        }
+        return AllTokensRefusedRule.apply(answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
+    }
+
+    /// A refused channel: the app's configuration when the request carried the app's channel for the message's class
+    /// (the app pauses, naming the setting), the message's own when its `xiaomi` object chose another (a dead letter).
+    private func configurationRefusal(code: String, words: String, job: JobContext, answer: ServiceAnswer) -> ServiceAnswer {
+        let configured = app.channelID(for: job.messageClass)
+        let sent = XiaomiMessageFields(payload: job.job.payload, headers: job.job.headers, app: app,
+                                       messageClass: job.messageClass).value("extra.channel_id") ?? ""
+        guard sent == configured else {
+            return ServiceAnswer(.deadLetter(reason: code, detail: words), reason: answer.reason)
+        }
+        let key = XiaomiApp.channelKey(for: job.messageClass)
+        let detail = "Xiaomi: \(words); check \(key) of the app \(app.topic) (\(configured.isEmpty ? "none set" : configured))"
+        return ServiceAnswer(.configurationRefused(reason: code, detail: detail), reason: answer.reason)
     }
 
     /// Nothing to renew: the key is static. The scheduler asks only after a renew decision, which this service

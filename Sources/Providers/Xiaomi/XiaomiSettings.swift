@@ -93,18 +93,45 @@ public struct XiaomiApp: Sendable, Equatable {
     /// message's `xiaomi` object names one. Empty: none, and Xiaomi then caps the app's notifications at one per
     /// device per day (or refuses them, for apps on the new classification).
     public var channelID: String
-    /// The private-message template (`extra.template_id`) where Xiaomi requires one; empty: no template.
+    /// The private-message template (`extra.template_id`) where Xiaomi requires one, for chat messages only;
+    /// empty: no template.
     public var templateID: String
+    /// The channels of `kind: system` messages and of the bulk list's (a public channel, under Xiaomi's daily
+    /// quota); empty: none, Xiaomi's default. A broadcast never goes out on the private channel: Xiaomi audits it.
+    public var systemChannelID: String
+    public var bulkChannelID: String
     public var requestsPerSecond: Int
 
     /// `package` nil: the topic, which is usually the package name.
     public init(topic: String, package: String? = nil, appSecretFile: String, channelID: String = "", templateID: String = "",
-                requestsPerSecond: Int = XiaomiApp.defaultRequestsPerSecond) {
+                systemChannelID: String = "", bulkChannelID: String = "", requestsPerSecond: Int = XiaomiApp.defaultRequestsPerSecond) {
         self.topic = topic
         self.package = package ?? topic
         self.appSecretFile = appSecretFile
         self.channelID = channelID
         self.templateID = templateID
+        self.systemChannelID = systemChannelID
+        self.bulkChannelID = bulkChannelID
         self.requestsPerSecond = requestsPerSecond
+    }
+}
+
+extension XiaomiApp {
+    /// The configuration key of the channel of `messageClass`.
+    public static func channelKey(for messageClass: MessageClass) -> String {
+        switch messageClass {
+        case .chat: return "channel_id"
+        case .system: return "system_channel_id"
+        case .bulk: return "bulk_channel_id"
+        }
+    }
+
+    /// The channel a message of `messageClass` is sent on ("" for none).
+    public func channelID(for messageClass: MessageClass) -> String {
+        switch messageClass {
+        case .chat: return channelID
+        case .system: return systemChannelID
+        case .bulk: return bulkChannelID
+        }
     }
 }

@@ -81,6 +81,8 @@ extension Scheduler {
                 noteAnswer: Bool = true) {
         if case .credentialRefused(let reason) = decision {
             refuseCredential(request, reason: reason, detail: nil)
+        } else if case .configurationRefused(let reason, let detail) = decision {
+            refuseCredential(request, reason: reason, detail: detail, configuration: true)
         } else if case .renewAndResend(let reason) = decision {
             if noteAnswer { service.renew(generation: generation) }
             guard request.unprocessedInARow < Self.freeResendsInARow else {
@@ -116,7 +118,7 @@ extension Scheduler {
         }
         // The request as a whole: the credential worked unless the answer refused or rejected it.
         switch answer.decision {
-        case .credentialRefused:
+        case .credentialRefused, .configurationRefused:
             break
         case .renewAndResend, .renewAndRetry:
             service.renew(generation: entry.generation)
@@ -191,6 +193,8 @@ extension Scheduler {
             retry(request, reason: reason, status: status, label: label)
         case .credentialRefused(let reason):
             refuseCredential(request, reason: reason, detail: nil)
+        case .configurationRefused(let reason, let detail):
+            refuseCredential(request, reason: reason, detail: detail, configuration: true)
         case .quotaSpent(let reason, let untilWallMillis):
             waitForQuota(request, reason: reason, untilWallMillis: untilWallMillis)
         }

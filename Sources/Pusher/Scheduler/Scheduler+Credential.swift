@@ -5,12 +5,17 @@ import PushCore
 
 /// The credential: refusals pause the lane, answers end the pause, and readiness follows.
 extension Scheduler {
-    /// A request refused for the app's credential waits (its attempt not spent) while the app is paused.
-    func refuseCredential(_ request: PendingRequest, reason: String, detail: String?) {
+    /// A request refused for the app's credential (or, `configuration`, for a value its configuration supplies)
+    /// waits, its attempt not spent, while the app is paused.
+    func refuseCredential(_ request: PendingRequest, reason: String, detail: String?, configuration: Bool = false) {
         let now = clock.uptimeNanoseconds
         let started = pause.refused(now: now)
         if started { credential.lanePaused(app: settings.app, metrics: metrics) }
-        if credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
+        if configuration, credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
+            logger?.error("\(service.name) refuses a value this app's configuration supplies (a channel, a template, a category): sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) until the configuration is fixed",
+                          metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
+                                     "endpoint": "\(settings.baseURL)"])
+        } else if !configuration, credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
             logger?.error("\(service.name) rejects this app's credentials: replace the key, certificate or service account (or fix the clock); sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
                           metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
                                      "endpoint": "\(settings.baseURL)"])
