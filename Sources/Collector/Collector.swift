@@ -305,16 +305,17 @@ public final class Collector: Sendable {
                             ? topic : topics.intern(message.headers.appTopic)
                         message.headers.topic = topic
                         let app = AppWaitBoard.App(provider: message.headers.provider, topic: message.headers.appTopic)
-                        if let waitBoard, waitBoard.isWaiting(app) {
-                            // Its app cannot send now: the element moves, as written, to the app's parked list
-                            // when this registration is acknowledged, and comes back to the queue when the app can
-                            // send (the Unparker). Nothing of it is sent or recorded here, not even feedback for
+                        let messageClass = MessageClass(lane: Lane.of(pipelineSeq: seq), kind: message.kind)
+                        if let waitBoard, waitBoard.isWaiting(app, messageClass: messageClass) {
+                            // Its app cannot send its class now: the element moves, as written, to the parked list
+                            // of its app and class when this registration is acknowledged, and comes back to the
+                            // queue when the app can send that class (the Unparker). Nothing of it is sent or recorded here, not even feedback for
                             // malformed tokens, which its later claim records once.
                             registrations.append(ClaimRegistration(
                                 element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
                                 provider: message.headers.provider, pendingTokens: 0, notifications: 1,
                                 records: [.parked(list: queue.keys.parked(provider: app.provider, topic: app.topic,
-                                                                          lane: Lane.of(pipelineSeq: seq)))]))
+                                                                          messageClass: messageClass))]))
                             PushMetrics.shared.messagesParked(provider: app.provider, app: app.topic, count: 1)
                             continue
                         }

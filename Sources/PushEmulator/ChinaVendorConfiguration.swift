@@ -92,11 +92,15 @@ extension EmulatorConfiguration {
         /// Messages (one per regId) the app may send per Xiaomi day; then 10034 until the day rolls over. Nil:
         /// no quota.
         public var dailyQuota: Int?
-        public init(appSecret: String, packages: [String], channels: [String] = [], dailyQuota: Int? = nil) {
+        /// The private (chat) channels among `channels`: Xiaomi counts no quota for messages on them.
+        public var privateChannels: [String]
+        public init(appSecret: String, packages: [String], channels: [String] = [], dailyQuota: Int? = nil,
+                    privateChannels: [String] = []) {
             self.appSecret = appSecret
             self.packages = packages
             self.channels = channels
             self.dailyQuota = dailyQuota
+            self.privateChannels = privateChannels
         }
     }
 

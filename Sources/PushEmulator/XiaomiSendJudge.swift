@@ -3,7 +3,7 @@ import Foundation
 /// Xiaomi MiPush's regId send, `POST /v3/message/regid` (several packages) and `/v2/message/regid` (one), with
 /// a form-encoded body, in this order: the path, `Authorization: key=<AppSecret>` of a configured app (21301),
 /// flow control (HTTP 503), the app's requests per second (10027), the fields (`XiaomiMessageValidator`), a
-/// queued code, the day's quota (10034), then each regId's fate: malformed or a `tokenAnswers` prefix goes to
+/// queued code, the day's quota (10034, not for a private channel's messages), then each regId's fate: malformed or a `tokenAnswers` prefix goes to
 /// `data.bad_regids`, the rest is delivered.
 struct XiaomiSendJudge: Sendable {
     static let paths: Set<String> = ["/v3/message/regid", "/v2/message/regid"]
@@ -60,7 +60,9 @@ struct XiaomiSendJudge: Sendable {
         }
         // The day is read when the messages are counted, not when the request came: a day that rolled over while the
         // request was checked counts it in the new day, as the quota it is checked against.
-        guard quota.spend(app: app.appSecret, messages: delivered.count, at: clock.now) else {
+        // The private (chat) channel is under no quota.
+        let onPrivateChannel = accepted.channel.map(app.privateChannels.contains) ?? false
+        guard onPrivateChannel || quota.spend(app: app.appSecret, messages: delivered.count, at: clock.now) else {
             return .error(10034, "The app's messages for today are spent; the quota resets at the next Xiaomi day.")
         }
         return XiaomiAnswer(code: 0, reason: "", delivered: delivered, badRegIDs: bad, channel: accepted.channel ?? "")

@@ -28,11 +28,27 @@ public struct RedisKeys: Sendable, Equatable {
     /// copies returned to the lists, per SHA-1 of the element (`QueueScripts.deathTally`).
     public var deliveries: String { "\(prefix):deliveries" }
     public var processingPattern: String { "\(prefix):processing:*" }
-    /// Messages of an app that could not send when they were claimed (isolation, docs/architecture.md): a list
-    /// per provider, app and input list, put back on that input list when the app can send again.
-    public func parked(provider: PushProvider, topic: String, lane: Lane) -> String {
-        "\(prefix):parked:\(provider.rawValue):\(topic)" + (lane == .bulk ? ":bulk" : "")
+    /// Messages of an app that could not be sent when they were claimed (isolation, docs/architecture.md): a list
+    /// per provider, app and message class (`push:parked:<provider>:<topic>` for chat, `…:system`, `…:bulk`), put
+    /// back on the class's input list when the app can send that class again.
+    public func parked(provider: PushProvider, topic: String, messageClass: MessageClass) -> String {
+        let base = "\(prefix):parked:\(provider.rawValue):\(topic)"
+        switch messageClass {
+        case .chat: return base
+        case .system: return base + ":system"
+        case .bulk: return base + ":bulk"
+        }
     }
+
+    /// The parked list of an input list's chat or bulk messages.
+    public func parked(provider: PushProvider, topic: String, lane: Lane) -> String {
+        parked(provider: provider, topic: topic, messageClass: lane == .bulk ? .bulk : .chat)
+    }
+
+    /// Why the parked lists of the shard's held apps wait, and until when: a hash, field = the parked list's key,
+    /// value = JSON `{"provider","app","class","reason","since_ms","until_ms","seen_ms","worker"}`, written by each
+    /// worker that holds the app (`Unparker`), removed when it sends the class again; for `worker status`.
+    public var parkedReasons: String { "\(prefix):parked-reasons" }
     public var parkedPattern: String { "\(prefix):parked:*" }
     /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.
     public func pushProgress(runID: String) -> String { "\(prefix):push-progress:\(runID)" }

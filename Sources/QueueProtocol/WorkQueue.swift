@@ -370,17 +370,18 @@ public struct WorkQueue: Sendable {
 
     /// Puts up to `maxCount` of an app's parked messages back at the consumer end of their input list (oldest
     /// first, claimed next); returns how many moved.
-    public func unpark(provider: PushProvider, topic: String, lane: Lane, maxCount: Int = 1000) async throws -> Int {
+    public func unpark(provider: PushProvider, topic: String, messageClass: MessageClass, maxCount: Int = 1000) async throws -> Int {
         let reply = try await scripts.run(QueueScripts.unpark,
-                                          keys: [keys.parked(provider: provider, topic: topic, lane: lane), keys.queue(lane)],
+                                          keys: [keys.parked(provider: provider, topic: topic, messageClass: messageClass),
+                                                 keys.queue(messageClass.lane)],
                                           arguments: [Array(String(max(1, min(maxCount, 5000))).utf8)])
         return Int(reply.integer ?? 0)
     }
 
-    /// How many messages of an app are parked, per input list.
+    /// How many messages of an app are parked, in all its classes.
     public func parkedCount(provider: PushProvider, topic: String) async throws -> Int {
-        let replies = try await connection.pipeline(Lane.allCases.map { lane in
-            ["LLEN", keys.parked(provider: provider, topic: topic, lane: lane)].map { Array($0.utf8) }
+        let replies = try await connection.pipeline(MessageClass.allCases.map { messageClass in
+            ["LLEN", keys.parked(provider: provider, topic: topic, messageClass: messageClass)].map { Array($0.utf8) }
         })
         var total = 0
         for reply in replies {

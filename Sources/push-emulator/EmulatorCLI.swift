@@ -80,7 +80,7 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("huawei-requests-per-s"), help: "Huawei sends per second per app; more are answered 503.") var huaweiRequestsPerS: Int?
     @Option(name: .customLong("huawei-tokens-per-s"), help: "Huawei tokens per second per app (Huawei counts devices); more are answered 503.") var huaweiTokensPerS: Int?
     @Option(name: .customLong("xiaomi-app"), parsing: .singleValue,
-            help: "SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS]], a Xiaomi app: the file holding its AppSecret, its comma-separated packages, its daily message quota, its registered channel ids; repeatable.")
+            help: "SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS[:PRIVATE_CHANNELS]]], a Xiaomi app: the file holding its AppSecret, its comma-separated packages, its daily message quota, its registered channel ids, its private (chat) channels, under no quota; repeatable.")
     var xiaomiApps: [String] = []
     @Option(name: .customLong("xiaomi-quota-reset"), help: "When Xiaomi's quota day rolls over, HH:MM+HH:MM.") var xiaomiQuotaReset = "00:00+08:00"
     @Option(name: .customLong("xiaomi-answer"), parsing: .singleValue,
@@ -235,8 +235,8 @@ extension EmulatorCLI {
         configuration.huawei.faults.tokensPerSecond = huaweiTokensPerS
         for text in xiaomiApps {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            guard (2...4).contains(parts.count), !parts[1].isEmpty else {
-                throw ValidationError("--xiaomi-app '\(text)' is not SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS]]")
+            guard (2...5).contains(parts.count), !parts[1].isEmpty else {
+                throw ValidationError("--xiaomi-app '\(text)' is not SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS[:PRIVATE_CHANNELS]]]")
             }
             var quota: Int?
             if parts.count > 2, !parts[2].isEmpty {
@@ -244,9 +244,11 @@ extension EmulatorCLI {
                 quota = value
             }
             let channels = parts.count > 3 ? parts[3].split(separator: ",").map(String.init) : []
+            let privateChannels = parts.count > 4 ? parts[4].split(separator: ",").map(String.init) : []
             configuration.xiaomi.apps.append(.init(appSecret: try secret(parts[0], "--xiaomi-app"),
                                                    packages: parts[1].split(separator: ",").map(String.init),
-                                                   channels: channels, dailyQuota: quota))
+                                                   channels: channels + privateChannels.filter { !channels.contains($0) },
+                                                   dailyQuota: quota, privateChannels: privateChannels))
         }
         configuration.xiaomi.quotaReset = xiaomiQuotaReset
         configuration.xiaomi.tokenAnswers = xiaomiAnswers.map { .init(prefix: $0, reason: "bad_regid") }

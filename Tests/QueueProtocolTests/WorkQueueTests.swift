@@ -225,9 +225,9 @@ final class WorkQueueTests: RedisTestCase {
         try await assertEqual(try await worker.parkedCount(provider: .fcm, topic: "com.example.chat"), 2)
 
         // Two calls of one: the parked list comes back oldest first as a whole.
-        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", lane: .chat, maxCount: 1), 1)
-        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", lane: .chat, maxCount: 1), 1)
-        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", lane: .chat), 0)
+        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", messageClass: .chat, maxCount: 1), 1)
+        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", messageClass: .chat, maxCount: 1), 1)
+        try await assertEqual(try await worker.unpark(provider: .fcm, topic: "com.example.chat", messageClass: .chat), 0)
         try await assertEqual(try await connection.execute(["EXISTS", list]).integer, 0)
         let next = try await claim(worker, 10)
         XCTAssertEqual(next, ["p1", "p2", "x"], "parked work comes back first, oldest first, ahead of what waited in the queue")

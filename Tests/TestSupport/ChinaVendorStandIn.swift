@@ -15,11 +15,13 @@ public final class ChinaVendorStandIn: @unchecked Sendable {
     public let huaweiSecretFile: String
     public let huaweiKeyFile: String
     public let xiaomiSecretFile: String
+    /// The Xiaomi app's AppSecret (the emulator's key for its quota).
+    public let xiaomiSecret = "xiaomi-app-secret-YmFy"
 
     public init(adjust: (inout EmulatorConfiguration) -> Void = { _ in }) async throws {
         let directory = makeTemporaryDirectory("vendors")
         let huaweiSecret = "c2VjcmV0LWZvci10ZXN0cw+/="  // Base64, as Huawei issues them (the emulator checks the form)
-        let xiaomiSecret = "xiaomi-app-secret-YmFy"
+        let xiaomiSecret = self.xiaomiSecret
         huaweiSecretFile = directory + "/huawei-secret.txt"
         xiaomiSecretFile = directory + "/xiaomi-secret.txt"
         try (huaweiSecret + "\n").write(toFile: huaweiSecretFile, atomically: true, encoding: .utf8)

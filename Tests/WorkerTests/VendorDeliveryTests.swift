@@ -183,6 +183,97 @@ final class VendorDeliveryTests: XCTestCase {
         await vendors.stop()
     }
 
+    /// Xiaomi's quota spent by bulk messages holds bulk alone: chat of the same app (on its private channel, under no
+    /// quota) is delivered at once; the bulk messages claimed meanwhile wait in Redis, parked by class, counted in
+    /// `push_parked` and shown by `worker status --json` with the reason and until when; once Xiaomi's day has rolled
+    /// over, a worker that starts afresh (a restart standing in for the hours to midnight) sends them, each once.
+    func testASpentBulkQuotaHoldsOnlyBulkWhileChatGoesOn() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn {
+            $0.xiaomi.apps[0].dailyQuota = 500
+            $0.xiaomi.apps[0].channels = [ChinaVendorStandIn.xiaomiChannel, "mkt-1"]
+            $0.xiaomi.apps[0].privateChannels = [ChinaVendorStandIn.xiaomiChannel]
+        }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        let bulkParked = "push:parked:xiaomi:\(ChinaVendorStandIn.topic):bulk"
+        // 20 broadcasts of 100 regIds: the first 5 spend the day's quota of 500.
+        let bulkTokens = (0..<2000).map { vendorToken("bk", $0) }
+        try await client.lpush(keys.bulkQueue, (0..<20).map { m in
+            vendorMessageJSON(id: "bulk-\(m)", provider: "xiaomi", tokens: Array(bulkTokens[(m * 100)..<(m * 100 + 100)]),
+                              kind: "group", body: "news \(m)")
+        })
+        let port = freePort()
+        let environment = vendors.workerEnvironment(redis: redis, [
+            "WORKER_ID": "bulk-quota", "SHUTDOWN_TIMEOUT_S": "3", "METRICS_LISTEN": "127.0.0.1:\(port)",
+            "XIAOMI_APPS_0_BULK_CHANNEL_ID": "mkt-1",
+        ])
+        let worker = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("bulk-quota") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        let mi = vendors.emulator.xiaomi.stats
+        try await eventually(timeout: .seconds(60)) { mi.count(code: "10034") > 0 }
+        // Broadcasts claimed once the bulk class is held are parked by class; one is pushed each poll until one is.
+        var lateBulk: [String] = []
+        try await eventually(timeout: .seconds(60)) {
+            let token = vendorToken("bl", lateBulk.count)
+            lateBulk.append(token)
+            try await client.lpush(keys.bulkQueue, [vendorMessageJSON(id: "bulk-late-\(lateBulk.count)", provider: "xiaomi",
+                                                                      tokens: [token], body: "late news")])
+            return try await client.length(bulkParked) > 0
+        }
+        // Chat of the same app goes on its private channel, at once.
+        let chatTokens = (0..<50).map { vendorToken("ct", $0) }
+        let enqueued = ContinuousClock.now
+        try await client.lpush(keys.queue, chatTokens.enumerated().map { n, token in
+            vendorMessageJSON(id: "chat-\(n)", provider: "xiaomi", tokens: [token], body: "hi \(n)")
+        })
+        try await eventually(timeout: .seconds(60)) { chatTokens.allSatisfy { mi.deliveredCount(token: $0) == 1 } }
+        let took = ContinuousClock.now - enqueued
+        printFigure("bulk quota: 50 Xiaomi chat messages delivered \(took) after their enqueue while the app's bulk quota was spent")
+        XCTAssertLessThan(took, .seconds(30), "chat never waits for the bulk quota (it would have waited until midnight)")
+        XCTAssertEqual(mi.delivered(classification: ChinaVendorStandIn.xiaomiChannel), 50, "chat on the private channel")
+        XCTAssertEqual(mi.delivered(classification: "mkt-1"), 500, "bulk on its own channel, the quota and no more")
+
+        // Held work in plain sight: the gauge, and the status with its reason and until when.
+        // The gauge is sampled every second.
+        try await eventually(timeout: .seconds(30)) {
+            let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+            return prometheusSample(metrics, "push_parked", ["provider": "xiaomi", "app": ChinaVendorStandIn.topic,
+                                                             "class": "bulk", "reason": "quota: 10034"]) ?? 0 > 0
+        }
+        let status = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: ["status", "--json"],
+                                       logFile: makeTemporaryDirectory("bulk-quota-status") + "/status.log")
+        _ = await status.waitForExit(timeout: 60)
+        let document = try JSONSerialization.jsonObject(with: Data(status.log.utf8)) as? [[String: Any]]
+        let held = (document?.first?["held"] as? [[String: Any]]) ?? []
+        let bulk = try XCTUnwrap(held.first { $0["class"] as? String == "bulk" }, status.log)
+        XCTAssertEqual(bulk["provider"] as? String, "xiaomi")
+        XCTAssertEqual(bulk["app"] as? String, ChinaVendorStandIn.topic)
+        XCTAssertEqual(bulk["reason"] as? String, "quota: 10034")
+        XCTAssertGreaterThan((bulk["until_ms"] as? Int) ?? 0, Int(WallClock.nowMillis()), "held until Xiaomi's day rolls over")
+        XCTAssertGreaterThan((bulk["messages"] as? Int) ?? 0, 0)
+        XCTAssertNil(held.first { $0["class"] as? String == "chat" }, "chat is not held")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+
+        // Xiaomi's day rolls over; a fresh worker sends every waiting broadcast, each once.
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 40)
+        vendors.emulator.xiaomi.startNextDay()
+        vendors.emulator.xiaomi.setDailyQuota(appSecret: vendors.xiaomiSecret, nil)
+        let next = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("bulk-quota-2") + "/worker.log")
+        defer { next.signal(SIGKILL) }
+        let everyBulk = bulkTokens + lateBulk
+        try await eventually(timeout: .seconds(90)) { everyBulk.allSatisfy { mi.deliveredCount(token: $0) == 1 } }
+        XCTAssertEqual(mi.duplicates, [:], "nothing sent twice")
+        try await assertEqual(try await client.length(bulkParked), 0)
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        next.signal(SIGTERM)
+        _ = await next.waitForExit(timeout: 40)
+        await vendors.stop()
+    }
+
     /// A worker whose only apps are China vendors' (no `apns.apps`, no `fcm.apps`) starts and delivers: it refused to
     /// start, saying that apns.apps and fcm.apps were both empty, as if no other provider could have apps.
     func testAWorkerWithVendorAppsOnlyStartsAndDelivers() async throws {

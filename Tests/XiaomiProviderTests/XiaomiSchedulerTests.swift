@@ -151,9 +151,9 @@ final class XiaomiSchedulerTests: XCTestCase {
         lane.scheduler.submit([XiaomiFixtures.job(payload: Self.payload, tokens: regIDs)])
 
         // The lane holds the app until the rollover it computed...
-        try await eventually { lane.credential.holdUntil(now: DispatchTime.now().uptimeNanoseconds) != nil }
+        try await eventually { lane.credential.holdUntil(.chat, now: DispatchTime.now().uptimeNanoseconds) != nil }
         let now = DispatchTime.now().uptimeNanoseconds
-        if let until = lane.credential.holdUntil(now: now) { XCTAssertLessThanOrEqual(until - now, 250_000_000, "until the Xiaomi day rolls over") }
+        if let until = lane.credential.holdUntil(.chat, now: now) { XCTAssertLessThanOrEqual(until - now, 250_000_000, "until the Xiaomi day rolls over") }
         // ...and tries again after it, meeting the same Xiaomi day: three refusals, not one dead letter.
         try await eventually { self.xiaomi.stats.count(code: "10034") >= 3 }
         XCTAssertEqual(xiaomi.stats.count(code: "0"), 1, "only the first request went")

@@ -29,6 +29,8 @@ public final class PushMetrics: Sendable {
     private let queueLengths = LabelledSeries<Gauge> { Gauge(label: "push_queue_length", dimensions: $0) }
     private let parked = LabelledSeries<Counter> { Counter(label: "push_messages_parked_total", dimensions: $0) }
     private let unparked = LabelledSeries<Counter> { Counter(label: "push_messages_unparked_total", dimensions: $0) }
+    private let parkedNow = LabelledSeries<Gauge> { Gauge(label: "push_parked", dimensions: $0) }
+    private let parkedOldestAge = LabelledSeries<Gauge> { Gauge(label: "push_parked_oldest_age_seconds", dimensions: $0) }
 
     private init() {
         messagesClaimed = Counter(label: "push_messages_claimed_total")
@@ -115,6 +117,20 @@ public final class PushMetrics: Sendable {
     public func messagesParked(provider: PushProvider, app: String, count: Int) {
         guard count > 0 else { return }
         parked.series([("provider", provider.rawValue), ("app", appLabel(app))]).increment(by: count)
+    }
+
+    /// `push_parked{provider, app, class, reason}`: messages parked now for an app and class (each worker that
+    /// sends for the app reports the list's length: take the max across workers), `reason` why they wait ("" while
+    /// they go back), and `push_parked_oldest_age_seconds{provider, app, class}` how long the oldest has waited
+    /// since it was enqueued (from `enqueued_at`; 0 when unknown).
+    public func parked(provider: PushProvider, app: String, messageClass: MessageClass, reason: String, messages: Int) {
+        parkedNow.series([("provider", provider.rawValue), ("app", appLabel(app)), ("class", messageClass.rawValue),
+                          ("reason", reason)]).record(messages)
+    }
+
+    public func parkedOldestAge(provider: PushProvider, app: String, messageClass: MessageClass, seconds: Int64) {
+        parkedOldestAge.series([("provider", provider.rawValue), ("app", appLabel(app)), ("class", messageClass.rawValue)])
+            .record(Int(max(0, seconds)))
     }
 
     public func messagesUnparked(provider: PushProvider, app: String, count: Int) {

@@ -19,6 +19,17 @@ public final class CredentialState: Sendable {
     private let refusedHint = Atomic<Bool>(false)
     /// Uptime nanoseconds until which no lane starts a request (0: none); read on every start pass.
     private let heldUntil = Atomic<UInt64>(0)
+    /// The classes of the app's messages held (a vendor's quota for that class spent): no lane starts a request of
+    /// one until its hold ends; the other classes go on. `classHoldsUntil` is the latest end of any (0: none), so
+    /// that a start pass reads one atomic while nothing is held.
+    private let classHolds = Locked([MessageClass: ClassHold]())
+    private let classHoldsUntil = Atomic<UInt64>(0)
+
+    struct ClassHold {
+        /// Uptime nanoseconds.
+        var until: UInt64
+        var board: AppWaitBoard.ClassHold
+    }
 
     public init() {}
 
@@ -88,6 +99,42 @@ public final class CredentialState: Sendable {
             current = original
         }
         return false
+    }
+
+    /// Holds the app's messages of `messageClass` until `until` (uptime ns); true when this starts a hold.
+    func hold(_ messageClass: MessageClass, until: UInt64, reason: String, nowWallMillis: Int64, untilWallMillis: Int64) -> Bool {
+        let started = classHolds.withLock { holds -> Bool in
+            if let current = holds[messageClass] {
+                if until > current.until {
+                    holds[messageClass]?.until = until
+                    holds[messageClass]?.board.untilWallMillis = untilWallMillis
+                }
+                return false
+            }
+            holds[messageClass] = ClassHold(until: until, board: AppWaitBoard.ClassHold(
+                reason: reason, sinceWallMillis: nowWallMillis, untilWallMillis: untilWallMillis))
+            return true
+        }
+        classHoldsUntil.max(until, ordering: .relaxed)
+        return started
+    }
+
+    /// When the hold of `messageClass` ends, if one is in force at `now`.
+    func holdUntil(_ messageClass: MessageClass, now: UInt64) -> UInt64? {
+        guard classHoldsUntil.load(ordering: .relaxed) > now else { return nil }
+        return classHolds.withLock { holds in
+            guard let until = holds[messageClass]?.until, until > now else { return nil }
+            return until
+        }
+    }
+
+    /// The classes held at `now` (those whose hold has ended are forgotten).
+    func heldClasses(now: UInt64) -> [MessageClass: AppWaitBoard.ClassHold] {
+        guard classHoldsUntil.load(ordering: .relaxed) > now else { return [:] }
+        return classHolds.withLock { holds in
+            holds = holds.filter { $0.value.until > now }
+            return holds.mapValues(\.board)
+        }
     }
 
     /// When the hold ends, if one is in force at `now`.

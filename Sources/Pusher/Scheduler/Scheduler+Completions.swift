@@ -200,19 +200,22 @@ extension Scheduler {
         }
     }
 
-    /// The app's quota for the day is spent: the whole service (this app) is held until the vendor's day rolls
-    /// over, and the request waits until then with its attempt given back. The hold is what isolation sees (the
-    /// app's new messages are parked, other apps go on); expiry is checked when it starts again.
+    /// The app's quota for the day is spent for the request's class (a vendor counts marketing apart from chat):
+    /// that class of the app's messages is held until the vendor's day rolls over, and the request waits until then
+    /// with its attempt given back. The app's other classes go on; the hold is what isolation sees (the app's new
+    /// messages of that class are parked); expiry is checked when it starts again.
     func waitForQuota(_ request: PendingRequest, reason: String, untilWallMillis: Int64) {
-        let waitMillis = min(max(0, untilWallMillis &- clock.wallMillis), Self.longestQuotaWaitMillis)
+        let nowWall = clock.wallMillis
+        let waitMillis = min(max(0, untilWallMillis &- nowWall), Self.longestQuotaWaitMillis)
         let now = clock.uptimeNanoseconds
         // The tokens of one request wait for one time, so they go again together as one request.
         let due = requestRetryDue ?? now &+ UInt64(waitMillis) &* 1_000_000
         if settlingRequest { requestRetryDue = due }
-        let alreadyHeld = credential.holdUntil(now: now) != nil
-        if credential.hold(until: due), !alreadyHeld {
-            logger?.warning("\(service.name) says this app's quota for the day is spent: its requests wait until the vendor's day rolls over, in \(waitMillis / 60_000) min", metadata: [
-                "app": "\(settings.app)", "reason": "\(reason)",
+        let messageClass = request.job.messageClass
+        if credential.hold(messageClass, until: due, reason: "quota: \(reason)", nowWallMillis: nowWall,
+                           untilWallMillis: nowWall &+ waitMillis) {
+            logger?.warning("\(service.name) says this app's quota for the day is spent for its \(messageClass.rawValue) messages: they wait until the vendor's day rolls over, in \(waitMillis / 60_000) min; the app's other messages go on", metadata: [
+                "app": "\(settings.app)", "reason": "\(reason)", "class": "\(messageClass.rawValue)",
             ])
         }
         retryCounts[reason, default: 0] += 1

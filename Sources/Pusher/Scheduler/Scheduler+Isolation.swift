@@ -27,6 +27,10 @@ extension Scheduler {
         } else {
             reason = nil
         }
-        board.report(lane: settings.boardLane, waiting: reason != nil, queued: ready.count + delayed.count, reason: reason ?? "")
+        // A class held (a quota spent for it) holds only that class: its waiting requests are in `delayed` (with the
+        // few retries that wait their backoff), while what is ready sends and keeps its room.
+        board.report(lane: settings.boardLane, waiting: reason != nil,
+                     queued: reason != nil ? ready.count + delayed.count : delayed.count, reason: reason ?? "",
+                     heldClasses: credential.heldClasses(now: now))
     }
 }

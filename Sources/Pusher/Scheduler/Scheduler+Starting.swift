@@ -89,6 +89,11 @@ extension Scheduler {
     /// list, the job's next ready tokens join it (`collectBatch`).
     func start(_ request: PendingRequest) -> Bool {
         let now = clock.uptimeNanoseconds
+        if let until = credential.holdUntil(request.job.messageClass, now: now) {
+            // Its class is held (a quota spent for it): it waits for the hold's end, no attempt spent.
+            delayed.insert(request, due: until)
+            return false
+        }
         guard admit(request, now: now) else { return false }
         var bearer: String?
         var generation = 0

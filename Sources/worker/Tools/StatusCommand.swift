@@ -34,7 +34,25 @@ struct StatusCommand: AsyncParsableCommand {
         var filtered: Int
         /// Parked lists (isolation) and how many messages each holds: an app that could not send.
         var parked: [(list: String, messages: Int)] = []
+        /// Each parked list with its provider, app and class, and why and until when it waits, as the workers that
+        /// hold it last said (none: no running worker holds it: its messages go back, or nobody sends for the app).
+        var held: [HeldList] = []
     }
+
+    struct HeldList {
+        var list: String
+        var provider: String
+        var app: String
+        var messageClass: String
+        var messages: Int
+        var reason: String?
+        var sinceMillis: Int64?
+        var untilMillis: Int64?
+        var workers: [String]
+    }
+
+    /// A reason older than this was left by a worker that is gone (each worker refreshes its own every 10 s).
+    static let reasonLifetimeMillis: Int64 = 30_000
 
     func run() async throws {
         let configuration = try options.loadConfiguration()
@@ -78,7 +96,44 @@ struct StatusCommand: AsyncParsableCommand {
                            deadLetters: Int(replies[3].integer ?? 0) + Int(replies[6].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
                            filtered: Int(replies[5].integer ?? 0))
         status.parked = try await parkedLists(keys, redis)
+        status.held = try await heldLists(status.parked, keys, redis, now: now)
         return status
+    }
+
+    /// The parked lists with what the workers that hold them say (`RedisKeys.parkedReasons`).
+    private func heldLists(_ parked: [(list: String, messages: Int)], _ keys: RedisKeys, _ redis: any RedisCommands,
+                           now: Int64) async throws -> [HeldList] {
+        let flat = (try await redis.execute(["HGETALL", keys.parkedReasons]).array ?? []).compactMap(\.bytes)
+        var reasons: [String: [JSONValue]] = [:]
+        for index in stride(from: 0, to: flat.count - 1, by: 2) {
+            guard let entry = try? JSONParser.parse(flat[index + 1]), let list = entry["list"]?.stringValue,
+                  let seen = entry["seen_ms"]?.exactInteger, now - seen < Self.reasonLifetimeMillis else { continue }
+            reasons[list, default: []].append(entry)
+        }
+        return parked.map { list in
+            let (provider, app, messageClass) = Self.parse(parkedList: list.list, keys)
+            let entries = reasons[list.list] ?? []
+            let first = entries.first
+            return HeldList(list: list.list, provider: first?["provider"]?.stringValue ?? provider, app: first?["app"]?.stringValue ?? app,
+                            messageClass: first?["class"]?.stringValue ?? messageClass, messages: list.messages,
+                            reason: first?["reason"]?.stringValue, sinceMillis: entries.compactMap { $0["since_ms"]?.exactInteger }.min(),
+                            untilMillis: entries.compactMap { $0["until_ms"]?.exactInteger }.max(),
+                            workers: entries.compactMap { $0["worker"]?.stringValue }.sorted())
+        }
+    }
+
+    /// `<prefix>:parked:<provider>:<topic>[:system|:bulk]` -> its provider, app and class.
+    static func parse(parkedList key: String, _ keys: RedisKeys) -> (provider: String, app: String, messageClass: String) {
+        let head = keys.prefix + ":parked:"
+        guard key.hasPrefix(head) else { return ("", "", "") }
+        var rest = String(key.dropFirst(head.count))
+        var messageClass = MessageClass.chat
+        for suffix in [MessageClass.system, .bulk] where rest.hasSuffix(":" + suffix.rawValue) {
+            messageClass = suffix
+            rest = String(rest.dropLast(suffix.rawValue.count + 1))
+        }
+        guard let colon = rest.firstIndex(of: ":") else { return (rest, "", messageClass.rawValue) }
+        return (String(rest[..<colon]), String(rest[rest.index(after: colon)...]), messageClass.rawValue)
     }
 
     /// Every parked list of the shard (one SCAN of the keyspace: a tool's look, never the worker's path).
@@ -113,8 +168,16 @@ struct StatusCommand: AsyncParsableCommand {
             let state = worker.alive ? "live" : (worker.claims > 0 ? "DEAD, claims await recovery" : "dead")
             lines.append("  \(Printable.escaped(worker.id))  \(worker.claims) claimed  heartbeat \(ToolOutput.age(millis: worker.heartbeatAgeMillis)) ago  \(state)")
         }
-        for parked in status.parked {
-            lines.append("\(Printable.clipped(parked.list, to: 300))  \(parked.messages) parked: its app cannot send now (or no running worker sends for it)")
+        for held in status.held {
+            let why: String
+            if let reason = held.reason {
+                why = "held: \(Printable.clipped(reason, to: 200))"
+                    + (held.untilMillis.map { ", until \(ToolOutput.age(millis: max(0, $0 - WallClock.nowMillis()))) from now" } ?? "")
+            } else {
+                why = "no running worker holds it (its messages go back, or no worker sends for this app)"
+            }
+            lines.append("\(Printable.clipped(held.list, to: 300))  \(held.messages) parked (\(Printable.escaped(held.provider)) "
+                         + "\(Printable.clipped(held.app, to: 200)) \(held.messageClass)): \(why)")
         }
         lines.append("dead letters \(status.deadLetters)  feedback \(status.feedback)  filtered \(status.filtered)")
         return lines.joined(separator: "\n")
@@ -134,6 +197,16 @@ struct StatusCommand: AsyncParsableCommand {
             "dead_letters": ToolOutput.number(status.deadLetters), "feedback": ToolOutput.number(status.feedback),
             "filtered": ToolOutput.number(status.filtered),
             "parked": ToolOutput.object(Dictionary(status.parked.map { ($0.list, ToolOutput.number($0.messages)) }) { first, _ in first }),
+            "held": .array(status.held.map { held in
+                ToolOutput.object([
+                    "list": .string(held.list), "provider": .string(held.provider), "app": .string(held.app),
+                    "class": .string(held.messageClass), "messages": ToolOutput.number(held.messages),
+                    "reason": held.reason.map(JSONValue.string) ?? .null,
+                    "since_ms": held.sinceMillis.map { ToolOutput.number(Int($0)) } ?? .null,
+                    "until_ms": held.untilMillis.map { ToolOutput.number(Int($0)) } ?? .null,
+                    "workers": .array(held.workers.map(JSONValue.string)),
+                ])
+            }),
         ])
     }
 }
