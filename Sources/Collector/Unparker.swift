@@ -18,6 +18,7 @@ public struct Unparker: Sendable {
     static let perPass = 20_000
     static let perCall = 1000
     static let interval = Duration.seconds(1)
+    static let wakeCheck = Duration.milliseconds(50)
     /// What this worker wrote to the reasons hash, so that it rewrites an entry only when it changes (or to show it
     /// is still held, every `refreshMillis`) and removes its own when the class is sent again.
     private let written = Locked([String: (json: String, atMillis: Int64)]())
@@ -31,10 +32,12 @@ public struct Unparker: Sendable {
         self.logger = logger
     }
 
-    /// Until cancelled (the worker's shutdown).
+    /// Until cancelled (the worker's shutdown): a pass every `interval`, and at once (within `wakeCheck`) when what
+    /// waits changes, so that an app that can send again has its parked messages back in a moment, not a round later.
     public func run() async {
         var failing = false
         while !Task.isCancelled {
+            let seen = board.changeCount
             do {
                 try await pass()
                 failing = false
@@ -42,7 +45,10 @@ public struct Unparker: Sendable {
                 if !failing { logger.warning("cannot put parked messages back yet; retrying", metadata: ["error": "\(error)"]) }
                 failing = true
             }
-            guard (try? await Task.sleep(for: Self.interval)) != nil else { return }
+            let next = ContinuousClock.now + Self.interval
+            while ContinuousClock.now < next && board.changeCount == seen {
+                guard (try? await Task.sleep(for: Self.wakeCheck)) != nil else { return }
+            }
         }
     }
 

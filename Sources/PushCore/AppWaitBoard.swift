@@ -50,6 +50,7 @@ public final class AppWaitBoard: Sendable {
     private let state = Locked(State())
     private let anyWaiting = Atomic<Bool>(false)
     private let waitingTotal = Atomic<Int>(0)
+    private let changeCounter = Atomic<Int>(0)
     private let changeInput: AsyncStream<Void>.Continuation
     /// Yields whenever an app starts or stops waiting, or the work held by waiting lanes changes: the gate
     /// then looks at its room again, and the unparking loop at the parked lists.
@@ -97,8 +98,15 @@ public final class AppWaitBoard: Sendable {
             waitingTotal.store(state.lanes.values.reduce(0) { $0 + $1.queued }, ordering: .releasing)
             return true
         }
-        if changed { changeInput.yield(()) }
+        if changed {
+            changeCounter.add(1, ordering: .releasing)
+            changeInput.yield(())
+        }
     }
+
+    /// Counts every change of what waits: the unparking loops read it to act at once when an app can send again,
+    /// rather than on their next round.
+    public var changeCount: Int { changeCounter.load(ordering: .acquiring) }
 
     /// Whether `app` cannot send now (its newly claimed messages are parked).
     public func isWaiting(_ app: App) -> Bool {

@@ -99,7 +99,13 @@ final class APNsStreamHandler: ChannelInboundHandler {
                                       headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: bytes)
         if let answer = core.vendors.answer(request) {
             // Huawei's and Xiaomi's paths: their own checks, counters and faults (Huawei's v1 path is under /v1/ too).
-            write(context: context, status: answer.status, headers: answer.headers, body: answer.body)
+            if answer.delayMillis > 0 {
+                delayedAnswers.answer(afterMillis: answer.delayMillis) {
+                    self.writeUnlessReset(context: context, status: answer.status, headers: answer.headers, body: answer.body)
+                }
+            } else {
+                write(context: context, status: answer.status, headers: answer.headers, body: answer.body)
+            }
             return
         }
         if head.uri == core.fcmTokenEndpoint.path {

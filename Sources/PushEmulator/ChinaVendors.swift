@@ -5,6 +5,8 @@ struct VendorResponse: Sendable {
     var status: Int
     var headers: [(String, String)]
     var body: String
+    /// How long to wait before writing it (`VendorFaults.latencyMillis`).
+    var delayMillis = 0
 }
 
 /// The China vendor sides (Huawei Push Kit, Xiaomi MiPush) behind one router: `answer` takes any request and
@@ -33,6 +35,17 @@ struct ChinaVendors: Sendable {
         if request.method == "GET" && request.path == "/_emulator/xiaomi/stats" {
             return VendorResponse(status: 200, headers: [("content-type", "application/json")], body: xiaomi.stats.json)
         }
-        return huawei.answer(request) ?? xiaomi.answer(request)
+        let latency: Int
+        var response: VendorResponse
+        if let answered = huawei.answer(request) {
+            (response, latency) = (answered, huawei.shared.faults.faults.latencyMillis)
+        } else if let answered = xiaomi.answer(request) {
+            (response, latency) = (answered, xiaomi.judge.faults.faults.latencyMillis)
+        } else {
+            return nil
+        }
+        // Sends only: a token endpoint answers at once.
+        if !request.path.hasPrefix("/oauth2/") { response.delayMillis = min(max(0, latency), DelayedAnswers.longestDelayMillis) }
+        return response
     }
 }

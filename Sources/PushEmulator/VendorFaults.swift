@@ -13,6 +13,9 @@ public struct VendorFaults: Sendable, Equatable {
     public var tokensPerSecond: Int?
     /// Xiaomi's side: its 503 answers carry `Retry-After` with this many seconds. Nil: none.
     public var retryAfterSeconds: Int?
+    /// Every send is answered this long after it arrived (ms): a server at its capacity, or far away, that
+    /// still answers everything. 0: at once. The token endpoints answer at once.
+    public var latencyMillis = 0
 
     public init() {}
 }

@@ -90,7 +90,13 @@ final class VendorHTTP1Handler: ChannelInboundHandler {
             let response = vendors.answer(request) ?? VendorResponse(
                 status: 404, headers: [("content-type", "text/plain")],
                 body: "Over HTTP/1.1 this listener answers only the Huawei and Xiaomi paths; use HTTP/2 for APNs and FCM.\n")
-            write(context: context, response, keepAlive: head.isKeepAlive)
+            guard response.delayMillis > 0 else { return write(context: context, response, keepAlive: head.isKeepAlive) }
+            // One request at a time on an HTTP/1.1 connection: the next is read only after this answer.
+            let keepAlive = head.isKeepAlive
+            context.eventLoop.scheduleTask(in: .milliseconds(Int64(response.delayMillis))) {
+                guard context.channel.isActive else { return }
+                self.write(context: context, response, keepAlive: keepAlive)
+            }
         }
     }
 

@@ -77,6 +77,7 @@ struct EmulatorCLI: AsyncParsableCommand {
             help: "PREFIX=REASON: Huawei tokens starting with PREFIX are refused with that v3 reason (noRight, tokenFormatError, ...; v1 lists them in illegal_tokens); repeatable, before the built-in prefixes.")
     var huaweiAnswers: [String] = []
     @Flag(name: .customLong("huawei-flow-control"), help: "Answer every Huawei send HTTP 503 (flow control).") var huaweiFlowControl = false
+    @Option(name: .customLong("huawei-latency-ms"), help: "Answer every Huawei send this long after it came (a server at capacity).") var huaweiLatency = 0
     @Option(name: .customLong("huawei-requests-per-s"), help: "Huawei sends per second per app; more are answered 503.") var huaweiRequestsPerS: Int?
     @Option(name: .customLong("huawei-tokens-per-s"), help: "Huawei tokens per second per app (Huawei counts devices); more are answered 503.") var huaweiTokensPerS: Int?
     @Option(name: .customLong("xiaomi-app"), parsing: .singleValue,
@@ -87,6 +88,7 @@ struct EmulatorCLI: AsyncParsableCommand {
             help: "PREFIX: Xiaomi regIds starting with PREFIX come back in data.bad_regids; repeatable, before the built-in prefixes.")
     var xiaomiAnswers: [String] = []
     @Flag(name: .customLong("xiaomi-flow-control"), help: "Answer every Xiaomi send HTTP 503.") var xiaomiFlowControl = false
+    @Option(name: .customLong("xiaomi-latency-ms"), help: "Answer every Xiaomi send this long after it came.") var xiaomiLatency = 0
     @Option(name: .customLong("xiaomi-retry-after"), help: "SECONDS: Xiaomi's 503 answers carry Retry-After: SECONDS.") var xiaomiRetryAfter: Int?
     @Option(name: .customLong("xiaomi-requests-per-s"), help: "Xiaomi sends per second per app; more are answered code 10027.") var xiaomiRequestsPerS: Int?
     @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
@@ -231,6 +233,7 @@ extension EmulatorCLI {
         }
         configuration.huawei.tokenAnswers = huaweiScripted + EmulatorConfiguration.VendorTokenAnswer.huaweiDefaults
         configuration.huawei.faults.flowControl = huaweiFlowControl
+        configuration.huawei.faults.latencyMillis = huaweiLatency
         configuration.huawei.faults.requestsPerSecond = huaweiRequestsPerS
         configuration.huawei.faults.tokensPerSecond = huaweiTokensPerS
         for text in xiaomiApps {
@@ -254,6 +257,7 @@ extension EmulatorCLI {
         configuration.xiaomi.tokenAnswers = xiaomiAnswers.map { .init(prefix: $0, reason: "bad_regid") }
             + EmulatorConfiguration.VendorTokenAnswer.xiaomiDefaults
         configuration.xiaomi.faults.flowControl = xiaomiFlowControl
+        configuration.xiaomi.faults.latencyMillis = xiaomiLatency
         configuration.xiaomi.faults.retryAfterSeconds = xiaomiRetryAfter
         configuration.xiaomi.faults.requestsPerSecond = xiaomiRequestsPerS
     }

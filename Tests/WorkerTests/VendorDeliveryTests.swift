@@ -274,6 +274,46 @@ final class VendorDeliveryTests: XCTestCase {
         await vendors.stop()
     }
 
+    /// A busy service is not a stalled one: Huawei answering every request only after 1.2 s (a server at its
+    /// capacity), with requests waiting for its streams. Nothing of the app is parked (it was: answers slower than a
+    /// tenth of the request timeout while requests waited for a stream parked the app, and parked and unparked it in
+    /// cycles), and every token is delivered once.
+    func testABusyServiceKeepsItsWorkAndIsNeverParked() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn {
+            $0.huawei.faults.latencyMillis = 1200
+            $0.vendorMaxConcurrentStreams = 4
+        }
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let total = 40_000
+        try await client.lpush(RedisKeys().queue, (0..<(total / 1000)).map { message in
+            vendorMessageJSON(id: "busy-\(message)", provider: "huawei",
+                              tokens: (message * 1000..<(message * 1000 + 1000)).map { vendorToken("bz", $0) }, kind: "group", body: "busy")
+        })
+        let port = freePort()
+        // Two connections of 4 streams: 8 requests of 1,000 on the wire, 6 more ready behind them (14 in the room).
+        let worker = try WorkerProcess(environment: vendors.workerEnvironment(redis: redis, [
+            "WORKER_ID": "busy", "HUAWEI_APPS_0_TOKENS_PER_S": "10000000", "COLLECTOR_MAX_IN_FLIGHT": "14000",
+            "HUAWEI_CONNECTIONS": "2", "HUAWEI_MAX_CONNECTIONS": "2", "METRICS_LISTEN": "127.0.0.1:\(port)", "SHUTDOWN_TIMEOUT_S": "3",
+        ]), logFile: makeTemporaryDirectory("vendors-busy") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        let stats = vendors.emulator.huawei.stats
+        let started = ContinuousClock.now
+        try await eventually(timeout: .seconds(180)) { stats.delivered >= total }
+        printFigure("busy Huawei (1.2 s answers, 8 streams): \(total) tokens in \(ContinuousClock.now - started)")
+        XCTAssertEqual(stats.duplicates, [:])
+        XCTAssertEqual(stats.deliveredByToken.count, total)
+        let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        XCTAssertEqual(prometheusSample(metrics, "push_messages_parked_total", ["provider": "huawei", "app": ChinaVendorStandIn.topic]) ?? 0, 0,
+                       "a service that answers is never parked")
+        XCTAssertFalse(worker.log.contains("parked messages go back"), worker.log.suffix(2000).description)
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 30)
+        await vendors.stop()
+    }
+
     /// A worker whose only apps are China vendors' (no `apns.apps`, no `fcm.apps`) starts and delivers: it refused to
     /// start, saying that apns.apps and fcm.apps were both empty, as if no other provider could have apps.
     func testAWorkerWithVendorAppsOnlyStartsAndDelivers() async throws {

@@ -54,6 +54,9 @@ struct ConcurrencyLimiter {
     private(set) var queueing = false
     /// How often it backed off for overload signals (`Scheduler.overloadBackoffs`, for tests).
     private(set) var overloadBackoffs = 0
+    /// Still in its first slow start, below what the servers allow: work that waits now waits for this lane to open
+    /// up (a doubling per round trip), not for the servers.
+    var rampingUp: Bool { slowStart && !followsServers }
     static let queueingToleranceMicros: Int64 = 1_000
 
     /// The best latency is forgotten after this long (the path may have changed).

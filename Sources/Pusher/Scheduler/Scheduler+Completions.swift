@@ -21,7 +21,6 @@ extension Scheduler {
         switch completion.result {
         case .answered(let status, let body, let wireMicros, let retryAfter):
             unreachable = nil
-            recentLatencyMicros += (max(0, min(wireMicros, 3_600_000_000)) - recentLatencyMicros) / 16
             let answer = service.classify(status: status, body: body, retryAfter: retryAfter, job: request.job, tokens: entry.tokens)
             metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)
@@ -259,6 +258,7 @@ extension Scheduler {
         let context = request.job
         let token = context.job.tokens[request.token]
         resolvedTokens += 1
+        settledSinceMeasure += 1
         context.job.forEachOwner(ofToken: request.token) { resolutions.append(Resolution(seq: $0, token: token, outcome: outcome)) }
     }
 

@@ -11,10 +11,12 @@ extension Scheduler {
         let timeout = UInt64(settings.requestTimeoutMillis) * 1_000_000
         let stuck = max(timeout * 6, 60_000_000_000)
         var expired: [Int] = []
+        var oldestWire = now
         for id in inFlight.indices {
             // Only the start time: binding the whole entry retained its job, for every request in flight.
             guard let startedAt = inFlight[id]?.startedAt else { continue }
             if let wire = driver.onWireSince(id: id) {
+                oldestWire = min(oldestWire, wire)
                 if now > wire && now - wire > timeout { expired.append(id) }
             } else if now &- startedAt > stuck {
                 expired.append(id)
@@ -51,6 +53,7 @@ extension Scheduler {
             lastStreamsLimit = streams
             credential.streamsLimitChanged(app: settings.app, lane: settings.lane, streams: streams ?? 0, metrics: metrics)
         }
+        oldestOnWireNanos = now &- oldestWire
         reportWaiting(now: now)
     }
 }

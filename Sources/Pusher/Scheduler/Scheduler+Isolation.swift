@@ -14,23 +14,49 @@ extension Scheduler {
             reason = "no credential: \(waitingForCredential)"
         } else if credential.holdUntil(now: now) != nil {
             reason = "held: the service asked to slow down"
-        } else if rateWaitUntil != nil && !ready.isEmpty {
-            // The app sends as fast as its service allows (a vendor's rate limit): what it cannot send yet takes
-            // no room from other apps.
-            reason = "rate: the app's rate limit is spent"
         } else if let unreachable, active + ready.count + delayed.count > 0 {
             reason = "unreachable: \(unreachable)"
-        } else if !ready.isEmpty && recentLatencyMicros >= Int64(settings.requestTimeoutMillis) * 100 {
-            // Requests wait for a stream of an endpoint that answers slowly; the reason stays the same text
-            // while it lasts (a change wakes the gate).
-            reason = "slow: answers take over \(settings.requestTimeoutMillis / 10) ms"
         } else {
-            reason = nil
+            reason = busyReason(now: now)
         }
         // A class held (a quota spent for it) holds only that class: its waiting requests are in `delayed` (with the
         // few retries that wait their backoff), while what is ready sends and keeps its room.
+        if reason?.hasPrefix("busy") != true { busyReported = false }
         board.report(lane: settings.boardLane, waiting: reason != nil,
                      queued: reason != nil ? ready.count + delayed.count : delayed.count, reason: reason ?? "",
                      heldClasses: credential.heldClasses(now: now))
+    }
+
+    /// A service that answers is busy, not stalled: the lane keeps sending at the rate it answers (or its rate limit
+    /// allows), and only while what waits to start would take it longer than `busyWindowMillis` at that rate does the
+    /// app's further work wait in Redis instead of in the pipeline (once said, until it is down to half of that). A
+    /// service that answers nothing for that long while requests are on the wire is stalled. The reasons are fixed
+    /// texts while they last (a change wakes the gate).
+    func busyReason(now: UInt64) -> String? {
+        let window = max(1, settings.busyWindowMillis)
+        // A measure spans at least a second and ends with tokens settled (answers come in bursts: a second without
+        // one says nothing), or after a whole window without any: the rate is then 0.
+        let elapsed = now &- settledSince
+        if settledSince == 0 || (elapsed >= 1_000_000_000 && settledSinceMeasure > 0) || elapsed >= UInt64(window) * 1_000_000 {
+            if settledSince != 0, elapsed > 0 {
+                let (scaled, overflow) = UInt64(max(0, settledSinceMeasure)).multipliedReportingOverflow(by: 1_000_000_000)
+                settledPerSecond = overflow ? Int.max : Int(min(scaled / elapsed, UInt64(Int.max)))
+            }
+            settledSince = now
+            settledSinceMeasure = 0
+        }
+        guard !ready.isEmpty else { return nil }
+        if settledPerSecond == 0 && active > 0 && oldestOnWireNanos > UInt64(window) * 1_000_000 {
+            return "stalled: its service answered nothing for over \(window) ms"
+        }
+        // Not measured yet (the first answers are on their way): no verdict.
+        guard settledPerSecond > 0 else { return nil }
+        let (scaled, overflow) = ready.count.multipliedReportingOverflow(by: 1000)
+        let drainMillis = overflow ? Int.max : scaled / settledPerSecond
+        // While the lane still opens up to what the servers allow (its limiter's first slow start, a doubling per
+        // round trip), what waits waits for the lane more than for the service: only ten windows' worth is busy.
+        let bound = limiter.rampingUp ? window.multipliedReportingOverflow(by: 10).partialValue : (busyReported ? window / 2 : window)
+        busyReported = drainMillis > bound
+        return busyReported ? "busy: what waits would take its service over \(window) ms" : nil
     }
 }

@@ -28,6 +28,10 @@ public struct TransportSettings: Sendable {
     /// Counted from when the request goes on the wire: waiting for a connection or a free stream is not
     /// counted (opening a connection has its own limit of the same length).
     public var requestTimeoutMillis: Int = 10_000
+    /// Isolation: while what waits to start would take the service longer than this to take at the rate it answers
+    /// now (or it answers nothing for this long), the app's further messages are parked rather than held: a busy
+    /// service keeps its throughput, and holds no more of the pipeline than it sends in this time.
+    public var busyWindowMillis: Int = 2000
     /// PING a connection that has received nothing for this long; no answer within the request timeout:
     /// the connection is replaced (nghttp2).
     public var pingIntervalMillis: Int = 30_000
