@@ -49,6 +49,10 @@ public struct RedisKeys: Sendable, Equatable {
     /// value = JSON `{"provider","app","class","reason","since_ms","until_ms","seen_ms","worker"}`, written by each
     /// worker that holds the app (`Unparker`), removed when it sends the class again; for `worker status`.
     public var parkedReasons: String { "\(prefix):parked-reasons" }
+    /// When each app last delivered anything, fleet-wide: a hash, field `<provider>:<topic>`, value UNIX ms, the
+    /// latest any worker saw (`FleetDeliverySync`): the refusal rule's "delivered nothing for 10 minutes" is the
+    /// fleet's, not one worker's.
+    public var lastDeliveries: String { "\(prefix):last-delivery" }
     public var parkedPattern: String { "\(prefix):parked:*" }
     /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.
     public func pushProgress(runID: String) -> String { "\(prefix):push-progress:\(runID)" }

@@ -63,6 +63,12 @@ struct PipelineService: Service, CustomStringConvertible {
                         return
             }
         }
+        // Each app's last delivery, shared with the fleet through the first shard (the refusal rule's "quiet" is the
+        // fleet's), read once before the lanes start.
+        let fleetDeliveries = shards.first.map {
+            FleetDeliverySync(connection: $0.unparker.queue.connection, keys: $0.keys, logger: logger)
+        }
+        try? await fleetDeliveries?.pass()
         let router = ResultRouter(inputs: shards.map(\.acknowledger.input))
         let pusher: Pusher
         do {
@@ -90,6 +96,7 @@ struct PipelineService: Service, CustomStringConvertible {
         await withTaskGroup(of: Void.self) { background in
             for shard in shards { background.addTask { await shard.heartbeat.run() } }
             for shard in shards { background.addTask { await shard.unparker.run() } }
+            if let fleetDeliveries { background.addTask { await fleetDeliveries.run() } }
             background.addTask {
                 // Work that starts or stops waiting changes the room claims have.
                 for await _ in waitBoard.changes { await gate.waitingChanged() }

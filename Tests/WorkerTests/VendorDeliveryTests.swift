@@ -314,6 +314,78 @@ final class VendorDeliveryTests: XCTestCase {
         await vendors.stop()
     }
 
+    /// One request whose every token Huawei refuses, first in the queue of a freshly started worker with one lane, the
+    /// app's other messages behind it in Redis: they are all delivered at once (nothing pauses the app: the pause on a
+    /// quiet app's all-refused request once held it for good, probing with the same dead request). The dead tokens are
+    /// sent once and kept as one replayable `AllTokensRefused` dead letter, not feedback; `dlq replay` sends them
+    /// again, and as the app now delivers they go to feedback. After a restart, with the fleet's last delivery read
+    /// from Redis, the same again is feedback at once, and again holds nothing.
+    func testEveryTokenRefusedOnAFreshWorkerHoldsNothingAndIsReplayable() async throws {
+        let redis = try RedisServer()
+        defer { redis.kill() }
+        let vendors = try await ChinaVendorStandIn()
+        let client = RedisConnection(url: redis.url, name: "test-client")
+        addTeardownBlock { await client.close() }
+        let keys = RedisKeys()
+        let huawei = vendors.emulator.huawei.stats
+        let dead = (0..<5).map { vendorToken("unregistered", $0) }
+        let live = (0..<20).map { vendorToken("lv", $0) }
+        try await client.lpush(keys.queue, [vendorMessageJSON(id: "all-dead", provider: "huawei", tokens: dead)])
+        try await client.lpush(keys.queue, live.enumerated().map { n, token in
+            vendorMessageJSON(id: "live-\(n)", provider: "huawei", tokens: [token], body: "hi \(n)")
+        })
+        // One lane for the app.
+        let environment = vendors.workerEnvironment(redis: redis, ["WORKER_ID": "refused", "SHUTDOWN_TIMEOUT_S": "3",
+                                                                   "HUAWEI_CONNECTIONS": "1", "HUAWEI_MAX_CONNECTIONS": "1"])
+        let worker = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("all-refused") + "/worker.log")
+        defer { worker.signal(SIGKILL) }
+        let started = ContinuousClock.now
+        try await eventually(timeout: .seconds(60)) { live.allSatisfy { huawei.deliveredCount(token: $0) == 1 } }
+        printFigure("all refused: the app's 20 other messages delivered \(ContinuousClock.now - started) after the worker started")
+        try await eventually(timeout: .seconds(30)) { try await client.length(keys.deadLetters) == 1 }
+        let reply = try await client.execute(["LINDEX", keys.deadLetters, "0"])
+        let letter = try XCTUnwrap(reply.bytes)
+        let entry = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(letter)) as? [String: Any])
+        XCTAssertEqual(entry["reason"] as? String, "AllTokensRefused")
+        XCTAssertEqual(((entry["message"] as? [String: Any])?["tokens"] as? [String]) ?? [], dead, "every token of it: \(entry)")
+        XCTAssertNil(entry["failed_tokens"], "all of them")
+        XCTAssertEqual(huawei.refusedTokens, dead.count, "each dead token sent once")
+        try await assertEqual(try await client.length(keys.feedback), 0)
+
+        // Replayed: the app delivers now, so Huawei's answer is believed: feedback, each token once.
+        let replay = try WorkerProcess(environment: ["REDIS_URL": redis.urlString], arguments: ["dlq", "replay", "--yes"],
+                                       logFile: makeTemporaryDirectory("all-refused-replay") + "/tool.log")
+        let replayed = await replay.waitForExit(timeout: 60)
+        XCTAssertEqual(replayed, 0, replay.log)
+        try await eventually(timeout: .seconds(60)) { try await client.length(keys.feedback) == dead.count }
+        XCTAssertEqual(huawei.refusedTokens, 2 * dead.count)
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+
+        // A restart: the new worker reads the fleet's last delivery from Redis (written within seconds of a delivery);
+        // the same request holds nothing again, and is believed.
+        try await eventually(timeout: .seconds(30)) {
+            try await client.execute(["HGET", keys.lastDeliveries, "huawei:\(ChinaVendorStandIn.topic)"]).string != nil
+        }
+        worker.signal(SIGTERM)
+        _ = await worker.waitForExit(timeout: 40)
+        let again = (5..<10).map { vendorToken("unregistered", $0) }
+        let liveAgain = (20..<40).map { vendorToken("lv", $0) }
+        try await client.lpush(keys.queue, [vendorMessageJSON(id: "all-dead-2", provider: "huawei", tokens: again)])
+        try await client.lpush(keys.queue, liveAgain.enumerated().map { n, token in
+            vendorMessageJSON(id: "live-again-\(n)", provider: "huawei", tokens: [token], body: "hi again \(n)")
+        })
+        let restarted = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("all-refused-2") + "/worker.log")
+        defer { restarted.signal(SIGKILL) }
+        try await eventually(timeout: .seconds(60)) { liveAgain.allSatisfy { huawei.deliveredCount(token: $0) == 1 } }
+        try await eventually(timeout: .seconds(30)) { try await client.length(keys.feedback) == dead.count + again.count }
+        XCTAssertEqual(huawei.refusedTokens, 3 * dead.count, "each sent once")
+        try await assertEqual(try await client.length(keys.deadLetters), 0)
+        XCTAssertEqual(huawei.duplicates, [:])
+        restarted.signal(SIGTERM)
+        _ = await restarted.waitForExit(timeout: 40)
+        await vendors.stop()
+    }
+
     /// A worker whose only apps are China vendors' (no `apns.apps`, no `fcm.apps`) starts and delivers: it refused to
     /// start, saying that apns.apps and fcm.apps were both empty, as if no other provider could have apps.
     func testAWorkerWithVendorAppsOnlyStartsAndDelivers() async throws {

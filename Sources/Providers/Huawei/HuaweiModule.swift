@@ -121,7 +121,7 @@ public struct HuaweiModule: ProviderModule {
                 if case .clientCredentials(let made) = credential { cache = made }
                 let count = context.laneCount(connections: settings.connections)
                 let rate = HuaweiLaneSettings.rateLimit(for: app)
-                let deliveries = AppDeliveryRecord()
+                let deliveries = AppDeliveryRecord.of(provider: Self.provider, app: app.topic)
                 let lanes: [Scheduler]
                 do {
                     lanes = try context.startLanes(

@@ -95,7 +95,7 @@ public struct XiaomiModule: ProviderModule {
             for app in settings.apps {
                 let count = context.laneCount(connections: settings.connections)
                 let rate = XiaomiLanes.rateLimit(for: app)
-                let deliveries = AppDeliveryRecord()
+                let deliveries = AppDeliveryRecord.of(provider: Self.provider, app: app.topic)
                 let lanes = try context.startLanes(
                     count: count, firstLane: boardLane, credential: CredentialState(),
                     settings: { XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: $0, lanes: count) },

@@ -1,4 +1,3 @@
-import PushCore
 import Synchronization
 
 /// One app's record of what its answers said, shared by the app's lanes (each on a thread of its own): when a
@@ -7,7 +6,8 @@ import Synchronization
 /// device (a wrong app, project or region).
 ///
 /// Times are UNIX milliseconds, so that the last delivery can be shared with the other workers through Redis
-/// (`mergeFleetDelivery`): a worker just started then knows the app delivered a minute ago on a peer.
+/// (`FleetDeliverySync`, `mergeFleetDelivery`): a worker just started then knows the app delivered a minute ago on a
+/// peer. One per app in the process (`of(provider:app:)`), whatever lanes or modules ask.
 public final class AppDeliveryRecord: Sendable {
     /// How long an app must have delivered nothing for a request whose every token is refused to be taken as a
     /// refusal of the app rather than of its devices: 10 minutes.
@@ -26,6 +26,30 @@ public final class AppDeliveryRecord: Sendable {
     }
 
     public init() {}
+
+    private static let registry = Mutex([String: AppDeliveryRecord]())
+
+    /// The process's record of `app` of `provider` (made on first use).
+    public static func of(provider: PushProvider, app: String) -> AppDeliveryRecord {
+        of(fleetKey: fleetKey(provider: provider, app: app))
+    }
+
+    /// The process's record by its field in the fleet's hash (made on first use: the fleet's times are read before
+    /// the lanes start).
+    public static func of(fleetKey key: String) -> AppDeliveryRecord {
+        registry.withLock { records in
+            if let record = records[key] { return record }
+            let made = AppDeliveryRecord()
+            records[key] = made
+            return made
+        }
+    }
+
+    /// Every record of the process, by `fleetKey`.
+    public static var all: [String: AppDeliveryRecord] { registry.withLock { $0 } }
+
+    /// `<provider>:<topic>`: the record's field in the fleet's hash.
+    public static func fleetKey(provider: PushProvider, app: String) -> String { "\(provider.rawValue):\(app)" }
 
     /// A request of the app delivered at least one token at `nowMillis` (the latest wins: lanes answer out of order).
     public func delivered(atMillis nowMillis: Int64) {
