@@ -14,6 +14,8 @@ static inline curl_off_t curlx_info_off(CURL *h, CURLINFO i) { curl_off_t v = 0;
 static inline CURLcode curlx_easy_opensocket_cb(CURL *h, curl_opensocket_callback cb) { return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, cb); }
 static inline CURLcode curlx_easy_closesocket_cb(CURL *h, curl_closesocket_callback cb) { return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, cb); }
 static inline CURLcode curlx_easy_prereq_cb(CURL *h, curl_prereq_callback cb) { return curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, cb); }
+static inline CURLcode curlx_easy_read_cb(CURL *h, curl_read_callback cb) { return curl_easy_setopt(h, CURLOPT_READFUNCTION, cb); }
+static inline CURLcode curlx_easy_seek_cb(CURL *h, curl_seek_callback cb) { return curl_easy_setopt(h, CURLOPT_SEEKFUNCTION, cb); }
 static inline CURLcode curlx_easy_xferinfo_cb(CURL *h, curl_xferinfo_callback cb) { return curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cb); }
 
 // The socket_action driver: libcurl reports the sockets and the timeout it wants watched, the transport

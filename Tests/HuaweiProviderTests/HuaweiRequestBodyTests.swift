@@ -25,6 +25,19 @@ final class HuaweiRequestBodyTests: XCTestCase {
         return String(decoding: TokenListBody(document: document, path: ["target"]).body(tokens: tokens), as: UTF8.self)
     }
 
+    /// Without a collapse id, the notification id is the hash of the message's id: a batch sent again replaces
+    /// what the phone shows (no tag: nothing to collapse with), and distinct messages stack.
+    func testTheNotificationIDIsTheMessageIDsHashWithoutACollapseID() {
+        let payload = AndroidPayload(bytes: Array(#"{"notification":{"body":"hi"}}"#.utf8))
+        let v1 = HuaweiV1Request.document(payload, category: "IM", ttlSeconds: nil, collapseID: nil, messageID: "m-7")
+        XCTAssertEqual(v1["message"]?["android"]?["notification"]?["notify_id"], .number(String(CollapseNotifyID.of("m-7"))))
+        XCTAssertNil(v1["message"]?["android"]?["notification"]?["tag"])
+        let v3 = HuaweiV3Request.document(payload, category: "IM", ttlSeconds: nil, collapseID: nil, messageID: "m-7")
+        XCTAssertEqual(v3["payload"]?["notification"]?["notifyId"], .number(String(CollapseNotifyID.of("m-7"))))
+        let collapsed = HuaweiV3Request.document(payload, category: "IM", ttlSeconds: nil, collapseID: "c1", messageID: "m-7")
+        XCTAssertEqual(collapsed["payload"]?["notification"]?["notifyId"], .number(String(CollapseNotifyID.of("c1"))))
+    }
+
     // MARK: v1
 
     func testV1FullPayload() {

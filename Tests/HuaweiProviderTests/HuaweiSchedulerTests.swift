@@ -49,7 +49,8 @@ final class HuaweiSchedulerTests: XCTestCase {
 
     /// One lane of the app for `api`, built as the worker would: the credential from its files, the lane's settings
     /// from `HuaweiLaneSettings` (libcurl), short retry backoffs and credential probes.
-    private func lane(_ api: HuaweiAPI, http2: Bool = true, maxAttempts: Int = 20, concurrent: Int = 1) throws -> Lane {
+    private func lane(_ api: HuaweiAPI, http2: Bool = true, maxAttempts: Int = 20, concurrent: Int = 1,
+                      requestTimeoutMillis: Int? = nil, connections: Int? = nil) throws -> Lane {
         let app = HuaweiApp(topic: Fixture.topic, api: api, appID: Fixture.appID, clientSecretFile: try Fixture.secretFile(),
                             serviceAccountFile: key.jsonFile)
         let credential = try HuaweiCredential.make(for: app, settings: settings)
@@ -64,6 +65,11 @@ final class HuaweiSchedulerTests: XCTestCase {
         transport.retry.maxAttempts = maxAttempts
         transport.credentialProbeFirstMillis = 50
         transport.credentialProbeLongestMillis = 200
+        if let requestTimeoutMillis { transport.requestTimeoutMillis = requestTimeoutMillis }
+        if let connections {
+            transport.connections = connections
+            transport.initialConnections = connections
+        }
         let service = HuaweiService(app: app, credential: credential, deliveries: AppDeliveryRecord(), metrics: .of(HuaweiModule.provider))
         let scheduler = try Scheduler(settings: transport, service: service, sink: box.append)
         if case .clientCredentials(let cache) = credential { cache.wakeOnChange([scheduler]) }
@@ -255,5 +261,30 @@ final class HuaweiSchedulerTests: XCTestCase {
         XCTAssertEqual(box.all.count, 5)
         XCTAssertEqual(huawei.stats.refusedTokens, dead.count, "each dead token sent once")
         XCTAssertEqual(huawei.stats.count(code: "80300007"), 1)
+    }
+
+    /// A starved server: one connection of 2 streams, each answer after 250 ms, 100 requests handed to libcurl at once
+    /// (before the server's SETTINGS are known, so libcurl puts them all on the connection) with a request timeout of
+    /// 2 s. Most requests wait inside libcurl (nghttp2) for a stream far longer than 2 s; their deadline
+    /// counts only from when they are written, so none is timed out and sent again while the server never had it
+    /// (with the deadline counted from PRETRANSFER, 8 and 13 of 150 were sent twice).
+    func testAStarvedServerSendsNothingTwiceByOurOwnClock() async throws {
+        await server.stop()
+        let keyFile = key.jsonFile
+        server = try await EmulatorStandIn {
+            $0.vendorPort = 0
+            $0.vendorMaxConcurrentStreams = 2
+            $0.huawei.apps = [.init(appID: Fixture.appID, clientSecret: Fixture.secret)]
+            $0.huawei.serviceAccounts = [try! .init(keyJSONFile: keyFile)]
+            $0.huawei.faults.latencyMillis = 250
+        }
+        let lane = try lane(.v1, concurrent: 100, requestTimeoutMillis: 2000, connections: 1)
+        let tokens = (0..<100).map { "starved-\($0)" }
+        lane.scheduler.submit(tokens.enumerated().map { n, token in Fixture.job([token], seq: UInt64(n + 1)) })
+        try await settle(lane, outcomes: tokens.count)
+        XCTAssertEqual(box.all.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [], "nothing times out")
+        XCTAssertEqual(huawei.stats.duplicates, [:], "nothing sent twice")
+        XCTAssertEqual(huawei.stats.deliveredByToken.count, tokens.count)
+        XCTAssertEqual(huawei.stats.requests, tokens.count, "each request once")
     }
 }

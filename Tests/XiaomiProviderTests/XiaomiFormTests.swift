@@ -21,7 +21,7 @@ final class XiaomiFormTests: XCTestCase {
         let bytes = try body(payload, app: XiaomiFixtures.app(channelID: "im-private"), collapseID: "chat-42")
         let fields = XiaomiFixtures.fields(bytes)
         XCTAssertEqual(fields.map(\.name), ["restricted_package_name", "pass_through", "notify_type", "title", "description",
-                                            "payload", "notify_id", "extra.notify_effect", "extra.channel_id", "extra.jobkey",
+                                            "payload", "notify_id", "extra.notify_effect", "extra.jobkey", "extra.channel_id",
                                             "registration_id"])
         let map = XiaomiFixtures.fieldMap(bytes)
         XCTAssertEqual(map["restricted_package_name"], "com.example.chat")
@@ -45,8 +45,9 @@ final class XiaomiFormTests: XCTestCase {
     func testAMinimalPayloadSendsOnlyTheDefaults() throws {
         let fields = XiaomiFixtures.fields(try body(#"{"notification":{"title":"T","body":"B"}}"#))
         XCTAssertEqual(fields.map(\.name), ["restricted_package_name", "pass_through", "notify_type", "title", "description",
-                                            "extra.notify_effect", "registration_id"])
-        XCTAssertEqual(fields.map(\.value), ["com.example.chat", "0", "-1", "T", "B", "1", "r1,r2"])
+                                            "notify_id", "extra.notify_effect", "extra.jobkey", "registration_id"])
+        XCTAssertEqual(fields.map(\.value), ["com.example.chat", "0", "-1", "T", "B", String(CollapseNotifyID.of("m1")), "1",
+                                             MessageKey.of(messageID: "m1"), "r1,r2"], "the notification id and jobkey of the message's id")
     }
 
     /// Each message goes out in its own class: chat on the private channel with the template, `kind: system` on the
@@ -105,8 +106,8 @@ final class XiaomiFormTests: XCTestCase {
         """#
         let bytes = try body(payload, app: XiaomiFixtures.app(channelID: "im-private"))
         let fields = XiaomiFixtures.fields(bytes)
-        XCTAssertEqual(fields.map(\.name), ["restricted_package_name", "pass_through", "notify_type", "title", "extra.notify_effect",
-                                            "extra.channel_id", "extra.intent_uri", "extra.sound_uri", "extra.flag", "extra.list",
+        XCTAssertEqual(fields.map(\.name), ["restricted_package_name", "pass_through", "notify_type", "title", "notify_id",
+                                            "extra.notify_effect", "extra.jobkey", "extra.channel_id", "extra.intent_uri", "extra.sound_uri", "extra.flag", "extra.list",
                                             "registration_id"], "replaced in place, new ones appended, null removes, each once")
         let map = XiaomiFixtures.fieldMap(bytes)
         XCTAssertEqual(map["extra.notify_effect"], "2")
@@ -167,7 +168,11 @@ final class XiaomiFormTests: XCTestCase {
         for text in ["x", "标题", String(repeating: "long", count: 100), "\u{0}"] {
             XCTAssertTrue((0...2_147_483_647).contains(CollapseNotifyID.of(text)))
         }
-        XCTAssertNil(XiaomiFixtures.fieldMap(try body(payload, collapseID: ""))["notify_id"])
+        XCTAssertEqual(XiaomiFixtures.fieldMap(try body(payload, collapseID: ""))["notify_id"], String(CollapseNotifyID.of("m1")),
+                       "no collapse id: the message id's hash")
+        XCTAssertEqual(MessageKey.of(messageID: "m1").count, 16)
+        XCTAssertNotEqual(MessageKey.of(messageID: "m1"), MessageKey.of(messageID: "m2"))
+        XCTAssertEqual(MessageKey.of(messageID: ""), "cbf29ce484222325", "FNV-1a 64's offset basis")
     }
 
     func testTheRegIDsAreTheRequestsTokensInItsOrderJoinedByCommas() throws {

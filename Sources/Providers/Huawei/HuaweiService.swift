@@ -105,25 +105,27 @@ public final class HuaweiService: PushService {
         let ttl = HuaweiTTL.seconds(expiration: headers.expiration, nowSeconds: headers.expiresAtATime ? clock.wallSeconds() : 0)
         if let cached = job.serviceCache as? CachedBody {
             if cached.ttl != ttl {
-                cached.body = makeBody(cached.payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass))
+                cached.body = makeBody(cached.payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass),
+                                       messageID: job.job.firstSourceID)
                 cached.ttl = ttl
             }
             return cached.body
         }
         let payload = AndroidPayload(bytes: job.job.payload)
         let made = CachedBody(payload: payload, ttl: ttl,
-                              body: makeBody(payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass)))
+                              body: makeBody(payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass),
+                                             messageID: job.job.firstSourceID))
         job.serviceCache = made
         return made.body
     }
 
-    private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?, category: String) -> TokenListBody {
+    private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?, category: String, messageID: String) -> TokenListBody {
         switch credential.api {
         case .v1:
-            let document = HuaweiV1Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID)
+            let document = HuaweiV1Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID)
             return TokenListBody(document: document, path: ["message"])
         case .v3:
-            let document = HuaweiV3Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID)
+            let document = HuaweiV3Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID)
             return TokenListBody(document: document, path: ["target"])
         }
     }

@@ -26,7 +26,8 @@ enum HuaweiV1Request {
     static let targets: Set<String> = ["token", "topic", "condition"]
 
     /// The document; its tokens go into `message.token` (`TokenListBody`, path `["message"]`).
-    static func document(_ payload: AndroidPayload, category: String, ttlSeconds: Int64?, collapseID: String?) -> JSONValue {
+    static func document(_ payload: AndroidPayload, category: String, ttlSeconds: Int64?, collapseID: String?,
+                         messageID: String = "") -> JSONValue {
         var android = JSONValue.object([])
         if payload.hasNotification {
             var notification = JSONValue.object([])
@@ -34,10 +35,13 @@ enum HuaweiV1Request {
                 .setting("body", payload.body.map(JSONValue.string))
                 .setting("image", payload.image.map(JSONValue.string))
                 .setting("click_action", .object([JSONMember(key: "type", value: .number("3"))]))
-            if let collapseID {
+            if let collapseID, !collapseID.isEmpty {
                 notification = notification
                     .setting("notify_id", .number(String(CollapseNotifyID.of(collapseID))))
                     .setting("tag", .string(collapseID))
+            } else if !messageID.isEmpty {
+                // One notification on the device however often the batch is sent.
+                notification = notification.setting("notify_id", .number(String(CollapseNotifyID.of(messageID))))
             }
             android = android
                 .setting("category", category.isEmpty ? nil : .string(category))

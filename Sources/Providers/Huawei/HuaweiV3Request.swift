@@ -24,14 +24,16 @@ enum HuaweiV3Request {
     static let pushType = "0"
 
     /// The document; its tokens go into `target.token` (`TokenListBody`, path `["target"]`).
-    static func document(_ payload: AndroidPayload, category: String, ttlSeconds: Int64?, collapseID: String?) -> JSONValue {
+    static func document(_ payload: AndroidPayload, category: String, ttlSeconds: Int64?, collapseID: String?,
+                         messageID: String = "") -> JSONValue {
         let click = JSONValue.object([JSONMember(key: "actionType", value: .number("0"))]).setting("data", payload.data)
         let notification = JSONValue.object([])
             .setting("category", category.isEmpty ? nil : .string(category))
             .setting("title", payload.title.map(JSONValue.string))
             .setting("body", payload.body.map(JSONValue.string))
             .setting("image", payload.image.map(JSONValue.string))
-            .setting("notifyId", collapseID.map { .number(String(CollapseNotifyID.of($0))) })
+            .setting("notifyId", collapseID == nil && messageID.isEmpty ? nil
+                     : .number(String(CollapseNotifyID.of(collapseID: collapseID, messageID: messageID))))
             .setting("clickAction", click)
         var root = JSONValue.object([JSONMember(key: "payload", value: .object([JSONMember(key: "notification", value: notification)]))])
         if let ttlSeconds { root = root.setting("pushOptions", .object([JSONMember(key: "ttl", value: .number(String(ttlSeconds)))])) }

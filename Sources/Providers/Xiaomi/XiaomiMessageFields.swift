@@ -8,7 +8,9 @@ import PushCore
 /// - `restricted_package_name` = the app's package; `pass_through=0` (a notification: Xiaomi has announced the
 ///   end of pass-through delivery); `notify_type=-1` (sound, vibration and lights, as the device allows).
 /// - `title` = `notification.title`, `description` = `notification.body`; `payload` = `data` as JSON text.
-/// - `notify_id` = a 31-bit hash of the collapse id (`CollapseNotifyID`), so a newer push replaces the older.
+/// - `notify_id` = a 31-bit hash of the collapse id (`CollapseNotifyID`), so a newer push replaces the older, or of
+///   the message's id without one, so a batch sent again replaces what it showed; `extra.jobkey` = a key of the
+///   message's id (`MessageKey`), the same on every retry, by which Xiaomi shows a message once.
 /// - an expiration of 0 ("now or never") = `extra.only_send_once=1`, Xiaomi's "do not keep it for an offline
 ///   device"; a later one is the request's `time_to_live`.
 /// - `extra.notify_effect=1`: a tap opens the app's launcher activity.
@@ -46,7 +48,7 @@ struct XiaomiMessageFields {
     /// In the order they are sent; each name once.
     private(set) var fields: [(name: String, value: String)] = []
 
-    init(payload: [UInt8], headers: PushHeaders, app: XiaomiApp, messageClass: MessageClass = .chat) {
+    init(payload: [UInt8], headers: PushHeaders, app: XiaomiApp, messageClass: MessageClass = .chat, messageID: String = "") {
         let message = try? JSONParser.parse(payload, maxDepth: 32)
         let notification = message?["notification"]
         let title = notification?["title"]?.stringValue
@@ -57,9 +59,15 @@ struct XiaomiMessageFields {
         set("title", title)
         set("description", body)
         if let data = message?["data"], data.objectMembers != nil { set("payload", Self.text(data)) }
-        if let collapseID = headers.collapseID, !collapseID.isEmpty { set("notify_id", String(CollapseNotifyID.of(collapseID))) }
+        if let collapseID = headers.collapseID, !collapseID.isEmpty {
+            set("notify_id", String(CollapseNotifyID.of(collapseID)))
+        } else if !messageID.isEmpty {
+            set("notify_id", String(CollapseNotifyID.of(messageID)))
+        }
         if headers.expiration == 0 { set("extra.only_send_once", "1") }
         set("extra.notify_effect", "1")
+        // Xiaomi shows a message once per jobkey: a batch sent twice (a timeout after it was written) is shown once.
+        if !messageID.isEmpty { set("extra.jobkey", MessageKey.of(messageID: messageID)) }
         let channel = app.channelID(for: messageClass)
         if !channel.isEmpty { set("extra.channel_id", channel) }
         if messageClass == .chat && !app.templateID.isEmpty {

@@ -66,7 +66,7 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
             form = cached
         } else {
             form = XiaomiRequestForm(fields: XiaomiMessageFields(payload: job.job.payload, headers: job.job.headers, app: app,
-                                                                 messageClass: job.messageClass),
+                                                                 messageClass: job.messageClass, messageID: job.job.firstSourceID),
                                      expiration: job.job.headers.expiration)
             job.serviceCache = form
         }

@@ -29,6 +29,7 @@ public final class PushMetrics: Sendable {
     private let queueLengths = LabelledSeries<Gauge> { Gauge(label: "push_queue_length", dimensions: $0) }
     private let parked = LabelledSeries<Counter> { Counter(label: "push_messages_parked_total", dimensions: $0) }
     private let unparked = LabelledSeries<Counter> { Counter(label: "push_messages_unparked_total", dimensions: $0) }
+    private let possiblyDuplicatedTokens = LabelledSeries<Counter> { Counter(label: "push_notifications_possibly_duplicated_total", dimensions: $0) }
     private let parkedNow = LabelledSeries<Gauge> { Gauge(label: "push_parked", dimensions: $0) }
     private let parkedOldestAge = LabelledSeries<Gauge> { Gauge(label: "push_parked_oldest_age_seconds", dimensions: $0) }
 
@@ -117,6 +118,13 @@ public final class PushMetrics: Sendable {
     public func messagesParked(provider: PushProvider, app: String, count: Int) {
         guard count > 0 else { return }
         parked.series([("provider", provider.rawValue), ("app", appLabel(app))]).increment(by: count)
+    }
+
+    /// `push_notifications_possibly_duplicated_total{provider, app}`: notifications whose request the service may
+    /// have had without answering (a timeout after it was written, a connection lost after it was sent), sent again.
+    public func possiblyDuplicated(provider: PushProvider, app: String, count: Int) {
+        guard count > 0 else { return }
+        possiblyDuplicatedTokens.series([("provider", provider.rawValue), ("app", appLabel(app))]).increment(by: count)
     }
 
     /// `push_parked{provider, app, class, reason}`: messages parked now for an app and class (each worker that

@@ -72,12 +72,12 @@ final class CurlDriver: TransportDriver {
         idle.append(slot)
     }
 
-    /// From PRETRANSFER: waiting for a connection comes before it, waiting inside nghttp2 for a free stream
-    /// after it (the limiter keeps that short).
+    /// From when libcurl first read the request's body to write it (`RequestSlot.writtenAt`): the waits for a
+    /// connection and, under HTTP/2, for a stream the server's limit allows (inside nghttp2, past PRETRANSFER)
+    /// both come before it.
     func onWireSince(id: Int) -> UInt64? {
-        guard let slot = busy[id] else { return nil }
-        let pretransfer = curlx_info_off(slot.easy, CURLINFO_PRETRANSFER_TIME_T)
-        return pretransfer > 0 ? slot.startedAt &+ UInt64(pretransfer) &* 1000 : nil
+        guard let slot = busy[id], slot.writtenAt > 0 else { return nil }
+        return slot.writtenAt
     }
 
     func process(into completions: inout [DriverCompletion]) {
@@ -104,7 +104,7 @@ final class CurlDriver: TransportDriver {
                 let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
                 result = .answered(status: slot.status, body: slot.body, wireMicros: Int64(wire), retryAfter: slot.retryAfter)
             } else {
-                result = .failed(reason: Self.describe(code), sent: curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T) > 0)
+                result = .failed(reason: Self.describe(code), sent: slot.writtenAt > 0)
             }
             completions.append(DriverCompletion(id: id, result: result, resends: max(0, slot.sends - 1)))
             slot.release()
@@ -155,8 +155,10 @@ final class CurlHeaderList {
     init(_ fields: [(name: String, value: String)]) {
         var list: UnsafeMutablePointer<curl_slist>?
         for field in fields { list = curl_slist_append(list, "\(field.name): \(field.value)") }
-        // libcurl would add `accept: */*`; no service needs it.
+        // libcurl would add `accept: */*`; no service needs it. Nor `Expect: 100-continue`, which it adds to an
+        // HTTP/1.1 body over 1 MB: the request then waits for a 100 no vendor is known to send.
         list = curl_slist_append(list, "accept:")
+        list = curl_slist_append(list, "expect:")
         self.list = list
     }
 

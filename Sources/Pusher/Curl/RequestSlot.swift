@@ -18,8 +18,17 @@ final class RequestSlot {
     /// Kept while in flight: libcurl points at the job's payload (or the slot's own body) and at the header list.
     var job: JobContext?
     var headers: CurlHeaderList?
-    /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, on the wire.
+    /// When the request was handed to libcurl (uptime nanoseconds); its deadline starts later, when it is written.
     var startedAt: UInt64 = 0
+    /// When libcurl first read the request's body to write it (0: not yet): past the wait for a connection and for a
+    /// stream, which HTTP/2 (nghttp2) keeps inside the client until the server's stream limit lets the request go.
+    /// The request's deadline counts from here, so a request that waited for a stream is never timed out (and sent
+    /// again) while the server never saw it.
+    var writtenAt: UInt64 = 0
+    /// The body libcurl reads through the read callback, and how far it has read.
+    private var outgoing = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var outgoingOffset = 0
+    private let uptime: () -> UInt64
     /// How many times libcurl sent this transfer's request. More than once means libcurl sent it again on
     /// its own (7.88 does, up to 5 times, after REFUSED_STREAM, after a GOAWAY or on a reused connection that
     /// turned out dead).
@@ -32,6 +41,8 @@ final class RequestSlot {
     let bodyLimit: Int
 
     init(settings: TransportSettings, connections: ConnectionCounter) {
+        let clock = SchedulerClock(settings.clock)
+        uptime = { clock.uptimeNanoseconds }
         easy = curl_easy_init()
         bodyLimit = max(256, settings.responseBodyLimit)
         connections.attach(to: easy)
@@ -47,6 +58,29 @@ final class RequestSlot {
                 }
             }
             return length
+        })
+        // The body through a read callback rather than CURLOPT_POSTFIELDS: libcurl reads it only once the request can
+        // be written (a connection, and under HTTP/2 a stream the server's limit allows), and the first read is
+        // when the deadline starts. A seek callback lets libcurl read it again for a re-send of its own.
+        _ = curlx_easy_ptr(easy, CURLOPT_READDATA, me)
+        _ = curlx_easy_read_cb(easy, { buffer, size, count, context in
+            let slot = Unmanaged<RequestSlot>.fromOpaque(context!).takeUnretainedValue()
+            if slot.writtenAt == 0 { slot.writtenAt = max(1, slot.uptime()) }
+            let room = size * count
+            let left = slot.outgoing.count - slot.outgoingOffset
+            let length = min(room, max(0, left))
+            if length > 0, let buffer, let base = slot.outgoing.baseAddress {
+                UnsafeMutableRawPointer(buffer).copyMemory(from: base + slot.outgoingOffset, byteCount: length)
+                slot.outgoingOffset += length
+            }
+            return length
+        })
+        _ = curlx_easy_ptr(easy, CURLOPT_SEEKDATA, me)
+        _ = curlx_easy_seek_cb(easy, { context, offset, origin in
+            let slot = Unmanaged<RequestSlot>.fromOpaque(context!).takeUnretainedValue()
+            guard origin == SEEK_SET, offset >= 0, offset <= curl_off_t(slot.outgoing.count) else { return 2 }  // CURL_SEEKFUNC_CANTSEEK
+            slot.outgoingOffset = Int(offset)
+            return 0  // CURL_SEEKFUNC_OK
         })
         // Called each time libcurl is about to send the request: the only trace its own re-sends leave.
         _ = curlx_easy_ptr(easy, CURLOPT_PREREQDATA, me)
@@ -67,7 +101,8 @@ final class RequestSlot {
                         for index in space + 1...space + 3 where (48...57).contains(line[index]) {
                             code = code * 10 + Int(line[index] - 48)
                         }
-                        if code >= 100 { slot.status = code }
+                        // A 1xx (100 Continue, 103 Early Hints) is not the answer: the final status follows.
+                        if code >= 200 { slot.status = code }
                     }
                 }
             }
@@ -116,6 +151,8 @@ final class RequestSlot {
         self.job = job
         self.headers = headers
         startedAt = now
+        writtenAt = 0
+        outgoingOffset = 0
         body.removeAll(keepingCapacity: true)
         status = 0
         sends = 0
@@ -124,17 +161,17 @@ final class RequestSlot {
         _ = curlx_easy_ptr(easy, CURLOPT_HTTPHEADER, headers.list)
         switch requestBody {
         case .payload:
-            _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, job.payload.baseAddress)
-            _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(job.job.payload.count))
+            outgoing = UnsafeRawBufferPointer(start: job.payload.baseAddress, count: job.job.payload.count)
         case .bytes(let bytes):
             if ownBody.count < bytes.count {
                 ownBody.deallocate()
                 ownBody = .allocate(byteCount: max(bytes.count, 1024), alignment: 1)
             }
             ownBody.copyBytes(from: bytes)
-            _ = curlx_easy_ptr(easy, CURLOPT_POSTFIELDS, ownBody.baseAddress)
-            _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(bytes.count))
+            outgoing = UnsafeRawBufferPointer(start: ownBody.baseAddress, count: bytes.count)
         }
+        // The size is known: no chunked encoding over HTTP/1.1.
+        _ = curlx_easy_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(outgoing.count))
     }
 
     /// The value of a `retry-after:` header line (any case, as HTTP/1.1 and h2 write it), trimmed and at most 64
@@ -154,6 +191,7 @@ final class RequestSlot {
 
     /// Drops the references so the job's buffers can be freed when its last request ends.
     func release() {
+        outgoing = UnsafeRawBufferPointer(start: nil, count: 0)
         id = nil
         job = nil
         headers = nil

@@ -53,6 +53,7 @@ extension Scheduler {
         case .failed(let reason, let sent):
             if !sent && driver.openConnections == 0 { unreachable = reason }
             answerCounts[AnswerKey(status: 0, reason: reason), default: 0] += 1
+            if sent { notePossiblyDuplicated(entry) }
             notePauseAnswer(status: nil)
             // Sent on a connection that died before the answer: the service may have it (counted as ambiguous).
             forEachToken(of: entry) {
@@ -287,5 +288,12 @@ extension Scheduler {
                 "app": "\(settings.app)", "times": "\(count)", "result": "\(result)",
             ])
         }
+    }
+
+    /// A request the service may have received but did not answer (a timeout after it was written, a connection
+    /// lost after it was sent): its tokens' retries may deliver them twice, counted in
+    /// `push_notifications_possibly_duplicated_total{provider, app}`.
+    func notePossiblyDuplicated(_ entry: InFlight) {
+        PushMetrics.shared.possiblyDuplicated(provider: metrics.provider, app: settings.app, count: entry.tokens.count)
     }
 }

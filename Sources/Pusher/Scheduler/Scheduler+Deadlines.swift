@@ -10,21 +10,24 @@ extension Scheduler {
         lastDeadlineScan = now
         let timeout = UInt64(settings.requestTimeoutMillis) * 1_000_000
         let stuck = max(timeout * 6, 60_000_000_000)
-        var expired: [Int] = []
+        var expired: [(id: Int, written: Bool)] = []
         var oldestWire = now
         for id in inFlight.indices {
             // Only the start time: binding the whole entry retained its job, for every request in flight.
             guard let startedAt = inFlight[id]?.startedAt else { continue }
             if let wire = driver.onWireSince(id: id) {
                 oldestWire = min(oldestWire, wire)
-                if now > wire && now - wire > timeout { expired.append(id) }
+                if now > wire && now - wire > timeout { expired.append((id, true)) }
             } else if now &- startedAt > stuck {
-                expired.append(id)
+                expired.append((id, false))
             }
         }
-        for id in expired {
+        for (id, written) in expired {
             driver.cancel(id: id)
             guard let entry = finished(id) else { continue }
+            // Written, then no answer in time: the service may have it, and its retry may show twice (the same
+            // notification id then replaces it on the phone). One never written cannot.
+            if written { notePossiblyDuplicated(entry) }
             answerCounts[AnswerKey(status: 0, reason: "Timeout"), default: 0] += 1
             limiter.observeOverload(answered: false)
             notePauseAnswer(status: nil)
