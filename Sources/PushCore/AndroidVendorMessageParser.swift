@@ -69,8 +69,9 @@ extension MessageParser {
                         throw Problem("payload.notification.\(field.key) is \(field.value.typeName), not a string")
                     }
                     let limit = field.key == "title" ? rules.maxTitleCharacters : field.key == "body" ? rules.maxBodyCharacters : nil
-                    if let limit, text.count > limit {
-                        throw Problem("payload.notification.\(field.key) is \(text.count) characters, over \(vendor)'s \(limit)")
+                    if let limit, rules.length(of: text) > limit {
+                        throw Problem("payload.notification.\(field.key) is \(rules.length(of: text)) characters"
+                                      + (rules.countsUTF16 ? " as \(vendor) counts them (UTF-16 units)" : "") + ", over \(vendor)'s \(limit)")
                     }
                 }
             case "data":

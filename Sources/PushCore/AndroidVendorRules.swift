@@ -10,14 +10,21 @@ public struct AndroidVendorRules: Sendable, Equatable {
     public var maxBodyCharacters: Int?
     /// Tokens one request may carry (1,000 for the vendors that take lists).
     public var tokensPerRequest: Int
+    /// How the vendor counts a character: a Java server counts UTF-16 code units (an emoji is two, a flag four), not
+    /// what a reader sees as one.
+    public var countsUTF16: Bool
 
     public init(maxPayloadBytes: Int = 4096, maxTitleCharacters: Int? = nil, maxBodyCharacters: Int? = nil,
-                tokensPerRequest: Int = 1000) {
+                tokensPerRequest: Int = 1000, countsUTF16: Bool = false) {
         self.maxPayloadBytes = maxPayloadBytes
         self.maxTitleCharacters = maxTitleCharacters
         self.maxBodyCharacters = maxBodyCharacters
         self.tokensPerRequest = tokensPerRequest
+        self.countsUTF16 = countsUTF16
     }
+
+    /// `text`'s length as the vendor counts it.
+    public func length(of text: String) -> Int { countsUTF16 ? text.utf16.count : text.count }
 }
 
 /// A token of China's Android vendors (docs/message-format.md): 1..1,024 bytes of printable ASCII without spaces or

@@ -157,3 +157,16 @@ extension Authorization {
         return -1
     }
 }
+
+/// An app registered in another region sends to that region's host: its own `endpoint` over the block's.
+final class HuaweiRegionTests: XCTestCase {
+    func testAnAppsOwnEndpointIsWhereItsLanesSend() {
+        let settings = HuaweiSettings(endpoint: "https://push-api.cloud.huawei.com")
+        let home = HuaweiApp(topic: "a")
+        let abroad = HuaweiApp(topic: "b", endpoint: "https://push-api.example-region.test")
+        XCTAssertEqual(HuaweiLaneSettings.transportSettings(for: home, settings: settings, rateLimit: .unlimited).baseURL,
+                       "https://push-api.cloud.huawei.com")
+        XCTAssertEqual(HuaweiLaneSettings.transportSettings(for: abroad, settings: settings, rateLimit: .unlimited).baseURL,
+                       "https://push-api.example-region.test")
+    }
+}

@@ -122,3 +122,20 @@ final class XiaomiServiceTests: XCTestCase {
         XCTAssertEqual(nonsense.connections, 1)
     }
 }
+
+/// A Xiaomi app whose devices registered in another region sends to that region's host (another host names their
+/// regIds invalid): its own `endpoint` over the block's, checked like it.
+final class XiaomiRegionTests: XCTestCase {
+    func testAnAppsOwnEndpointIsWhereItsLanesSendAndIsChecked() {
+        let global = XiaomiApp(topic: "a", appSecretFile: "s", endpoint: "https://sgp-api.xmpush.global.xiaomi.com")
+        var settings = XiaomiSettings(apps: [global, XiaomiApp(topic: "b", appSecretFile: "s")])
+        XCTAssertEqual(XiaomiLanes.transportSettings(for: settings.apps[0], in: settings, rateLimit: .unlimited, lane: 0, lanes: 1).baseURL,
+                       "https://sgp-api.xmpush.global.xiaomi.com")
+        XCTAssertEqual(XiaomiLanes.transportSettings(for: settings.apps[1], in: settings, rateLimit: .unlimited, lane: 0, lanes: 1).baseURL,
+                       XiaomiSettings.defaultEndpoint)
+        XCTAssertEqual(settings.problems(), [])
+        settings.apps[1].endpoint = "http://insecure.example"
+        XCTAssertEqual(settings.problems().count, 1)
+        XCTAssertTrue(settings.problems()[0].contains("xiaomi.apps.1.endpoint"), settings.problems()[0])
+    }
+}

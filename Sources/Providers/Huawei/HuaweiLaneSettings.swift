@@ -23,7 +23,8 @@ public enum HuaweiLaneSettings {
     public static func transportSettings(for app: HuaweiApp, settings: HuaweiSettings, rateLimit: AppRateLimit,
                                          lanes: Int = 1, lane: Int = 0, retry: RetrySettings = RetrySettings()) -> TransportSettings {
         let lanes = max(1, lanes)
-        var transport = TransportSettings(baseURL: settings.endpoint)
+        // The app's own region, where it has one.
+        var transport = TransportSettings(baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint)
         transport.caFile = settings.caFile
         transport.driver = .libcurl
         transport.offersHTTP2 = true

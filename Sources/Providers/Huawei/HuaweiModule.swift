@@ -13,7 +13,7 @@ public struct HuaweiModule: ProviderModule {
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1000),
         settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms"],
         appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "system_category",
-                  "bulk_category", "tokens_per_s"],
+                  "bulk_category", "tokens_per_s", "endpoint"],
         secretFileAppKeys: ["client_secret_file", "service_account_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["80100001", "80100003", "80100004", "80100013", "80100016", "80100018", "80100022", "80300008",
@@ -47,6 +47,9 @@ public struct HuaweiModule: ProviderModule {
             guard let api = HuaweiAPI(rawValue: apiText) else {
                 throw ConfigurationError.invalid(key: block.fullKey("\(key).api"), reason: "'\(Printable.clipped(apiText, to: 20))' is not v1 or v3")
             }
+            // The app's own region's host, where it differs from the block's.
+            let regionEndpoint = block.string("\(key).endpoint", "").trimmingCharacters(in: .whitespaces).isEmpty
+                ? "" : try block.httpsURL("\(key).endpoint", "")
             let app = HuaweiApp(
                 topic: topic, api: api,
                 appID: block.string("\(key).app_id", "").trimmingCharacters(in: .whitespaces),
@@ -55,7 +58,8 @@ public struct HuaweiModule: ProviderModule {
                 category: block.string("\(key).category", "IM").trimmingCharacters(in: .whitespaces),
                 systemCategory: block.string("\(key).system_category", "").trimmingCharacters(in: .whitespaces),
                 bulkCategory: block.string("\(key).bulk_category", "").trimmingCharacters(in: .whitespaces),
-                tokensPerSecond: try block.int("\(key).tokens_per_s", 6000, min: 1))
+                tokensPerSecond: try block.int("\(key).tokens_per_s", 6000, min: 1),
+                endpoint: regionEndpoint)
             switch api {
             case .v1:
                 guard !app.appID.isEmpty, !app.clientSecretFile.isEmpty else {
@@ -85,7 +89,7 @@ public struct HuaweiModule: ProviderModule {
                 : "service_account_file \(app.serviceAccountFile)"
             return "huawei.apps.\(index): \(app.topic), api \(app.api.rawValue), \(credential), category \(Self.shown(app.category))"
                 + ", system_category \(Self.shown(app.systemCategory)), bulk_category \(Self.shown(app.bulkCategory))"
-                + ", tokens_per_s \(app.tokensPerSecond)"
+                + ", tokens_per_s \(app.tokensPerSecond)" + (app.endpoint.isEmpty ? "" : ", endpoint \(app.endpoint)")
         }
     }
 

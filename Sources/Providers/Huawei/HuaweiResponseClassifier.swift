@@ -8,7 +8,7 @@ import PushCore
 ///
 /// | answer | decision |
 /// |---|---|
-/// | HTTP 503 (flow control), 429 | retry, over the rate: the app's rate is lowered for a while |
+/// | HTTP 503 (flow control), 429 | retry (never before its `Retry-After`), over the rate: the app's rate is lowered for a while |
 /// | 80000000, 80100000 | delivered, except the tokens `msg` lists, each by its reason (`tokenDecision`) |
 /// | 80300007 | each token by the lists; a token not listed: BadDeviceToken |
 /// | every token refused while the app delivered nothing for 10 minutes | `AllTokensRefusedRule` (the service applies it) |
@@ -39,11 +39,14 @@ enum HuaweiResponseClassifier {
 
     /// - Parameters:
     ///   - count: the request's tokens; `tokenAt` gives the one at a position (read only for answers that list).
-    static func classify(status: Int, body: [UInt8], count: Int, tokenAt: (Int) -> String, nowMillis: Int64) -> Verdict {
+    static func classify(status: Int, body: [UInt8], count: Int, tokenAt: (Int) -> String, nowMillis: Int64,
+                         retryAfter: String? = nil) -> Verdict {
         let parsed = HuaweiAnswerBody(body)
         let reason = parsed.code ?? "HTTP\(status)"
         if status == 503 || status == 429 {
-            return Verdict(answer: ServiceAnswer(.retry(reason: reason, detail: parsed.message), reason: reason, overRate: true))
+            // Never sooner than its `Retry-After` asks, where it gives one.
+            return Verdict(answer: ServiceAnswer(.retry(reason: reason, notBeforeMillis: RetryAfter.millis(retryAfter), detail: parsed.message),
+                                                 reason: reason, overRate: true))
         }
         guard let code = parsed.code else {
             return Verdict(answer: ServiceAnswer(withoutCode(status: status), reason: reason))

@@ -76,7 +76,8 @@ public final class HuaweiService: PushService {
     public func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
         let now = clock.wallMillis()
         let verdict = HuaweiResponseClassifier.classify(
-            status: status, body: body, count: tokens.count, tokenAt: { job.job.tokens[tokens.token(at: $0)] }, nowMillis: now)
+            status: status, body: body, count: tokens.count, tokenAt: { job.job.tokens[tokens.token(at: $0)] }, nowMillis: now,
+            retryAfter: retryAfter)
         if verdict.credentialAccepted { rejections.accepted() }
         guard case .renewAndResend(let code) = verdict.answer.decision else {
             return AllTokensRefusedRule.apply(verdict.answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)

@@ -63,10 +63,13 @@ public struct HuaweiApp: Sendable, Equatable {
     public var bulkCategory: String
     /// Huawei counts an app's rate in devices (tokens) per second: 6,000 is the floor it grants every app.
     public var tokensPerSecond: Int
+    /// This app's Push Kit host where it differs from the block's `endpoint` (an app registered in another region,
+    /// or another data site): `https://host[:port]`; "" for the block's.
+    public var endpoint: String
 
     public init(topic: String, api: HuaweiAPI = .v1, appID: String = "", clientSecretFile: String = "",
                 serviceAccountFile: String = "", category: String = "IM", systemCategory: String = "", bulkCategory: String = "",
-                tokensPerSecond: Int = 6000) {
+                tokensPerSecond: Int = 6000, endpoint: String = "") {
         self.topic = topic
         self.api = api
         self.appID = appID
@@ -76,6 +79,7 @@ public struct HuaweiApp: Sendable, Equatable {
         self.systemCategory = systemCategory
         self.bulkCategory = bulkCategory
         self.tokensPerSecond = tokensPerSecond
+        self.endpoint = endpoint
     }
 }
 

@@ -15,6 +15,10 @@ enum HuaweiTokenAnswer {
             guard let token = document?["access_token"]?.stringValue, !token.isEmpty else {
                 return .unavailable(reason: "Huawei's token endpoint \(uri) answered 200 without an access_token")
             }
+            // It goes into a header as it is: a CR, LF or other control byte would cut the header or add another.
+            guard token.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                return .unavailable(reason: "Huawei's token endpoint \(uri) answered an access_token that is not printable ASCII")
+            }
             // Clamped, so that no arithmetic on it can trap and no token is used for more than a day.
             let expiresIn = document?["expires_in"]?.exactInteger ?? defaultLifetimeSeconds
             return .granted(accessToken: Secret(token), expiresIn: min(max(expiresIn, 1), 86_400))

@@ -26,8 +26,6 @@ import PushCore
 ///   resend would meet the same 401 at once, and the pause is where that rule ends.
 /// - Any other status: retried.
 enum XiaomiAnswerClassifier {
-    /// The longest `Retry-After` honoured (the scheduler caps it at an hour too).
-    static let longestRetryAfterSeconds: Int64 = 3600
 
     /// `regIDs` are the job's tokens, `tokens` the request's indices into them.
     static func classify(status: Int, body: [UInt8], retryAfter: String?, tokens: RequestTokens, regIDs: [String],
@@ -41,7 +39,7 @@ enum XiaomiAnswerClassifier {
         }
         let label = "HTTP\(status)"
         if status >= 500 || status == 429 {
-            return ServiceAnswer(.retry(reason: label, notBeforeMillis: retryAfterMillis(retryAfter), detail: XiaomiAnswerBody(body).detail),
+            return ServiceAnswer(.retry(reason: label, notBeforeMillis: RetryAfter.millis(retryAfter), detail: XiaomiAnswerBody(body).detail),
                                  reason: label, overRate: status == 503 || status == 429)
         }
         let answer = XiaomiAnswerBody(body)
@@ -78,11 +76,5 @@ enum XiaomiAnswerClassifier {
         case .message:
             return ServiceAnswer(.deadLetter(reason: text, detail: answer.detail), reason: text)
         }
-    }
-
-    /// `Retry-After` in delay-seconds (the form a push service uses), capped; nil for anything else.
-    static func retryAfterMillis(_ value: String?) -> Int64? {
-        guard let value, let seconds = Int64(XiaomiAnswerBody.trimmed(value[...])), seconds >= 0 else { return nil }
-        return min(seconds, longestRetryAfterSeconds) * 1000
     }
 }

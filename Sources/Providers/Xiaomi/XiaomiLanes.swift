@@ -25,7 +25,8 @@ public enum XiaomiLanes {
     public static func transportSettings(for app: XiaomiApp, in settings: XiaomiSettings, rateLimit: AppRateLimit,
                                          lane: Int = 0, lanes: Int = 1) -> TransportSettings {
         let lanes = max(1, lanes)
-        var transport = TransportSettings(baseURL: settings.endpoint)
+        // The app's own region, where it has one.
+        var transport = TransportSettings(baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint)
         transport.caFile = settings.caFile
         transport.driver = .libcurl
         transport.initialConnections = max(1, divideRoundingUp(settings.connections, lanes))

@@ -8,14 +8,15 @@ import PushCore
 public struct XiaomiModule: ProviderModule {
     public static let description = ProviderDescription(
         name: "xiaomi",
-        // Xiaomi's limits on what it shows (SPEC 4c): a title under 50 characters, a description under 128. Its
-        // size cap is not published; the 4,096 bytes other vendors publish is taken as the common one.
+        // Xiaomi's limits on what it shows: a title under 50 characters, a description under 128, counted as its Java
+        // server counts them (UTF-16 units: an emoji is two). Its size cap is not published; the 4,096 bytes other
+        // vendors publish is taken as the common one.
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, maxTitleCharacters: XiaomiMessageFields.maxTitleCharacters,
                                          maxBodyCharacters: XiaomiMessageFields.maxDescriptionCharacters,
-                                         tokensPerRequest: XiaomiService.maxRegIDsPerRequest),
+                                         tokensPerRequest: XiaomiService.maxRegIDsPerRequest, countsUTF16: true),
         settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "request_timeout_ms", "quota_reset"],
         appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "system_channel_id", "bulk_channel_id",
-                  "requests_per_s"],
+                  "requests_per_s", "endpoint"],
         secretFileAppKeys: ["app_secret_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["10008", "10012", "10016", "10017", "21305", "27001", "65009", "65014", "65015", "65036", "65037",
@@ -48,7 +49,8 @@ public struct XiaomiModule: ProviderModule {
                 templateID: block.string("\(key).template_id", "").trimmingCharacters(in: .whitespaces),
                 systemChannelID: block.string("\(key).system_channel_id", "").trimmingCharacters(in: .whitespaces),
                 bulkChannelID: block.string("\(key).bulk_channel_id", "").trimmingCharacters(in: .whitespaces),
-                requestsPerSecond: try block.int("\(key).requests_per_s", XiaomiApp.defaultRequestsPerSecond, min: 1)))
+                requestsPerSecond: try block.int("\(key).requests_per_s", XiaomiApp.defaultRequestsPerSecond, min: 1),
+                endpoint: block.string("\(key).endpoint", "").trimmingCharacters(in: .whitespaces)))
         }
         if let problem = settings.problems().first { throw ConfigurationError.invalid(key: "xiaomi", reason: problem) }
         self.settings = settings
@@ -68,7 +70,7 @@ public struct XiaomiModule: ProviderModule {
                 + ", template_id \(app.templateID.isEmpty ? "(none)" : app.templateID)"
                 + ", system_channel_id \(app.systemChannelID.isEmpty ? "(none)" : app.systemChannelID)"
                 + ", bulk_channel_id \(app.bulkChannelID.isEmpty ? "(none)" : app.bulkChannelID)"
-                + ", requests_per_s \(app.requestsPerSecond)"
+                + ", requests_per_s \(app.requestsPerSecond)" + (app.endpoint.isEmpty ? "" : ", endpoint \(app.endpoint)")
         }
     }
 

@@ -69,6 +69,9 @@ public struct XiaomiSettings: Sendable, Equatable {
             }
             if app.appSecretFile.isEmpty { found.append("\(key).app_secret_file is empty") }
             if app.requestsPerSecond < 1 { found.append("\(key).requests_per_s must be at least 1") }
+            if !app.endpoint.isEmpty && (!(app.endpoint.hasPrefix("https://") && app.endpoint.count > "https://".count) || app.endpoint.hasSuffix("/")) {
+                found.append("\(key).endpoint must be https://host[:port] without a trailing slash, not \"\(Printable.clipped(app.endpoint, to: 80))\"")
+            }
         }
         return found
     }
@@ -101,10 +104,15 @@ public struct XiaomiApp: Sendable, Equatable {
     public var systemChannelID: String
     public var bulkChannelID: String
     public var requestsPerSecond: Int
+    /// This app's MiPush host where it differs from the block's `endpoint`: a regId is served only by the host of the
+    /// region its device registered in (`ru-api`, `idmb-api`, `fr-api`, `sgp-api` `.xmpush.global.xiaomi.com`, or
+    /// the mainland's `api.xmpush.xiaomi.com`), and another region's host names it invalid. "" for the block's.
+    public var endpoint: String
 
     /// `package` nil: the topic, which is usually the package name.
     public init(topic: String, package: String? = nil, appSecretFile: String, channelID: String = "", templateID: String = "",
-                systemChannelID: String = "", bulkChannelID: String = "", requestsPerSecond: Int = XiaomiApp.defaultRequestsPerSecond) {
+                systemChannelID: String = "", bulkChannelID: String = "", requestsPerSecond: Int = XiaomiApp.defaultRequestsPerSecond,
+                endpoint: String = "") {
         self.topic = topic
         self.package = package ?? topic
         self.appSecretFile = appSecretFile
@@ -113,6 +121,7 @@ public struct XiaomiApp: Sendable, Equatable {
         self.systemChannelID = systemChannelID
         self.bulkChannelID = bulkChannelID
         self.requestsPerSecond = requestsPerSecond
+        self.endpoint = endpoint
     }
 }
 

@@ -295,5 +295,6 @@ extension Scheduler {
     /// `push_notifications_possibly_duplicated_total{provider, app}`.
     func notePossiblyDuplicated(_ entry: InFlight) {
         PushMetrics.shared.possiblyDuplicated(provider: metrics.provider, app: settings.app, count: entry.tokens.count)
+        possiblyDuplicated.add(entry.tokens.count, ordering: .relaxed)
     }
 }

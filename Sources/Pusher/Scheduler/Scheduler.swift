@@ -49,6 +49,9 @@ public final class Scheduler: @unchecked Sendable {
     /// Requests sent again after their connection died before the answer: the server may have had them
     /// (ambiguous, retry reason `ConnectionLost`).
     public let resentAfterConnectionLoss = Atomic<Int>(0)
+    /// Tokens of requests the service may have had without answering (timed out after they were written, or cut
+    /// after they were sent), sent again: the only duplicates the scheduler's own timing can make.
+    public let possiblyDuplicated = Atomic<Int>(0)
     let readiness: Readiness?
     let logger: Logger?
     let metrics: ServiceMetrics

@@ -16,6 +16,7 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The topic of an app of <provider>.apps (an iPhone app's bundle id for the default provider).") var topic: String
     @Option(name: .long, help: "A device token (hex or Base64; with another --provider, that service's token as it gave it); repeat for several.") var token: [String] = []
     @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with another --provider {\"notification\":{\"body\":TEXT}}).") var alert: String?
+    @Option(name: .long, help: "With --alert and another --provider: the notification's title ({\"notification\":{\"title\":TITLE,\"body\":TEXT}}); Xiaomi refuses a notification without one.") var title: String?
     @Option(name: .long, help: "The message's provider (docs/message-format.md); default: the default provider (iPhones). Another: Android through Firebase or China's vendors.") var provider: String?
     @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
     @Option(name: .long, help: "private, group or system.") var kind: String?
@@ -40,8 +41,14 @@ struct EnqueueCommand: AsyncParsableCommand {
         let payload: JSONValue
         switch (alert, payloadFile) {
         case (let text?, nil):
-            payload = android ? ToolOutput.object(["notification": ToolOutput.object(["body": .string(text)])])
-                : ToolOutput.object(["aps": ToolOutput.object(["alert": .string(text)])])
+            if android {
+                var notification: [String: JSONValue] = ["body": .string(text)]
+                if let title { notification["title"] = .string(title) }
+                payload = ToolOutput.object(["notification": ToolOutput.object(notification)])
+            } else {
+                guard title == nil else { throw ValidationError("--title is for another --provider: an iPhone's alert is the --alert text") }
+                payload = ToolOutput.object(["aps": ToolOutput.object(["alert": .string(text)])])
+            }
         case (nil, let file?):
             guard let bytes = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
             do { payload = try JSONParser.parse(Array(bytes)) } catch {
