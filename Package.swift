@@ -91,7 +91,7 @@ let package = Package(
         .target(name: "FCMProvider", dependencies: [
             "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/FCM"),
-        // Xiaomi MiPush (SPEC 4c): regId sends of up to 1,000 tokens, its answers per token; Pusher only for a lane's settings.
+        // Xiaomi MiPush: regId sends of up to 1,000 tokens, its answers per token; Pusher only for a lane's settings.
         .target(name: "XiaomiProvider", dependencies: ["ProviderKit", "PushCore", "Pusher"], path: "Sources/Providers/Xiaomi"),
         // Huawei Push Kit v1 (Android, OAuth client credentials) and v3 (HarmonyOS 5+, PS256 JWT) as a PushService.
         .target(name: "HuaweiProvider", dependencies: [

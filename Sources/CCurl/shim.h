@@ -8,6 +8,7 @@ static inline CURLcode curlx_easy_off(CURL *h, CURLoption o, curl_off_t v) { ret
 static inline CURLcode curlx_easy_write_cb(CURL *h, curl_write_callback cb) { return curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cb); }
 static inline CURLcode curlx_easy_header_cb(CURL *h, curl_write_callback cb) { return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb); }
 static inline CURLMcode curlx_multi_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+static inline long curlx_info_long(CURL *h, CURLINFO i) { long v = 0; curl_easy_getinfo(h, i, &v); return v; }
 static inline long curlx_response_code(CURL *h) { long c = 0; curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &c); return c; }
 static inline void *curlx_private(CURL *h) { void *p = 0; curl_easy_getinfo(h, CURLINFO_PRIVATE, &p); return p; }
 static inline curl_off_t curlx_info_off(CURL *h, CURLINFO i) { curl_off_t v = 0; curl_easy_getinfo(h, i, &v); return v; }

@@ -25,9 +25,9 @@ public enum CollapseNotifyID {
     }
 }
 
-/// A key derived from a message's `id` for a vendor that de-duplicates by one (Xiaomi `extra.jobkey`, vivo's
-/// `requestId`): the same on every retry and from every worker, so a batch sent twice is shown once. 16 lower-case
-/// hex digits of FNV-1a 64 over the id's UTF-8 bytes (within Xiaomi's 20 characters of `[0-9A-Za-z_-]`).
+/// A key derived from a message's `id` for a vendor that de-duplicates by one (a job key, a request id): the same on
+/// every retry and from every worker, so a batch sent twice is shown once. 16 lower-case hex digits of FNV-1a 64
+/// over the id's UTF-8 bytes (within the 20 characters of `[0-9A-Za-z_-]` the strictest vendor allows).
 public enum MessageKey {
     public static func of(messageID: String) -> String {
         var hash: UInt64 = 14_695_981_039_346_656_037

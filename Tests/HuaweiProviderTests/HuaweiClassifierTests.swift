@@ -4,7 +4,7 @@ import ProviderKit
 import PushCore
 import XCTest
 
-/// SPEC 4c's outcome table, row by row, for Huawei's answers: per-token outcomes from v1's and v3's partial-failure
+/// The outcome table (docs/vendors.md), row by row, for Huawei's answers: per-token outcomes from v1's and v3's partial-failure
 /// lists (by position in the request), every token refused (feedback here; `AllTokensRefusedRule` decides after), renewals,
 /// pauses, retries with flow control marked over the rate, and dead letters with Huawei's code and words.
 final class HuaweiClassifierTests: XCTestCase {

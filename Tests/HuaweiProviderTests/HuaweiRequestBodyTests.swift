@@ -6,7 +6,7 @@ import TestSupport
 import XCTest
 
 /// The v1 and v3 request bodies made from the common Android payload, compared byte for byte (they are written
-/// canonically): the mapping of SPEC 4c, the app's category, the ttl from `expiration`, the collapse hash, the
+/// canonically): the mapping of docs/vendors.md, the app's category, the ttl from `expiration`, the collapse hash, the
 /// `huawei` object merged in last, and the tokens spliced into the list.
 final class HuaweiRequestBodyTests: XCTestCase {
     private let full = #"{"notification":{"title":"Alice","body":"hi","image":"https://example.com/a.png"},"data":{"n":"2","cid":"c1"}}"#

@@ -291,4 +291,23 @@ final class HuaweiSchedulerTests: XCTestCase {
         XCTAssertLessThanOrEqual(twice, ambiguous, "sent twice beyond what was on the wire: \(huawei.stats.duplicates)")
         XCTAssertEqual(huawei.stats.deliveredByToken.count, tokens.count)
     }
+
+    /// Huawei over HTTP/1.1 (a connection carries one request at a time) answering in 50 ms: one-token chat is not held
+    /// to the old 8 connections (40-160 requests a second); the pool grows with the traffic toward `max_connections`
+    /// (64 by default). The rate is printed: a figure, not a bound a loaded machine could fail.
+    func testOverHTTP1ThePoolGrowsWithTheTraffic() async throws {
+        huawei.updateFaults { $0.latencyMillis = 50 }
+        let lane = try lane(.v1, http2: false, concurrent: 64)
+        XCTAssertEqual(HuaweiSettings().maxConnections, 64)
+        let tokens = (0..<600).map { "chat-\($0)" }
+        let started = ContinuousClock.now
+        lane.scheduler.submit(tokens.enumerated().map { n, token in Fixture.job([token], seq: UInt64(n + 1)) })
+        try await settle(lane, outcomes: tokens.count)
+        let took = ContinuousClock.now - started
+        let seconds = Double(took.components.seconds) + Double(took.components.attoseconds) / 1e18
+        printFigure("Huawei over HTTP/1.1 at 50 ms, one token a request: \(Int(Double(tokens.count) / max(seconds, 0.001))) requests/s on \(server.emulator.stats.connections) connections")
+        XCTAssertEqual(box.all.filter { $0.outcome != .delivered }.count, 0)
+        XCTAssertEqual(huawei.stats.deliveredByToken.count, tokens.count)
+        XCTAssertGreaterThan(server.emulator.stats.connections, 8, "the pool grew past the old 8")
+    }
 }

@@ -159,7 +159,7 @@ final class SchedulerClockTests: XCTestCase {
         XCTAssertTrue(box.all.allSatisfy { $0.outcome == .delivered }, "a paused app dead-letters nothing")
     }
 
-    /// SPEC: an expired or rejected credential is renewed and the request sent again without spending an attempt;
+    /// docs/vendors.md: an expired or rejected credential is renewed and the request sent again without spending an attempt;
     /// the same again at once pauses the app. Rejected after each of its free re-sends, the request waits for the
     /// pause's probe, not for a dead letter (one attempt allowed: spending it would end the token).
     func testACredentialRejectedAgainAfterRenewalsPausesTheAppInsteadOfSpendingAttempts() throws {

@@ -4,7 +4,7 @@ import PushCore
 @testable import XiaomiProvider
 import XCTest
 
-/// What each MiPush answer means, row by row of SPEC 4c's outcome table, read by the service as the scheduler
+/// What each MiPush answer means, row by row of the outcome table (docs/vendors.md), read by the service as the scheduler
 /// calls it (`classify(status:body:retryAfter:job:tokens:)`).
 final class XiaomiAnswerTests: XCTestCase {
     /// 2026-01-01 15:59:59.000 UTC: 23:59:59 in Beijing, a second before Xiaomi's day rolls over.

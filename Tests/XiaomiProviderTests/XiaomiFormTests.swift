@@ -4,7 +4,7 @@ import PushCore
 @testable import XiaomiProvider
 import XCTest
 
-/// The form body of a MiPush send, read back field by field: SPEC 4c's mapping of the common Android payload,
+/// The form body of a MiPush send, read back field by field: The mapping of the common Android payload,
 /// the app's channel and template, the `xiaomi` object last, the ttl counted at send time, the collapse id's
 /// hash, and the regIds of the request in its order.
 final class XiaomiFormTests: XCTestCase {

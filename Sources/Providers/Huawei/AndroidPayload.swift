@@ -1,6 +1,6 @@
 import PushCore
 
-/// The message's payload in the one shape every Android vendor takes (SPEC 4c, Firebase's shape, so producers write one):
+/// The message's payload in the one shape every Android vendor takes (docs/vendors.md: Firebase's shape, so producers write one):
 /// `notification` {`title`, `body`, `image`}, `data` {string: string}, and the `huawei` object whose members go
 /// into Huawei's request as they are, last. Read from the job's payload bytes once per job.
 ///

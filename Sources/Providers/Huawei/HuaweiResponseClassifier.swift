@@ -1,7 +1,7 @@
 import ProviderKit
 import PushCore
 
-/// What one Push Kit answer means for each token of its request (SPEC 4c, "Outcomes"; CHINA-PUSH-FACTS 1 and 2).
+/// What one Push Kit answer means for each token of its request (docs/vendors.md, "Outcomes").
 /// Huawei documents its codes and, apart, the HTTP statuses, not which goes with which: 200 with the code in the
 /// body is usual, 400 and 401 are possible (unverified). So the body's `code` decides whatever the status; the
 /// status alone decides only without a code (and 503, flow control, always).

@@ -1,6 +1,6 @@
 import PushCore
 
-/// The `huawei` block of the configuration (SPEC 4c): where Push Kit and its OAuth endpoint are, the connections
+/// The `huawei` block of the configuration: where Push Kit and its OAuth endpoint are, the connections
 /// and timeout every app's lanes use, and the apps. Plain values with Huawei's production defaults; reading them
 /// from YAML is the configuration loader's job, not this module's.
 public struct HuaweiSettings: Sendable, Equatable {
@@ -11,7 +11,9 @@ public struct HuaweiSettings: Sendable, Equatable {
     public var tokenURI: String
     /// An extra CA to trust (the emulator's); empty: the system's.
     public var caFile: String
-    /// Connections per app opened at start, and at most.
+    /// Connections per app opened at start, and at most: over HTTP/1.1 (what Huawei documents) a connection carries
+    /// one request at a time, so the pool grows with the traffic up to `maxConnections` (64: one-token chat at 50 ms
+    /// a round trip is over 1,000 requests a second); over h2 the requests share the first connections' streams.
     public var connections: Int
     public var maxConnections: Int
     public var requestTimeoutMillis: Int
@@ -21,7 +23,7 @@ public struct HuaweiSettings: Sendable, Equatable {
     public static let productionTokenURI = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
 
     public init(endpoint: String = HuaweiSettings.productionEndpoint, tokenURI: String = HuaweiSettings.productionTokenURI,
-                caFile: String = "", connections: Int = 2, maxConnections: Int = 8, requestTimeoutMillis: Int = 10_000,
+                caFile: String = "", connections: Int = 2, maxConnections: Int = 64, requestTimeoutMillis: Int = 10_000,
                 apps: [HuaweiApp] = []) {
         self.endpoint = endpoint
         self.tokenURI = tokenURI

@@ -1,6 +1,6 @@
 import PushCore
 
-/// RFC 7396 JSON Merge Patch: how the message's `huawei` object goes into the request "as it is, last" (SPEC 4c).
+/// RFC 7396 JSON Merge Patch: how the message's `huawei` object goes into the request "as it is, last".
 /// An object in the patch merges into the object it meets, member by member, so `{"android":{"category":"WORK"}}`
 /// changes the class and keeps the notification the common fields made; any other value replaces what was there;
 /// `null` removes it (a producer can drop a field the worker sets, such as the ttl). The standard's rules, so a

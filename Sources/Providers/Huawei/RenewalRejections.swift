@@ -1,4 +1,4 @@
-/// SPEC 4c: an expired or rejected credential is renewed and the request sent again without spending an attempt;
+/// docs/vendors.md: an expired or rejected credential is renewed and the request sent again without spending an attempt;
 /// "the same again at once pauses the app". The scheduler renews and resends, but after its free resends it spends
 /// attempts and finally dead-letters: a wrong app id (a token of another client: 80200001) or a key of another
 /// project would end every message of the app as a dead letter. So each lane's service remembers:

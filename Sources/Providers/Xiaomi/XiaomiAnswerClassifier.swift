@@ -1,7 +1,7 @@
 import ProviderKit
 import PushCore
 
-/// What one MiPush answer means for the tokens of its request (SPEC 4c's outcome table). Reasons are Xiaomi's
+/// What one MiPush answer means for the tokens of its request (docs/vendors.md, "Outcomes"). Reasons are Xiaomi's
 /// codes as text (`"10017"`), so dead letters and tools select on them; its words go to the dead letter's
 /// `detail`. The answer's `reason` (for the responses metric) is the same text, "" for success. The scheduler
 /// counts every HTTP 200 under (200, "") whatever its reason, so the codes MiPush answers inside a 200 reach the
@@ -21,7 +21,7 @@ import PushCore
 ///   "slower", and the lowering is bounded and undone after a quiet spell.
 /// - Another HTTP status with a MiPush error code in its body: by the code. Xiaomi answers its errors with
 ///   HTTP 200 as the open-source clients read it (unverified); this is the other reading, at no cost.
-/// - HTTP 401 without one: the key is refused, and the app pauses. SPEC 4c's general rule for a 401 is "renew
+/// - HTTP 401 without one: the key is refused, and the app pauses. The general rule for a 401 (docs/vendors.md) is "renew
 ///   and resend, the same again at once pauses": a MiPush key is static (no expiry, nothing to renew), so the
 ///   resend would meet the same 401 at once, and the pause is where that rule ends.
 /// - Any other status: retried.

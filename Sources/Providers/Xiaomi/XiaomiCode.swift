@@ -1,5 +1,5 @@
-/// What a MiPush result code means for the request (SPEC 4c's outcome table; CHINA-PUSH-FACTS section 3).
-/// Codes Xiaomi does not list here are about the message ("anything else about the message" in SPEC 4c): a
+/// What a MiPush result code means for the request (docs/vendors.md, "Outcomes").
+/// Codes Xiaomi does not list here are about the message ("anything else about the message" in docs/vendors.md): a
 /// dead letter with the code, where a retry would send the same refused request again and again. A new code that
 /// is in fact transient then costs dead letters rather than a retry storm, and shows in them by its number.
 enum XiaomiCode {
@@ -36,7 +36,7 @@ enum XiaomiCode {
         case 10034, 200001:
             return .quotaSpent
         // Blacklisted (10031), forbidden (10036), authentication failed (21301-21303), an illegal app, key or
-        // package (22000-22022, the range SPEC 4c names).
+        // package (22000-22022, the range docs/vendors.md names).
         case 10031, 10036, 21301...21303, 22000...22022:
             return .credential
         case 27001:

@@ -6,7 +6,7 @@ import PushCore
 /// `TransportSettings` and `AppRateLimit` live); the service itself needs only ProviderKit and PushCore.
 public enum XiaomiLanes {
     /// The longest answer body a lane keeps: a success that names every regId of a request of 1,000 bad, each
-    /// up to 1,024 bytes (SPEC 4c's longest token) and each character escaped in the JSON at worst, and room for
+    /// up to 1,024 bytes (the longest vendor token) and each character escaped in the JSON at worst, and room for
     /// the rest of the answer. An answer cut short would lose the list and be retried whole (`NotMiPush`). The
     /// driver grows its buffer only as an answer needs it, so the limit costs nothing until then.
     public static let responseBodyLimit = XiaomiService.maxRegIDsPerRequest * (2 * 1024 + 1) + 16_384

@@ -2,7 +2,7 @@ import ProviderKit
 import PushCore
 
 /// The form fields of one job's MiPush message: everything but the targets (`registration_id`) and the ttl
-/// (`time_to_live`), which each request adds (`XiaomiRequestForm`). SPEC 4c's mapping of the common Android
+/// (`time_to_live`), which each request adds (`XiaomiRequestForm`). The mapping of the common Android
 /// payload (`notification {title, body, image}`, `data`, and the `xiaomi` object):
 ///
 /// - `restricted_package_name` = the app's package; `pass_through=0` (a notification: Xiaomi has announced the
@@ -28,7 +28,7 @@ import PushCore
 /// `notification.image` is not mapped: Xiaomi shows a big picture only from an image uploaded to its own media
 /// API first (its `pic_url`; aggregators' docs, unverified), not from a URL. A producer that has one sets
 /// `extra.notification_style_type` and `extra.notification_bigPic_uri` in the `xiaomi` object. `priority` is not
-/// mapped either: Xiaomi's high priority is a right it grants per app (SPEC 4c).
+/// mapped either: Xiaomi's high priority is a right it grants per app.
 ///
 /// The payload is the one the message parser made, so it is a JSON object of that shape. Were it not, the
 /// fields hold only the defaults (no title): MiPush refuses that (10016) and the message ends as a dead letter

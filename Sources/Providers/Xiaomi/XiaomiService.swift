@@ -1,7 +1,7 @@
 import ProviderKit
 import PushCore
 
-/// Xiaomi MiPush as the scheduler sees it (SPEC 4c): `POST /v3/message/regid` with a form body
+/// Xiaomi MiPush as the scheduler sees it: `POST /v3/message/regid` with a form body
 /// (`XiaomiRequestForm`) carrying up to 1,000 regIds of one job, the app's static key as
 /// `authorization: key=<AppSecret>`, and the answers read per token (`XiaomiAnswerClassifier`).
 ///

@@ -1,6 +1,6 @@
 import PushCore
 
-/// The `xiaomi` block of the configuration (SPEC 4c): where MiPush is, how many connections an app keeps, when
+/// The `xiaomi` block of the configuration: where MiPush is, how many connections an app keeps, when
 /// its quota day rolls over, and the apps. Plain values: reading YAML or the environment into it is the
 /// configuration's job, `problems()` says what it should refuse.
 public struct XiaomiSettings: Sendable, Equatable {
@@ -8,7 +8,7 @@ public struct XiaomiSettings: Sendable, Equatable {
     /// host (`ru-api…`, `idmb-api…`, `fr-api…`, `sgp-api….xmpush.global.xiaomi.com`), so the endpoint is per
     /// deployment, not a constant.
     public static let defaultEndpoint = "https://api.xmpush.xiaomi.com"
-    /// Beijing midnight: assumed (SPEC 4c, unverified), since Xiaomi's pages do not say when its day begins.
+    /// Beijing midnight: assumed (unverified), since Xiaomi's pages do not say when its day begins.
     public static let defaultQuotaReset = "00:00+08:00"
 
     /// `https://host[:port]`, without a trailing slash.
@@ -17,8 +17,8 @@ public struct XiaomiSettings: Sendable, Equatable {
     public var caFile: String
     /// Connections per app opened at start...
     public var connections: Int
-    /// ...and at most. Over HTTP/1.1 (what most MiPush clients speak) each connection carries one request at a
-    /// time, so this bounds an app's requests on the wire.
+    /// ...and at most (64). Over HTTP/1.1 (what most MiPush clients speak) each connection carries one request at a
+    /// time, so this bounds an app's requests on the wire, and the pool grows with the traffic up to it.
     public var maxConnections: Int
     public var requestTimeoutMillis: Int
     /// When a Xiaomi day (and with it an app's daily quota, code 10034) rolls over: `HH:MM` and a UTC offset.
@@ -26,7 +26,7 @@ public struct XiaomiSettings: Sendable, Equatable {
     public var apps: [XiaomiApp]
 
     public init(endpoint: String = XiaomiSettings.defaultEndpoint, caFile: String = "", connections: Int = 2,
-                maxConnections: Int = 8, requestTimeoutMillis: Int = 10_000,
+                maxConnections: Int = 64, requestTimeoutMillis: Int = 10_000,
                 quotaReset: String = XiaomiSettings.defaultQuotaReset, apps: [XiaomiApp] = []) {
         self.endpoint = endpoint
         self.caFile = caFile

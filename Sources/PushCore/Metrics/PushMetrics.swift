@@ -30,6 +30,7 @@ public final class PushMetrics: Sendable {
     private let parked = LabelledSeries<Counter> { Counter(label: "push_messages_parked_total", dimensions: $0) }
     private let unparked = LabelledSeries<Counter> { Counter(label: "push_messages_unparked_total", dimensions: $0) }
     private let possiblyDuplicatedTokens = LabelledSeries<Counter> { Counter(label: "push_notifications_possibly_duplicated_total", dimensions: $0) }
+    private let protocols = LabelledSeries<Gauge> { Gauge(label: "push_http_protocol", dimensions: $0) }
     private let parkedNow = LabelledSeries<Gauge> { Gauge(label: "push_parked", dimensions: $0) }
     private let parkedOldestAge = LabelledSeries<Gauge> { Gauge(label: "push_parked_oldest_age_seconds", dimensions: $0) }
 
@@ -125,6 +126,13 @@ public final class PushMetrics: Sendable {
     public func possiblyDuplicated(provider: PushProvider, app: String, count: Int) {
         guard count > 0 else { return }
         possiblyDuplicatedTokens.series([("provider", provider.rawValue), ("app", appLabel(app))]).increment(by: count)
+    }
+
+    /// `push_http_protocol{provider, app, protocol}`: 1 for the HTTP version a lane's last answer came over (`h2`,
+    /// `http/1.1`), 0 for one it no longer uses. Where a vendor offers HTTP/1.1 only, each connection carries one
+    /// request at a time, and the pool grows to `max_connections`.
+    public func httpProtocol(provider: PushProvider, app: String, protocol name: String, inUse: Bool) {
+        protocols.series([("provider", provider.rawValue), ("app", appLabel(app)), ("protocol", name)]).record(inUse ? 1 : 0)
     }
 
     /// `push_parked{provider, app, class, reason}`: messages parked now for an app and class (each worker that

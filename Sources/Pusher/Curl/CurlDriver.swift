@@ -23,6 +23,9 @@ final class CurlDriver: TransportDriver {
     private var rejected: [DriverCompletion] = []
     private var headerCache = HeaderCache<CurlHeaderList>()
     private let service: any PushService
+    /// The HTTP version the last answer came over (`CURL_HTTP_VERSION_*`), reported when it changes:
+    /// `push_http_protocol{provider, app, protocol}` is 1 for the one in use.
+    private var lastProtocol = -1
 
     /// The service says each request's body: the job's payload (a service that sends it as is), which libcurl reads
     /// in place (`JobContext.payload`), or bytes of the request's own, which its slot keeps while libcurl reads them.
@@ -101,6 +104,8 @@ final class CurlDriver: TransportDriver {
             let answered = slot.status > 0 && (code == CURLE_OK || code == CURLE_HTTP2_STREAM)
             let result: DriverCompletion.Result
             if answered {
+                let version = curlx_info_long(easy, CURLINFO_HTTP_VERSION)
+                if version != lastProtocol { noteProtocol(version) }
                 let wire = curlx_info_off(easy, CURLINFO_TOTAL_TIME_T) - curlx_info_off(easy, CURLINFO_PRETRANSFER_TIME_T)
                 result = .answered(status: slot.status, body: slot.body, wireMicros: Int64(wire), retryAfter: slot.retryAfter)
             } else {
@@ -136,6 +141,24 @@ final class CurlDriver: TransportDriver {
             curl_multi_cleanup(multi)
         }
         return dropped
+    }
+
+    /// The protocol ALPN gave (h2, or HTTP/1.1 where the server offers only that), in the metrics.
+    private func noteProtocol(_ version: Int) {
+        if lastProtocol >= 0 {
+            PushMetrics.shared.httpProtocol(provider: service.metrics.provider, app: settings.app, protocol: Self.protocolName(lastProtocol), inUse: false)
+        }
+        lastProtocol = version
+        PushMetrics.shared.httpProtocol(provider: service.metrics.provider, app: settings.app, protocol: Self.protocolName(version), inUse: true)
+    }
+
+    static func protocolName(_ version: Int) -> String {
+        switch version {
+        case Int(CURL_HTTP_VERSION_2_0): return "h2"
+        case Int(CURL_HTTP_VERSION_1_1): return "http/1.1"
+        case Int(CURL_HTTP_VERSION_1_0): return "http/1.0"
+        default: return "other"
+        }
     }
 
     static func describe(_ code: CURLcode) -> String {

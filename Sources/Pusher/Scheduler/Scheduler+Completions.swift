@@ -21,6 +21,7 @@ extension Scheduler {
         switch completion.result {
         case .answered(let status, let body, let wireMicros, let retryAfter):
             unreachable = nil
+            recentLatencyMicros += (max(0, min(wireMicros, 3_600_000_000)) - recentLatencyMicros) / 16
             let answer = service.classify(status: status, body: body, retryAfter: retryAfter, job: request.job, tokens: entry.tokens)
             metrics.requestDuration.recordMicroseconds(max(0, wireMicros))
             limiter.observe(latencyMicros: wireMicros)

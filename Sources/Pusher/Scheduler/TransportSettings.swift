@@ -29,9 +29,13 @@ public struct TransportSettings: Sendable {
     /// counted (opening a connection has its own limit of the same length).
     public var requestTimeoutMillis: Int = 10_000
     /// Isolation: while what waits to start would take the service longer than this to take at the rate it answers
-    /// now (or it answers nothing for this long), the app's further messages are parked rather than held: a busy
-    /// service keeps its throughput, and holds no more of the pipeline than it sends in this time.
-    public var busyWindowMillis: Int = 2000
+    /// now, the app's further messages are parked rather than held: a busy service keeps its throughput, and holds no
+    /// more of the pipeline than it sends in this time. Long enough that an app alone, whose backlog fills the
+    /// pipeline's room, is not parked and unparked in turn while its service keeps up at a few thousand a second.
+    public var busyWindowMillis: Int = 10_000
+    /// Isolation: a service that answers nothing for this long while requests are on the wire is stalled, and the
+    /// app's further messages are parked.
+    public var stalledAfterMillis: Int = 2000
     /// PING a connection that has received nothing for this long; no answer within the request timeout:
     /// the connection is replaced (nghttp2).
     public var pingIntervalMillis: Int = 30_000

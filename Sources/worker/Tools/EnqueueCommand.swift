@@ -16,7 +16,7 @@ struct EnqueueCommand: AsyncParsableCommand {
     @Option(name: .long, help: "The topic of an app of <provider>.apps (an iPhone app's bundle id for the default provider).") var topic: String
     @Option(name: .long, help: "A device token (hex or Base64; with another --provider, that service's token as it gave it); repeat for several.") var token: [String] = []
     @Option(name: .long, help: "Alert text (payload {\"aps\":{\"alert\":TEXT}}; with another --provider {\"notification\":{\"body\":TEXT}}).") var alert: String?
-    @Option(name: .long, help: "With --alert and another --provider: the notification's title ({\"notification\":{\"title\":TITLE,\"body\":TEXT}}); Xiaomi refuses a notification without one.") var title: String?
+    @Option(name: .long, help: "With --alert and another --provider: the notification's title ({\"notification\":{\"title\":TITLE,\"body\":TEXT}}); some vendors refuse a notification without one.") var title: String?
     @Option(name: .long, help: "The message's provider (docs/message-format.md); default: the default provider (iPhones). Another: Android through Firebase or China's vendors.") var provider: String?
     @Option(name: .long, help: "A file holding the whole payload as JSON.") var payloadFile: String?
     @Option(name: .long, help: "private, group or system.") var kind: String?
