@@ -68,7 +68,7 @@ final class XiaomiServiceTests: XCTestCase {
         let settings = XiaomiSettings()
         XCTAssertEqual(settings.endpoint, "https://api.xmpush.xiaomi.com")
         XCTAssertEqual(settings.connections, 2)
-        XCTAssertEqual(settings.maxConnections, 8)
+        XCTAssertEqual(settings.maxConnections, 64)
         XCTAssertEqual(settings.requestTimeoutMillis, 10_000)
         XCTAssertEqual(settings.quotaReset, "00:00+08:00")
         XCTAssertFalse(settings.isEnabled)
