@@ -31,11 +31,12 @@ extension Scheduler {
     /// allows), and only while its answers are slow (over a tenth of the request timeout) or it waits for its rate,
     /// and what waits to start would take it longer than `busyWindowMillis` at that rate, does the app's further work
     /// wait in Redis instead of in the pipeline (once said, until it is down to half of that). A
-    /// service that answers nothing for `stalledAfterMillis` while requests are on the wire is stalled. The reasons
+    /// service that answers nothing for `stalledAfterMillis` (half the request timeout) while requests are on the wire
+    /// is stalled. The reasons
     /// are fixed texts while they last (a change wakes the gate).
     func busyReason(now: UInt64) -> String? {
         let window = max(1, settings.busyWindowMillis)
-        let stall = max(1, settings.stalledAfterMillis)
+        let stall = max(1, settings.stalledAfterMillis ?? max(1000, settings.requestTimeoutMillis / 2))
         // A measure spans at least a second and ends with tokens settled (answers come in bursts: a second without
         // one says nothing), or after the stall time without any: the rate is then 0.
         let elapsed = now &- settledSince

@@ -34,8 +34,9 @@ public struct TransportSettings: Sendable {
     /// pipeline's room, is not parked and unparked in turn while its service keeps up at a few thousand a second.
     public var busyWindowMillis: Int = 10_000
     /// Isolation: a service that answers nothing for this long while requests are on the wire is stalled, and the
-    /// app's further messages are parked.
-    public var stalledAfterMillis: Int = 2000
+    /// app's further messages are parked. nil: half the request timeout (at least a second), so that a vendor
+    /// answering batches of 1,000 in a second or two is never taken for a stalled one.
+    public var stalledAfterMillis: Int?
     /// PING a connection that has received nothing for this long; no answer within the request timeout:
     /// the connection is replaced (nghttp2).
     public var pingIntervalMillis: Int = 30_000
