@@ -18,7 +18,7 @@ public struct ServiceAccountError: Error, CustomStringConvertible, Equatable {
 }
 
 /// A Google service account key file (JSON), as the Firebase console downloads it: the fields the OAuth 2.0
-/// JWT-bearer grant needs (FCM-FACTS "OAuth 2.0 for a service account"). `privateKeyPEM` is a `Secret`, so
+/// JWT-bearer grant needs (docs/fcm.md, "Configuring": the service account). `privateKeyPEM` is a `Secret`, so
 /// printing, dumping or logging an account never shows the key.
 public struct ServiceAccount: Sendable, Equatable, CustomStringConvertible {
     public let file: String
