@@ -309,8 +309,8 @@ public final class Collector: Sendable {
                         if let waitBoard, waitBoard.isWaiting(app, messageClass: messageClass) {
                             // Its app cannot send its class now: the element moves, as written, to the parked list
                             // of its app and class when this registration is acknowledged, and comes back to the
-                            // queue when the app can send that class (the Unparker). Nothing of it is sent or recorded here, not even feedback for
-                            // malformed tokens, which its later claim records once.
+                            // queue when the app can send that class (the Unparker). Nothing of it is sent or
+                            // recorded here, not even feedback for malformed tokens, which its later claim records once.
                             registrations.append(ClaimRegistration(
                                 element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
                                 provider: message.headers.provider, pendingTokens: 0, notifications: 1,

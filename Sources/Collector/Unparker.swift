@@ -21,7 +21,7 @@ public struct Unparker: Sendable {
     static let wakeCheck = Duration.milliseconds(50)
     /// What this worker wrote to the reasons hash, so that it rewrites an entry only when it changes (or to show it
     /// is still held, every `refreshMillis`) and removes its own when the class is sent again.
-    private let written = Locked([String: (json: String, atMillis: Int64)]())
+    private let written = Locked([String: (json: String, atMillis: Int64, sinceMillis: Int64)]())
     static let refreshMillis: Int64 = 10_000
     /// The reason each parked list's gauge was last reported under.
     private let lastReasons = Locked([String: String]())
@@ -108,19 +108,17 @@ public struct Unparker: Sendable {
             }
             return
         }
-        let since = written.withLock { $0[field] }.flatMap { entry in
-            (try? JSONParser.parse(Array(entry.json.utf8)))?["since_ms"]?.exactInteger
-        } ?? now
+        let previous = written.withLock { $0[field] }
+        let since = previous?.sinceMillis ?? now
         let members: [(String, JSONValue)] = [
             ("list", .string(key)), ("provider", .string(app.provider.rawValue)), ("app", .string(app.topic)),
             ("class", .string(messageClass.rawValue)), ("reason", .string(shown)), ("since_ms", .number(String(since))),
             ("until_ms", hold.untilWallMillis.map { .number(String($0)) } ?? .null), ("worker", .string(queue.workerID)),
         ]
         let entry = String(decoding: JSONWriter.canonical(.object(members.map { JSONMember(key: $0.0, value: $0.1) })), as: UTF8.self)
-        let previous = written.withLock { $0[field] }
         guard previous?.json != entry || now - (previous?.atMillis ?? 0) >= Self.refreshMillis else { return }
         let stamped = String(entry.dropLast()) + ",\"seen_ms\":\(now)}"
         _ = try await queue.connection.execute(["HSET", queue.keys.parkedReasons, field, stamped])
-        written.withLock { $0[field] = (entry, now) }
+        written.withLock { $0[field] = (entry, now, since) }
     }
 }

@@ -3,8 +3,8 @@ import PushCore
 /// The rule that keeps a refusal of the app from wiping its user base, and from silencing it: a vendor names
 /// every token of a request dead when the app, its project or its region is wrong (a regional host lists another
 /// region's tokens as invalid; a push service refuses another project's tokens), and a backend that believed it
-/// would delete every device it has. So the tokens a vendor names dead become dead letters `AllTokensRefused` (kept, replayable with
-/// `worker dlq replay` once the cause is fixed, counted and alerted) instead of feedback when
+/// would delete every device it has. So the tokens a vendor names dead become dead letters `AllTokensRefused`
+/// (kept, replayable with `worker dlq replay` once the cause is fixed, counted and alerted) instead of feedback when
 ///
 /// - every token of the request was refused while the app has delivered nothing for `AppDeliveryRecord.quietMillis`, or
 /// - more than half of the app's tokens answered within a minute were named dead (at least `surgeMinimum`).

@@ -132,9 +132,6 @@ public final class AppWaitBoard: Sendable {
     /// The apps that wait, and why.
     public var waitingApps: [App: String] { state.withLock { $0.waitingApps } }
 
-    /// The classes of apps that wait while the rest of the app sends, and why.
-    public var heldClasses: [App: [MessageClass: ClassHold]] { state.withLock { $0.heldClasses } }
-
     /// Requests held by lanes that wait: work that takes no room from claims.
     public var waitingNotifications: Int { waitingTotal.load(ordering: .acquiring) }
 

@@ -277,7 +277,8 @@ final class VendorDeliveryTests: XCTestCase {
     /// A busy service is not a stalled one: Huawei answering every request only after 1.2 s (a server at its
     /// capacity), with requests waiting for its streams. Nothing of the app is parked (it was: answers slower than a
     /// tenth of the request timeout while requests waited for a stream parked the app, and parked and unparked it in
-    /// cycles), and every token is delivered once.
+    /// cycles), and every token is delivered; one delivered twice only if its request may have reached Huawei
+    /// unanswered in time (a loaded machine can stretch an answer past the 10 s timeout), which the worker counts.
     func testABusyServiceKeepsItsWorkAndIsNeverParked() async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
@@ -287,7 +288,7 @@ final class VendorDeliveryTests: XCTestCase {
         }
         let client = RedisConnection(url: redis.url, name: "test-client")
         addTeardownBlock { await client.close() }
-        let total = 40_000
+        let total = 30_000
         try await client.lpush(RedisKeys().queue, (0..<(total / 1000)).map { message in
             vendorMessageJSON(id: "busy-\(message)", provider: "huawei",
                               tokens: (message * 1000..<(message * 1000 + 1000)).map { vendorToken("bz", $0) }, kind: "group", body: "busy")
@@ -301,11 +302,16 @@ final class VendorDeliveryTests: XCTestCase {
         defer { worker.signal(SIGKILL) }
         let stats = vendors.emulator.huawei.stats
         let started = ContinuousClock.now
-        try await eventually(timeout: .seconds(180)) { stats.delivered >= total }
-        printFigure("busy Huawei (1.2 s answers, 8 streams): \(total) tokens in \(ContinuousClock.now - started)")
-        XCTAssertEqual(stats.duplicates, [:])
+        try await eventually(timeout: .seconds(180)) { stats.deliveredByToken.count >= total }
+        let twice = stats.duplicates.values.reduce(0) { $0 + $1 - 1 }
+        printFigure("busy Huawei (1.2 s answers, 8 streams): \(total) tokens in \(ContinuousClock.now - started), \(twice) sent again")
         XCTAssertEqual(stats.deliveredByToken.count, total)
         let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
+        let possiblyDuplicated = prometheusSample(metrics, "push_notifications_possibly_duplicated_total",
+                                                  ["provider": "huawei", "app": ChinaVendorStandIn.topic]) ?? 0
+        // libcurl's own re-sends (a refused stream, a GOAWAY) are the other ambiguous kind, counted per request.
+        let resentByLibcurl = (prometheusSample(metrics, "push_huawei_retries_total", ["reason": "ResentByLibcurl"]) ?? 0) * 1000
+        XCTAssertLessThanOrEqual(Double(twice), possiblyDuplicated + resentByLibcurl, "sent again beyond what was on the wire unanswered")
         XCTAssertEqual(prometheusSample(metrics, "push_messages_parked_total", ["provider": "huawei", "app": ChinaVendorStandIn.topic]) ?? 0, 0,
                        "a service that answers is never parked")
         XCTAssertFalse(worker.log.contains("parked messages go back"), worker.log.suffix(2000).description)

@@ -11,12 +11,11 @@ extension Scheduler {
         let now = clock.uptimeNanoseconds
         let started = pause.refused(now: now)
         if started { credential.lanePaused(app: settings.app, metrics: metrics) }
-        if configuration, credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
-            logger?.error("\(service.name) refuses a value this app's configuration supplies (a channel, a template, a category): sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) until the configuration is fixed",
-                          metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
-                                     "endpoint": "\(settings.baseURL)"])
-        } else if !configuration, credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
-            logger?.error("\(service.name) rejects this app's credentials: replace the key, certificate or service account (or fix the clock); sending for this app is paused (nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s) and readiness is false until a request succeeds",
+        if credential.refuse(app: settings.app, reason: reason, service: service.name, readiness: readiness) {
+            let probes = "nothing is dead-lettered, a probe request goes out every \(settings.credentialProbeFirstMillis) ms to \(settings.credentialProbeLongestMillis / 1000) s"
+            logger?.error(configuration
+                ? "\(service.name) refuses a value this app's configuration supplies (a channel, a template, a category): sending for this app is paused (\(probes)) until the configuration is fixed"
+                : "\(service.name) rejects this app's credentials: replace the key, certificate or service account (or fix the clock); sending for this app is paused (\(probes)) and readiness is false until a request succeeds",
                           metadata: ["app": "\(settings.app)", "reason": "\(reason)", "detail": "\(detail ?? "")",
                                      "endpoint": "\(settings.baseURL)"])
         }

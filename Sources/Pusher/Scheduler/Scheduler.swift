@@ -116,12 +116,12 @@ public final class Scheduler: @unchecked Sendable {
     /// being opened) proves nothing yet. While the lane holds work that waits for the endpoint, that work waits
     /// for the endpoint, not for room (isolation); the lane's own retries are its probes.
     var unreachable: String?
-    /// Isolation's measure of progress (`Scheduler+Isolation`): tokens settled since `settledSince`, the rate
-    /// measured over the last second or more (-1: not yet), how long the oldest request has been on the wire, and
-    /// whether the lane said it is busy (so that it stops only at half the window: no flapping).
     /// The recent average time an answer took on the wire (microseconds, over about the last 16 answers): only a
     /// lane whose answers take over a tenth of the request timeout, or that waits for its rate, can be busy.
     var recentLatencyMicros: Int64 = 0
+    /// Isolation's measure of progress (`Scheduler+Isolation`): tokens settled since `settledSince`, the rate
+    /// measured over the last second or more (-1: not yet), how long the oldest request has been on the wire, and
+    /// whether the lane said it is busy (so that it stops only at half the window: no flapping).
     var settledSinceMeasure = 0
     var settledSince: UInt64 = 0
     var settledPerSecond = -1
