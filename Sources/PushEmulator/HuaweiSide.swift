@@ -78,7 +78,8 @@ struct HuaweiCore: Sendable {
             return nil
         }
         shared.stats.record(request, status: answer.status, code: answer.code, delivered: answer.delivered, refused: answer.refused,
-                            validatedOnly: answer.validatedOnly, classification: answer.category)
+                            validatedOnly: answer.validatedOnly, classification: answer.category,
+                            second: Int64(shared.clock.now.rounded(.down)))
         return VendorResponse(status: answer.status, headers: [("content-type", json)], body: answer.json)
     }
 }

@@ -18,6 +18,9 @@ public final class VendorStats: Sendable {
         var tokenRequests = 0
         var tokensIssued = 0
         var lastRequest: IncomingRequest?
+        /// Send requests and their tokens per second of the side's clock (a vendor counts an app's rate so).
+        var requestsBySecond: [Int64: Int] = [:]
+        var tokensBySecond: [Int64: Int] = [:]
     }
 
     private let counts = NIOLockedValueBox(Counts())
@@ -27,10 +30,13 @@ public final class VendorStats: Sendable {
     /// One send answered. `delivered` are the tokens accepted (a token listed twice is delivered twice, as
     /// Huawei documents), `refused` those the answer lists as bad; `classification` is the message's IM class
     /// (Huawei `category`, Xiaomi `extra.channel_id`), "" when it has none.
+    /// `second`: the second of the side's clock it was answered in.
     func record(_ request: IncomingRequest, status: Int, code: String, delivered: [String], refused: Int,
-                validatedOnly: Bool, classification: String?) {
+                validatedOnly: Bool, classification: String?, second: Int64) {
         counts.withLockedValue { counts in
             counts.requests += 1
+            counts.requestsBySecond[second, default: 0] += 1
+            counts.tokensBySecond[second, default: 0] += delivered.count + refused
             counts.lastRequest = request
             counts.byStatus[status, default: 0] += 1
             counts.byCode[code, default: 0] += 1
@@ -52,6 +58,12 @@ public final class VendorStats: Sendable {
             if issued { counts.tokensIssued += 1 }
         }
     }
+
+    /// Send requests answered in each second of the side's clock (any status).
+    public var requestsBySecond: [Int64: Int] { counts.withLockedValue { $0.requestsBySecond } }
+
+    /// Tokens of the sends answered in each second of the side's clock (delivered or refused).
+    public var tokensBySecond: [Int64: Int] { counts.withLockedValue { $0.tokensBySecond } }
 
     /// Send requests answered (any status; token-endpoint requests are counted apart).
     public var requests: Int { counts.withLockedValue { $0.requests } }

@@ -57,7 +57,8 @@ struct XiaomiCore: Sendable {
         guard XiaomiSendJudge.handles(path: request.path) else { return nil }
         let answer = judge.judge(request)
         stats.record(request, status: answer.status, code: String(answer.code), delivered: answer.delivered,
-                     refused: answer.badRegIDs.count, validatedOnly: false, classification: answer.channel)
+                     refused: answer.badRegIDs.count, validatedOnly: false, classification: answer.channel,
+                     second: Int64(judge.clock.now.rounded(.down)))
         var headers = [("content-type", "application/json;charset=utf-8")]
         if answer.status == 503, let seconds = judge.faults.faults.retryAfterSeconds { headers.append(("retry-after", String(seconds))) }
         return VendorResponse(status: answer.status, headers: headers, body: answer.json)

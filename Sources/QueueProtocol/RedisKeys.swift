@@ -53,6 +53,9 @@ public struct RedisKeys: Sendable, Equatable {
     /// latest any worker saw (`FleetDeliverySync`): the refusal rule's "delivered nothing for 10 minutes" is the
     /// fleet's, not one worker's.
     public var lastDeliveries: String { "\(prefix):last-delivery" }
+    /// An app's rate budget shared by every worker (`FleetRateBudget`): a hash of token buckets, `share` being
+    /// `<provider>:<topic>`; expires a minute after its last use.
+    public func rateBudget(share: String) -> String { "\(prefix):rate:\(share)" }
     public var parkedPattern: String { "\(prefix):parked:*" }
     /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.
     public func pushProgress(runID: String) -> String { "\(prefix):push-progress:\(runID)" }

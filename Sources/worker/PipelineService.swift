@@ -80,6 +80,17 @@ struct PipelineService: Service, CustomStringConvertible {
         } catch {
             throw StartupError(description: "\(error)")
         }
+        // The apps' rate budgets across the fleet, in the first shard's slot, on a connection of their own (a
+        // lane short of permits waits for this one's calls, never behind another loop's): the lanes' shares (made
+        // above, with the lanes) reach Redis before the first send.
+        let rateConnection = shards.first.map {
+            RedisConnector.connection(configuration.redis, shard: $0.keys.prefix, name: "rate", map: clusterMap)
+        }
+        var fleetRates: FleetRateRefiller?
+        if let shard = shards.first, let rateConnection {
+            fleetRates = FleetRateRefiller(connection: rateConnection, keys: shard.keys, logger: logger)
+        }
+        await fleetRates?.prepare()
         let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.metricsQueue))
         let reloader = FilterReloader(filter: filter, intervalMillis: configuration.filter.reloadIntervalMillis, logger: logger)
         readiness.clear(.starting)
@@ -97,6 +108,7 @@ struct PipelineService: Service, CustomStringConvertible {
             for shard in shards { background.addTask { await shard.heartbeat.run() } }
             for shard in shards { background.addTask { await shard.unparker.run() } }
             if let fleetDeliveries { background.addTask { await fleetDeliveries.run() } }
+            if let fleetRates { background.addTask { await fleetRates.run() } }
             background.addTask {
                 // Work that starts or stops waiting changes the room claims have.
                 for await _ in waitBoard.changes { await gate.waitingChanged() }
@@ -132,6 +144,7 @@ struct PipelineService: Service, CustomStringConvertible {
             background.cancelAll()
             // A beat or recovery blocked on a silent Redis ends now rather than at its socket timeout.
             shards.forEach { $0.interruptBackground() }
+            rateConnection?.interrupt()
         }
         let snapshot = shards.map(\.counts.snapshot).reduce(OutcomeCounts(), +)
         let returned = await finishAll(shards)
@@ -141,6 +154,7 @@ struct PipelineService: Service, CustomStringConvertible {
             "acknowledged_messages": "\(snapshot.acknowledgedMessages)", "returned_to_queue": "\(returned)",
         ])
         await shards.asyncForEach { await $0.close() }
+        await rateConnection?.close()
     }
 
     /// Collector -> Merger -> Filter -> Pusher, results back to the Acknowledgers; returns when every stage has

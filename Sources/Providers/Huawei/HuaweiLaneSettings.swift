@@ -12,9 +12,12 @@ public enum HuaweiLaneSettings {
     public static let responseBodyLimit = 1000 * (1024 + 8) + 16 * 1024
 
     /// The app's rate limit: one per app, handed to each of its lanes (`transportSettings(rateLimit:)`), so that
-    /// the lanes draw from one bucket, and an over-rate answer (HTTP 503) to any lane lowers the rate of all.
+    /// the lanes draw from one bucket, and an over-rate answer (HTTP 503) to any lane lowers the rate of all; the
+    /// bucket is the app's share of its budget across the fleet, which every worker draws from.
     public static func rateLimit(for app: HuaweiApp) -> AppRateLimit {
-        AppRateLimit(requestsPerSecond: nil, tokensPerSecond: app.tokensPerSecond)
+        AppRateLimit(requestsPerSecond: nil, tokensPerSecond: app.tokensPerSecond,
+                     fleet: FleetRateShares.process.share(provider: HuaweiModule.provider, app: app.topic,
+                                                          requestsPerSecond: nil, tokensPerSecond: app.tokensPerSecond))
     }
 
     /// The settings of lane `lane` of `lanes` for `app`. Connections are split among the lanes as every module's are: each

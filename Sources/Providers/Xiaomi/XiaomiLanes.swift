@@ -12,9 +12,12 @@ public enum XiaomiLanes {
     public static let responseBodyLimit = XiaomiService.maxRegIDsPerRequest * (2 * 1024 + 1) + 16_384
 
     /// The app's rate as Xiaomi counts it: requests per second (`requests_per_s`), not tokens. Make one per app
-    /// and give it to each of the app's lanes: the lanes share its buckets, and a 10027 on one lowers them all.
+    /// and give it to each of the app's lanes: the lanes share its buckets, and a 10027 on one lowers them all. The
+    /// buckets are the app's share of its budget across the fleet, which every worker draws from.
     public static func rateLimit(for app: XiaomiApp) -> AppRateLimit {
-        AppRateLimit(requestsPerSecond: app.requestsPerSecond, tokensPerSecond: nil)
+        AppRateLimit(requestsPerSecond: app.requestsPerSecond, tokensPerSecond: nil,
+                     fleet: FleetRateShares.process.share(provider: XiaomiModule.provider, app: app.topic,
+                                                          requestsPerSecond: app.requestsPerSecond, tokensPerSecond: nil))
     }
 
     /// The settings of lane `lane` of `lanes` for `app`: libcurl, which speaks h2 where MiPush offers it by ALPN

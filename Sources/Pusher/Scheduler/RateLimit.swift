@@ -119,6 +119,11 @@ public enum RateGrant: Equatable, Sendable {
 /// second's worth goes at once, and a vendor counting fixed one-second windows may then see up to twice the rate
 /// (less one) in the burst's window, answer the excess over the rate, and so lower it.
 ///
+/// The vendors count an app's rate across every sender, so a worker's rate is not the app's: with `fleet`, the
+/// grants come from permits that the workers take in batches from a budget in Redis (`FleetRateShare`,
+/// `FleetRateRefiller`), and an over-rate answer lowers the fleet's rate. The buckets here then stand by: they
+/// keep this worker to the configured rate while Redis cannot be reached (and in tests without Redis).
+///
 /// Both limits unset: `isUnlimited`, and `grant` answers at once without the lock (`unlimited` is the shared
 /// instance for apps without limits). Otherwise the buckets live under one lock, so the lanes (threads) of an
 /// app cannot hand out more between them than the buckets hold. Times are uptime nanoseconds from the callers.
@@ -146,11 +151,17 @@ public final class AppRateLimit: Sendable {
     }
 
     private let state: Locked<State>
+    /// The app's budget across the fleet (nil: this worker's rate is the app's): while it reaches Redis, grants
+    /// come from its permits and the buckets here stand by.
+    public let fleet: FleetRateShare?
+    /// How soon a lane asks again when the fleet's permits are on their way.
+    static let fleetPollNanos: UInt64 = 2_000_000
 
     /// `requestsPerSecond`, `tokensPerSecond`: nil for no limit; below 1 counts as 1 (nonsense, but no input may
-    /// trap: the configuration should refuse it).
-    public init(requestsPerSecond: Int?, tokensPerSecond: Int?,
+    /// trap: the configuration should refuse it). `fleet`: the app's share of its fleet-wide budget.
+    public init(requestsPerSecond: Int?, tokensPerSecond: Int?, fleet: FleetRateShare? = nil,
          lowerSpacingNanos: UInt64 = 1_000_000_000, recoveryNanos: UInt64 = 30_000_000_000) {
+        self.fleet = fleet
         self.requestsPerSecond = requestsPerSecond.map { max(1, $0) }
         self.tokensPerSecond = tokensPerSecond.map { max(1, $0) }
         isUnlimited = requestsPerSecond == nil && tokensPerSecond == nil
@@ -167,6 +178,13 @@ public final class AppRateLimit: Sendable {
     public func grant(tokensWanted: Int, now: UInt64) -> RateGrant {
         let wanted = max(0, tokensWanted)
         if isUnlimited { return .go(tokens: wanted) }
+        if let fleet {
+            switch fleet.take(tokensWanted: wanted) {
+            case .go(let tokens): return .go(tokens: tokens)
+            case .wait: return .wait(nanos: Self.fleetPollNanos)
+            case .unshared: break
+            }
+        }
         return state.withLock { state in
             recover(&state, now: now)
             let requestsShort = (state.requests?.available(now: now) ?? 1) < 1
@@ -188,6 +206,7 @@ public final class AppRateLimit: Sendable {
     /// effect unless they were lowered less than `lowerSpacingNanos` ago, and restarts the wait for recovery.
     public func overRate(now: UInt64) {
         if isUnlimited { return }
+        fleet?.overRate()
         state.withLock { state in
             recover(&state, now: now)
             state.calmSince = max(state.calmSince, now)
