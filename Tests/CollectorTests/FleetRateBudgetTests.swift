@@ -115,4 +115,19 @@ final class FleetRateBudgetTests: RedisTestCase {
         XCTAssertLessThanOrEqual(total, most, "the budget starts empty and fills at 100 a second, whoever takes")
         XCTAssertGreaterThan(total, 0, "the lanes were supplied")
     }
+
+    /// A worker that cannot reach Redis keeps to the configured rate on its own (the sends go on), and draws from the
+    /// fleet's budget once Redis answers.
+    func testAWorkerThatCannotReachRedisKeepsTheRateOnItsOwnUntilItCan() async throws {
+        let port = freePort()
+        let silent = RedisConnection(url: RedisURL(port: port), name: "unreachable", socketTimeout: .seconds(2))
+        addTeardownBlock { await silent.close() }
+        let shares = FleetRateShares()
+        let share = shares.share(key: share, requestsPerSecond: 100, tokensPerSecond: nil)
+        await FleetRateRefiller(connection: silent, keys: keys, shares: shares, logger: Logger(label: "test")).prepare()
+        XCTAssertEqual(share.take(tokensWanted: 1), .unshared, "on its own rate: AppRateLimit's buckets")
+        await FleetRateRefiller(connection: connection, keys: keys, shares: shares, logger: Logger(label: "test")).prepare()
+        XCTAssertTrue(share.isShared)
+        XCTAssertEqual(share.take(tokensWanted: 1), .wait, "the fleet's budget, which starts empty")
+    }
 }
