@@ -27,8 +27,6 @@ func makeSessionCallbacks() -> OpaquePointer? {
     return callbacks
 }
 
-let responseBodyLimit = 4096
-
 private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
     guard let frame, let name, let value, h2x_frame_type(frame) == UInt8(NGHTTP2_HEADERS.rawValue) else { return 0 }
     let streamID = h2x_frame_stream_id(frame)
@@ -52,13 +50,16 @@ private let onHeader: nghttp2_on_header_callback = { _, frame, name, nameLength,
 
 private let onDataChunkRecv: nghttp2_on_data_chunk_recv_callback = { _, _, streamID, data, length, userData in
     guard let data else { return 0 }
-    return withConnection(userData) { $0.withStream(streamID) { $0.appendBody(data, length) } }
+    return withConnection(userData) { conn in
+        let limit = conn.client.endpoint.responseBodyLimit
+        conn.withStream(streamID) { $0.appendBody(data, length, limit: limit) }
+    }
 }
 
 extension StreamEntry {
-    /// Keeps the first 4 KB: Apple's error bodies are small JSON; anything longer is not worth the memory.
-    func appendBody(_ data: UnsafePointer<UInt8>, _ length: Int) {
-        let take = min(length, responseBodyLimit - responseBody.count)
+    /// Keeps the first `limit` bytes (`HTTP2Endpoint.responseBodyLimit`): anything longer is not worth the memory.
+    func appendBody(_ data: UnsafePointer<UInt8>, _ length: Int, limit: Int) {
+        let take = min(length, limit - responseBody.count)
         if take > 0 { responseBody.append(contentsOf: UnsafeBufferPointer(start: data, count: take)) }
     }
 }

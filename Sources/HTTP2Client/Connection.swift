@@ -240,7 +240,7 @@ final class Connection {
         SSL_get0_alpn_selected(ssl, &selected, &length)
         guard let selected, length == 2, selected[0] == UInt8(ascii: "h"), selected[1] == UInt8(ascii: "2") else {
             let name = selected.map { String(decoding: UnsafeBufferPointer(start: $0, count: Int(length)), as: UTF8.self) }
-            fail("ConnectionError: ALPN: the server did not select h2 (selected: \(name ?? "none"))")
+            fail("ConnectionError: \(HTTP2Client.alpnRefusal) (selected: \(name ?? "none"))")
             return
         }
         var newSession: OpaquePointer?

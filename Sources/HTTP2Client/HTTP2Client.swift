@@ -13,6 +13,15 @@ import PushCore
 /// connection. Requests never queue inside nghttp2: `start` accepts one only when a connection has a free
 /// stream under the server's current MAX_CONCURRENT_STREAMS, so a request's deadline never runs in a hidden queue.
 public final class HTTP2Client: @unchecked Sendable {
+    /// How a connection's failure reads when the server's ALPN choice was not h2.
+    public static let alpnRefusal = "ALPN: the server did not select h2"
+
+    /// Whether a connection failure (`HTTP2Event.connectionClosed`'s reason) says the server chose HTTP/1.1 by ALPN
+    /// (possible only with `HTTP2Endpoint.offersHTTP1`).
+    public static func selectedHTTP1(_ reason: String) -> Bool {
+        reason.contains(alpnRefusal) && reason.contains("selected: http/1.1")
+    }
+
     let endpoint: HTTP2Endpoint
     let tls: TLSContext
     let loop: EventLoop

@@ -25,7 +25,8 @@ final class TLSContext {
         SSL_CTX_set_default_read_buffer_len(context, 64 * 1024)
 
         // ALPN wire format: length-prefixed names. Returns 0 on success (inverted, unlike most of OpenSSL).
-        let alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
+        var alpn: [UInt8] = [2, UInt8(ascii: "h"), UInt8(ascii: "2")]
+        if endpoint.offersHTTP1 { alpn += [8] + Array("http/1.1".utf8) }
         guard SSL_CTX_set_alpn_protos(context, alpn, UInt32(alpn.count)) == 0 else {
             throw HTTP2ClientError("TLS: cannot set ALPN h2: \(TLSContext.errorQueue())")
         }

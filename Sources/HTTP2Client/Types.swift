@@ -32,6 +32,14 @@ public struct HTTP2Endpoint: Sendable {
     /// Our own cap on streams per connection, used when the server advertises more or no limit at all
     /// (HTTP/2's default is unlimited); Apple advertises 500-1,500.
     public var maxStreamsPerConnection: Int = 1_000
+    /// The most of an answer's body kept (the rest is dropped): Apple's and Google's error bodies are small JSON,
+    /// a vendor's answer can list a thousand refused tokens.
+    public var responseBodyLimit: Int = 4096
+    /// Offer `http/1.1` by ALPN beside `h2`: a server without HTTP/2 then completes the handshake and says so,
+    /// and the connection fails with `ALPN: the server did not select h2 (selected: http/1.1)` (see
+    /// `HTTP2Client.selectedHTTP1`), which a caller that can also speak HTTP/1.1 takes as the server's choice.
+    /// Off: `h2` alone, as Apple and Google expect.
+    public var offersHTTP1: Bool = false
     /// Name resolution, run on a thread of its own for every connection opened (Apple asks for fresh DNS on every
     /// (re)connect). Tests replace it, with a lookup that blocks, say.
     public var resolver: HTTP2Resolver = HTTP2Endpoint.systemResolver

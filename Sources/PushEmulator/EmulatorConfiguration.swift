@@ -172,6 +172,9 @@ public struct EmulatorConfiguration: Sendable {
     /// `vendorMaxConcurrentStreams`.
     public var vendorPort: Int?
     public var vendorMaxConcurrentStreams = 100
+    /// Whether the vendor listener offers `h2` by ALPN; false: `http/1.1` alone, as a vendor host that speaks only
+    /// HTTP/1.1 (Huawei documents no other).
+    public var vendorOffersHTTP2 = true
 
     public init() {}
 }

@@ -60,7 +60,7 @@ public final class PushEmulator: Sendable {
             tlsConfiguration.trustRoots = .file(clientCA)
         }
         tls = try NIOSSLContext(configuration: tlsConfiguration)
-        tlsConfiguration.applicationProtocols = ["h2", "http/1.1"]
+        tlsConfiguration.applicationProtocols = configuration.vendorOffersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         vendorTLS = try NIOSSLContext(configuration: tlsConfiguration)
         let vendors = try ChinaVendors(configuration: configuration)
         huawei = vendors.huawei.side

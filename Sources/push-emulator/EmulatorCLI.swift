@@ -63,6 +63,8 @@ struct EmulatorCLI: AsyncParsableCommand {
     var vendorPort: Int?
     @Option(name: .customLong("vendor-max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of --vendor-port's HTTP/2 connections.")
     var vendorMaxStreams = 100
+    @Flag(name: .customLong("vendor-http1-only"), help: "Offer http/1.1 alone by ALPN on --vendor-port, as a vendor host without HTTP/2.")
+    var vendorHTTP1Only = false
     @Option(name: .customLong("huawei-app"), parsing: .singleValue,
             help: "APP_ID:SECRET_FILE, a Huawei Android app (Push Kit v1): its OAuth client id and the file holding its client secret; repeatable.")
     var huaweiApps: [String] = []
@@ -214,6 +216,7 @@ extension EmulatorCLI {
     func configureVendors(_ configuration: inout EmulatorConfiguration) throws {
         configuration.vendorPort = vendorPort
         configuration.vendorMaxConcurrentStreams = vendorMaxStreams
+        configuration.vendorOffersHTTP2 = !vendorHTTP1Only
         func secret(_ path: String, _ flag: String) throws -> String {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("\(flag): cannot read \(path)") }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -57,7 +57,8 @@ final class HuaweiSchedulerTests: XCTestCase {
         if case .clientCredentials(let cache) = credential { caches.append(cache) }
         let rateLimit = HuaweiLaneSettings.rateLimit(for: app)
         var transport = HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rateLimit)
-        XCTAssertEqual(transport.driver, .libcurl)
+        XCTAssertEqual(transport.driver, .nghttp2)
+        XCTAssertTrue(transport.fallsBackToHTTP1, "HTTP/1.1 over libcurl where the server offers no h2")
         transport.offersHTTP2 = http2
         transport.initialActiveRequests = concurrent
         transport.retry.baseDelayMillis = 20
@@ -290,6 +291,27 @@ final class HuaweiSchedulerTests: XCTestCase {
         printFigure("starved Huawei server (2 streams, 250 ms answers, 2 s timeout): \(twice) of 100 sent twice, \(ambiguous) possibly duplicated or resent by libcurl")
         XCTAssertLessThanOrEqual(twice, ambiguous, "sent twice beyond what was on the wire: \(huawei.stats.duplicates)")
         XCTAssertEqual(huawei.stats.deliveredByToken.count, tokens.count)
+    }
+
+    /// A Huawei host that offers HTTP/1.1 alone by ALPN (as Huawei documents): the lane's first connection, offering h2
+    /// and http/1.1, learns it, and every request goes over libcurl's HTTP/1.1 pool; what waited for that first
+    /// connection was never sent and spends no attempt (one attempt each here), and nothing is sent twice.
+    func testAServerWithoutHTTP2IsReachedOverHTTP1WithoutSpendingAnAttempt() async throws {
+        await server.stop()
+        let keyFile = key.jsonFile
+        server = try await EmulatorStandIn {
+            $0.vendorPort = 0
+            $0.vendorOffersHTTP2 = false
+            $0.huawei.apps = [.init(appID: Fixture.appID, clientSecret: Fixture.secret)]
+            $0.huawei.serviceAccounts = [try! .init(keyJSONFile: keyFile)]
+        }
+        let lane = try lane(.v1, maxAttempts: 1, concurrent: 8)
+        let tokens = (0..<40).map { "http1-\($0)" }
+        lane.scheduler.submit(tokens.enumerated().map { n, token in Fixture.job([token], seq: UInt64(n + 1)) })
+        try await settle(lane, outcomes: tokens.count)
+        XCTAssertEqual(box.all.filter { $0.outcome != .delivered }.map { "\($0.outcome)" }, [], "nothing fails")
+        XCTAssertEqual(huawei.stats.deliveredByToken.count, tokens.count)
+        XCTAssertEqual(huawei.stats.duplicates, [:])
     }
 
     /// Huawei over HTTP/1.1 (a connection carries one request at a time) answering in 50 ms: one-token chat is not held

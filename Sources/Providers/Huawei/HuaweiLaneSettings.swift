@@ -1,8 +1,8 @@
 import Pusher
 import PushCore
 
-/// How a Huawei app's lanes reach Push Kit: libcurl (HTTP/2 where the server offers it by ALPN, HTTP/1.1 keep-alive
-/// otherwise: Huawei documents HTTP/1.1 only), the app's share of `huawei.connections` and `max_connections`, the
+/// How a Huawei app's lanes reach Push Kit: our own HTTP/2 sessions where the server offers h2 by ALPN, libcurl's
+/// HTTP/1.1 keep-alive pool otherwise (Huawei documents HTTP/1.1 only; `fallsBackToHTTP1`), the app's share of `huawei.connections` and `max_connections`, the
 /// request timeout, room for an answer that lists 1,000 bad tokens, and the app's rate as Huawei counts it: devices
 /// (tokens) per second, in one bucket shared by all the app's lanes.
 public enum HuaweiLaneSettings {
@@ -29,7 +29,8 @@ public enum HuaweiLaneSettings {
         // The app's own region, where it has one.
         var transport = TransportSettings(baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint)
         transport.caFile = settings.caFile
-        transport.driver = .libcurl
+        transport.driver = .nghttp2
+        transport.fallsBackToHTTP1 = true
         transport.offersHTTP2 = true
         transport.initialConnections = max(1, (max(1, settings.connections) + lanes - 1) / lanes)
         transport.connections = max(transport.initialConnections,

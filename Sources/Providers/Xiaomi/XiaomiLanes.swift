@@ -20,8 +20,8 @@ public enum XiaomiLanes {
                                                           requestsPerSecond: app.requestsPerSecond, tokensPerSecond: nil))
     }
 
-    /// The settings of lane `lane` of `lanes` for `app`: libcurl, which speaks h2 where MiPush offers it by ALPN
-    /// (Xiaomi's own SDK is HTTP/2) and HTTP/1.1 keep-alive otherwise; the app's connections shared among its
+    /// The settings of lane `lane` of `lanes` for `app`: our own HTTP/2 sessions where MiPush offers h2 by ALPN
+    /// (Xiaomi's own SDK is HTTP/2), libcurl's HTTP/1.1 keep-alive pool otherwise (`fallsBackToHTTP1`); the app's connections shared among its
     /// lanes as every module's are; MiPush's stream limits taken as its SETTINGS say from the first request (Apple's
     /// one-stream-until-authenticated rule is Apple's alone). The caller sets what is the worker's, not Xiaomi's:
     /// `retry`, `waitBoard`, `boardLane`, and `offersHTTP2` where a deployment must stay on HTTP/1.1.
@@ -31,7 +31,8 @@ public enum XiaomiLanes {
         // The app's own region, where it has one.
         var transport = TransportSettings(baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint)
         transport.caFile = settings.caFile
-        transport.driver = .libcurl
+        transport.driver = .nghttp2
+        transport.fallsBackToHTTP1 = true
         transport.initialConnections = max(1, divideRoundingUp(settings.connections, lanes))
         transport.connections = max(transport.initialConnections, divideRoundingUp(max(settings.maxConnections, settings.connections), lanes))
         transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)

@@ -31,6 +31,8 @@ final class NGHTTP2Driver: TransportDriver {
     private var connectFailure: String?
     /// Connections that got as far as the server's SETTINGS: the close of one that never did is a failed connect.
     private var opened = Set<Int>()
+    /// A connection failed because the server chose HTTP/1.1 by ALPN (`TransportSettings.fallsBackToHTTP1`).
+    private(set) var serverChoseHTTP1 = false
 
     init(settings: TransportSettings, service: any PushService, logger: Logger?) throws {
         guard let url = URLComponents(string: settings.baseURL), let host = url.host else {
@@ -45,6 +47,8 @@ final class NGHTTP2Driver: TransportDriver {
         endpoint.pingIntervalMillis = settings.pingIntervalMillis
         endpoint.pingTimeoutMillis = settings.requestTimeoutMillis
         endpoint.connectTimeoutMillis = settings.requestTimeoutMillis
+        endpoint.responseBodyLimit = max(0, settings.responseBodyLimit)
+        endpoint.offersHTTP1 = settings.fallsBackToHTTP1
         // A connection is usable only once the server's SETTINGS came, so without a first-success rule its
         // stream limit is the server's from the first request.
         endpoint.firstStreamLimit = settings.streamsBeforeFirstSuccess ?? endpoint.maxStreamsPerConnection
@@ -133,6 +137,7 @@ final class NGHTTP2Driver: TransportDriver {
                 if opened.remove(connection) == nil && client.openConnections == 0 {
                     connectFailure = Self.connectFailureReason(reason)
                 }
+                if HTTP2Client.selectedHTTP1(reason) { serverChoseHTTP1 = true }
                 logger?.debug("\(service.name) connection closed", metadata: ["app": "\(settings.app)", "connection": "\(connection)",
                                                                    "reason": "\(reason)", "open": "\(client.openConnections)"])
             case .goaway(let connection, let lastStreamID, let errorCode, let debugData):

@@ -204,6 +204,13 @@ public final class Scheduler: @unchecked Sendable {
             switch settings.driver {
             case .libcurl:
                 driver = CurlDriver(settings: settings, service: service, logger: logger)
+            case .nghttp2 where settings.fallsBackToHTTP1 && !settings.offersHTTP2:
+                // HTTP/1.1 alone (a deployment that must not speak h2): libcurl's pool from the start.
+                var http1 = settings
+                http1.driver = .libcurl
+                driver = CurlDriver(settings: http1, service: service, logger: logger)
+            case .nghttp2 where settings.fallsBackToHTTP1:
+                driver = try HTTP1FallbackDriver(settings: settings, service: service, logger: logger)
             case .nghttp2:
                 driver = try NGHTTP2Driver(settings: settings, service: service, logger: logger)
             }
@@ -213,8 +220,9 @@ public final class Scheduler: @unchecked Sendable {
                                 longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
         limiter.limit = activeLimit
         limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
-        // Our own sessions never open more streams than the servers' SETTINGS allow: no slow start below them.
-        if settings.driver == .nghttp2 { limiter.startAtMaximum() }
+        // Our own sessions never open more streams than the servers' SETTINGS allow: no slow start below them. (A
+        // lane that may fall back to libcurl's HTTP/1.1 starts slow: its pool then grows with what the answers show.)
+        if settings.driver == .nghttp2 && !settings.fallsBackToHTTP1 { limiter.startAtMaximum() }
         bulkActiveLimit = activeLimit
         bulkLimiter.limit = activeLimit
         bulkLimiter.latencyFloorMicros = 0

@@ -48,8 +48,13 @@ public struct TransportSettings: Sendable {
     /// libcurl only: offer h2 by ALPN and speak HTTP/1.1 where the server offers only that (the China vendors
     /// document HTTP/1.1); false: HTTP/1.1 alone.
     public var offersHTTP2 = true
-    /// libcurl only: the longest answer body kept. A service with a request per device answers with a small error
-    /// body; a vendor's answer that lists the bad tokens of a batch of 1,000 is not small.
+    /// With `driver: .nghttp2`: offer HTTP/1.1 by ALPN beside h2, and where the server picks it, send over libcurl's
+    /// HTTP/1.1 pool instead (`HTTP1FallbackDriver`). For the vendors, whose servers may speak either: over h2 our
+    /// own sessions never hand a request to a connection without a free stream, so its deadline starts when it is
+    /// written (libcurl 7.88 starts reading a body while its stream still waits inside nghttp2).
+    public var fallsBackToHTTP1 = false
+    /// The longest answer body kept. A service with a request per device answers with a small error body; a
+    /// vendor's answer that lists the bad tokens of a batch of 1,000 is not small.
     public var responseBodyLimit = 4096
     public var retry = RetrySettings()
     /// While the service refuses the credential the app is paused: a probe after the first interval, the interval
