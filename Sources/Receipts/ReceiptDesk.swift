@@ -12,12 +12,12 @@ public final class ReceiptDesk: Sendable {
 
     let readers: [String: any ReceiptReader]
     let feedback: ReceiptFeedback
-    let metrics: ReceiptMetrics
+    let metrics: any ReceiptCounting
     let logger: Logger
     let nowMillis: @Sendable () -> Int64
     private let refusalLog = RefusalLog()
 
-    public init(readers: [any ReceiptReader], feedback: ReceiptFeedback, metrics: ReceiptMetrics = .shared, logger: Logger,
+    public init(readers: [any ReceiptReader], feedback: ReceiptFeedback, metrics: any ReceiptCounting = ReceiptMetrics.shared, logger: Logger,
                 nowMillis: @escaping @Sendable () -> Int64 = { WallClock.nowMillis() }) {
         self.readers = Dictionary(readers.map { ($0.provider.rawValue, $0) }, uniquingKeysWith: { first, _ in first })
         self.feedback = feedback
@@ -92,7 +92,7 @@ public final class ReceiptDesk: Sendable {
     }
 
     private func refuse(_ provider: String, _ refusal: ReceiptRefusal) -> ReceiptAnswer {
-        metrics.refused(provider: provider, reason: refusal.reason.rawValue)
+        metrics.refused(provider: provider, reason: refusal.reason.rawValue, count: 1)
         if refusalLog.shouldLog(provider: provider, reason: refusal.reason.rawValue) {
             logger.warning("receipts: refused a callback (further ones of this kind are not logged for a minute)", metadata: [
                 "provider": "\(provider)", "reason": "\(refusal.reason.rawValue)", "detail": "\(refusal.detail)",

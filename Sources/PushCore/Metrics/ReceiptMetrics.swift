@@ -5,7 +5,7 @@ import CoreMetrics
 /// believed, and `push_receipts_feedback_total{provider, app}` for the dead tokens written to the feedback list (a
 /// receipt sent again is not counted twice there). Apps are those whose secrets proved the receipts (configured
 /// topics); statuses and reasons are small fixed sets, so every label stays bounded.
-public final class ReceiptMetrics: Sendable {
+public final class ReceiptMetrics: ReceiptCounting {
     public static let shared = ReceiptMetrics()
 
     private let receipts = LabelledSeries<Counter> { Counter(label: "push_receipts_total", dimensions: $0) }
@@ -38,4 +38,13 @@ public final class ReceiptMetrics: Sendable {
         }
         for reason in reasons { refused(provider: provider, reason: reason, count: 0) }
     }
+}
+
+/// What the receipts listener counts, as `ReceiptMetrics` records it; a test may pass a recorder of its own to read the
+/// counts back without a metrics backend.
+public protocol ReceiptCounting: Sendable {
+    func received(provider: String, app: String, status: String, count: Int)
+    func refused(provider: String, reason: String, count: Int)
+    func feedbackWritten(provider: String, app: String, count: Int)
+    func registerKnownSeries(provider: String, apps: [String], statuses: [String], reasons: [String])
 }
