@@ -8,7 +8,7 @@ public struct ReceiptAnswer: Sendable, Equatable {
         self.body = body
     }
 
-    /// The services read a 200 as "received"; the body is what Huawei's examples answer.
+    /// The services read a 200 as "received"; the body is the shape services answer with (a code of "0").
     static let accepted = ReceiptAnswer(status: 200, body: #"{"code":"0","message":"success"}"#)
 
     static func refused(_ status: Int, _ words: String) -> ReceiptAnswer {

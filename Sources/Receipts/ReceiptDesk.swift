@@ -7,7 +7,7 @@ import QueueProtocol
 /// own): route by the path's provider to that module's `ReceiptReader`, count every receipt and every refusal, and
 /// write the dead tokens to the feedback list once each (`ReceiptFeedback`). Knows no service by name.
 public final class ReceiptDesk: Sendable {
-    /// The largest body read. Huawei sends at most 100 statuses a call and Xiaomi a few thousand targets: far below.
+    /// The largest body read: a service sends at most some hundreds of statuses or a few thousand targets a call, far below.
     public static let maxBodyBytes = 1 << 20
 
     let readers: [String: any ReceiptReader]

@@ -147,6 +147,17 @@ final class HuaweiReceiptTests: RedisTestCase {
         XCTAssertThrowsError(try module.receiptReader()) { error in XCTAssertTrue("\(error)".contains("/y"), "names the file: \(error)") }
     }
 
+    func testReceiptKeysComeFromTheEnvironmentToo() throws {
+        let configuration = try ConfigurationLoader(environment: [
+            "HUAWEI_APPS_0_TOPIC": Fixture.topic, "HUAWEI_APPS_0_APP_ID": Fixture.appID, "HUAWEI_APPS_0_CLIENT_SECRET_FILE": "/x",
+            "HUAWEI_APPS_0_RECEIPT_SECRET_FILE": "/run/secrets/receipt", "HUAWEI_APPS_0_RECEIPT_USER_NAME": Self.userName,
+        ]).load(yaml: "")
+        let module = try HuaweiModule(block: try XCTUnwrap(configuration.providerBlocks["huawei"]))
+        XCTAssertEqual(module.settings.apps[0].receiptSecretFile, "/run/secrets/receipt")
+        XCTAssertEqual(module.settings.apps[0].receiptUserName, Self.userName)
+        XCTAssertTrue(module.summaryLines.contains { $0.contains("receipt_user_name \(Self.userName)") })
+    }
+
     // MARK: - A real listener and a real Redis
 
     func startListener() async throws -> String {
