@@ -108,8 +108,18 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // The services' delivery reports on `receipts.listen` (docs/vendors.md, "Receipts"): a plain HTTP listener that
+        // hands each callback to its provider module's `ReceiptReader` and writes the dead tokens to the feedback list.
+        .target(name: "Receipts", dependencies: [
+            "PushCore", "ProviderKit", "QueueProtocol", "RedisClient",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+        ]),
         .executableTarget(name: "worker", dependencies: [
-            "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability",
+            "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability", "Receipts",
             // The provider modules (Sources/worker/Providers.swift names each once).
             "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider",
             .product(name: "Logging", package: "swift-log"),
@@ -168,10 +178,12 @@ let package = Package(
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
         .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
-        .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
+        .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator",
+                                                                "Receipts", "QueueProtocol", "RedisClient"]),
         // FCM's message rules, bodies, answers, access tokens, and real Schedulers against the emulator's FCM side.
         .testTarget(name: "FCMProviderTests", dependencies: ["APNsProvider", "FCMProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator", "COpenSSL"]),
         // Huawei's bodies, answers and credentials, and real Schedulers against the emulator's Huawei side.
-        .testTarget(name: "HuaweiProviderTests", dependencies: ["FCMProvider", "HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator"]),
+        .testTarget(name: "HuaweiProviderTests", dependencies: ["FCMProvider", "HuaweiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator",
+                                                               "Receipts", "QueueProtocol", "RedisClient"]),
     ]
 )

@@ -11,6 +11,7 @@
 #include <openssl/x509v3.h>
 #include <openssl/ssl.h>
 #include <openssl/sha.h>
+#include <openssl/hmac.h>
 
 /* Macros Swift cannot call, wrapped for HTTP2Client (prefix sslx_). */
 static inline long sslx_set_tlsext_host_name(SSL *ssl, const char *name) { return SSL_set_tlsext_host_name(ssl, name); }

@@ -12,6 +12,9 @@ public struct WorkerConfiguration: Sendable, Equatable {
     public var filter = FilterSettings()
     public var retry = RetrySettings()
     public var metricsListen: String = "127.0.0.1:9464"
+    /// `receipts.listen`: where the services' delivery reports are received (plain HTTP, `POST /receipts/<provider>`),
+    /// a listener apart from the metrics one, since it faces the internet through the operator's TLS proxy; "" is off.
+    public var receiptsListen: String = ""
     public var log = LogSettings()
     public var shutdown = ShutdownSettings()
     public var retention = RetentionSettings()

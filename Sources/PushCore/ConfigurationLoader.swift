@@ -14,7 +14,7 @@ public struct ConfigurationLoader: Sendable {
         "recovery.max_deliveries",
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
-        "metrics.listen", "log.level", "log.format", "shutdown.timeout_s",
+        "metrics.listen", "receipts.listen", "log.level", "log.format", "shutdown.timeout_s",
         "retention.dlq_max", "retention.feedback_max",
     ]
     /// The scalar keys of the core's blocks and of every registered provider's block.
@@ -196,6 +196,8 @@ public struct ConfigurationLoader: Sendable {
         config.retry.maxDelayMillis = try reader.int("retry.max_delay_ms", config.retry.maxDelayMillis, min: config.retry.baseDelayMillis)
         config.metricsListen = reader.string("metrics.listen", config.metricsListen)
         _ = try ListenAddress.parse(config.metricsListen)
+        config.receiptsListen = reader.string("receipts.listen", config.receiptsListen).trimmingCharacters(in: .whitespaces)
+        _ = try ListenAddress.parse(config.receiptsListen, key: "receipts.listen")
         config.log = try Self.log(&reader)
         config.shutdown.timeoutSeconds = try reader.int("shutdown.timeout_s", config.shutdown.timeoutSeconds, min: 0)
         return config

@@ -32,6 +32,7 @@ extension WorkerConfiguration: CustomStringConvertible {
             "filter.audit_cap: \(filter.auditCap)",
             "retry: \(retry.maxAttempts) attempts, \(retry.baseDelayMillis)..\(retry.maxDelayMillis) ms",
             "metrics.listen: \(metricsListen.isEmpty ? "(off)" : metricsListen)",
+            "receipts.listen: \(receiptsListen.isEmpty ? "(off)" : receiptsListen)",
             "shutdown.timeout_s: \(shutdown.timeoutSeconds)",
         ]
         return lines

@@ -11,8 +11,9 @@ public enum OutcomeRecords {
     }
 
     /// A token's entry has `"provider": "<name>"` (docs/redis-keys.md), but the default provider's has no `provider`, as before.
+    /// `source`: where the worker learned it, when not from a send's answer (`receipt`: a service's delivery report).
     public static func feedback(token: String, topic: String, reason: String, timestampMillis: Int64,
-                                messageID: String, provider: PushProvider = .default) -> [UInt8] {
+                                messageID: String, provider: PushProvider = .default, source: String? = nil) -> [UInt8] {
         var members = [
             JSONMember(key: "token", value: .string(token)),
             JSONMember(key: "topic", value: .string(topic)),
@@ -21,6 +22,7 @@ public enum OutcomeRecords {
             JSONMember(key: "message_id", value: .string(messageID)),
         ]
         if provider != .default { members.append(JSONMember(key: "provider", value: .string(provider.rawValue))) }
+        if let source { members.append(JSONMember(key: "source", value: .string(source))) }
         return JSONWriter.canonical(.object(members))
     }
 

@@ -10,12 +10,32 @@ extension EmulatorConfiguration {
         public var clientSecret: String
         /// Granted the right to send `android.urgency: HIGH` (without it: 80300011).
         public var highPriorityRight: Bool
-        public init(appID: String, clientSecret: String, highPriorityRight: Bool = false) {
+        /// Where this app's receipts go (`HuaweiReceipts`); nil: none are sent.
+        public var receipts: ReceiptTarget?
+        public init(appID: String, clientSecret: String, highPriorityRight: Bool = false, receipts: ReceiptTarget? = nil) {
             self.appID = appID
             self.clientSecret = clientSecret
             self.highPriorityRight = highPriorityRight
+            self.receipts = receipts
         }
     }
+
+    /// A Huawei app's receipt callback as registered in its console: the URL, the HMAC secret and the user name the
+    /// signature covers.
+    public struct ReceiptTarget: Sendable {
+        public var url: String
+        public var secret: String
+        public var userName: String
+        public init(url: String, secret: String, userName: String) {
+            self.url = url
+            self.secret = secret
+            self.userName = userName
+        }
+    }
+
+    /// Tokens starting with one of these are accepted when sent (as the vendors accept a token whose app is gone), and
+    /// their receipts say so: Huawei status 2 (uninstalled), Xiaomi type 16 (target invalid).
+    public static let receiptDeadPrefixes = ["uninstalled"]
 
     /// A HarmonyOS service account (Push Kit v3): the project it sends for, its key id (the JWT's `kid`), its
     /// `sub_account` (the JWT's `iss`) and the key file (PEM, or the key JSON file with `private_key`).
@@ -78,6 +98,8 @@ extension EmulatorConfiguration {
         /// `expires_in` of the access tokens issued (Huawei: 3600).
         public var accessTokenLifetimeSeconds: Int64 = 3600
         public var tokenAnswers = VendorTokenAnswer.huaweiDefaults
+        /// See `EmulatorConfiguration.receiptDeadPrefixes`.
+        public var receiptDeadPrefixes = EmulatorConfiguration.receiptDeadPrefixes
         public var faults = VendorFaults()
         public init() {}
     }
@@ -109,6 +131,8 @@ extension EmulatorConfiguration {
         /// When the quota day rolls over: `HH:MM` with a UTC offset. Beijing midnight is assumed, unverified.
         public var quotaReset = "00:00+08:00"
         public var tokenAnswers = VendorTokenAnswer.xiaomiDefaults
+        /// See `EmulatorConfiguration.receiptDeadPrefixes`.
+        public var receiptDeadPrefixes = EmulatorConfiguration.receiptDeadPrefixes
         public var faults = VendorFaults()
         public init() {}
     }

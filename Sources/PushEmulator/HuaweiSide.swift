@@ -48,8 +48,10 @@ struct HuaweiCore: Sendable {
     let v1: HuaweiSendJudge
     let v3: HuaweiV3SendJudge
     let shared: HuaweiShared
+    let receiptDeadPrefixes: [String]
 
     init(settings: EmulatorConfiguration.HuaweiSettings) throws {
+        receiptDeadPrefixes = settings.receiptDeadPrefixes
         let registry = AccessTokenRegistry(lifetimeSeconds: settings.accessTokenLifetimeSeconds)
         shared = HuaweiShared(clock: VendorClock(), faults: VendorFaultInjector(settings.faults), rate: VendorRate(),
                               stats: VendorStats(), tokenAnswers: settings.tokenAnswers)
@@ -70,8 +72,13 @@ struct HuaweiCore: Sendable {
             return VendorResponse(status: status, headers: [("content-type", json), ("cache-control", "no-store")], body: body)
         }
         let answer: HuaweiAnswer
-        if HuaweiSendJudge.app(inPath: request.path) != nil {
+        if let appID = HuaweiSendJudge.app(inPath: request.path) {
             answer = v1.judge(request)
+            // The receipts of what was delivered, for an app that registered a callback.
+            if !answer.validatedOnly, !answer.delivered.isEmpty, let target = v1.apps[appID]?.receipts {
+                HuaweiReceipts.send(for: request, appID: appID, delivered: answer.delivered, target: target,
+                                    deadPrefixes: receiptDeadPrefixes, stats: shared.stats)
+            }
         } else if HuaweiV3SendJudge.project(inPath: request.path) != nil {
             answer = v3.judge(request)
         } else {

@@ -21,6 +21,9 @@ public final class VendorStats: Sendable {
         /// Send requests and their tokens per second of the side's clock (a vendor counts an app's rate so).
         var requestsBySecond: [Int64: Int] = [:]
         var tokensBySecond: [Int64: Int] = [:]
+        var receiptsAnswered = 0
+        var receiptsFailed = 0
+        var receiptTokens = 0
     }
 
     private let counts = NIOLockedValueBox(Counts())
@@ -51,6 +54,20 @@ public final class VendorStats: Sendable {
             if let classification { counts.byClassification[classification, default: 0] += delivered.count }
         }
     }
+
+    /// A receipt callback the side made: answered 2xx (`ok`) or not, about `tokens` tokens.
+    func receiptPosted(ok: Bool, tokens: Int) {
+        counts.withLockedValue { counts in
+            if ok { counts.receiptsAnswered += 1 } else { counts.receiptsFailed += 1 }
+            if ok { counts.receiptTokens += tokens }
+        }
+    }
+
+    /// Receipt callbacks answered 2xx, and the tokens they reported.
+    public var receiptsAnswered: Int { counts.withLockedValue { $0.receiptsAnswered } }
+    public var receiptTokens: Int { counts.withLockedValue { $0.receiptTokens } }
+    /// Receipt callbacks refused or not answered.
+    public var receiptsFailed: Int { counts.withLockedValue { $0.receiptsFailed } }
 
     func tokenRequested(issued: Bool) {
         counts.withLockedValue { counts in
@@ -110,6 +127,8 @@ public final class VendorStats: Sendable {
                 "by_status": Dictionary(uniqueKeysWithValues: counts.byStatus.map { (String($0.key), $0.value) }),
                 "by_code": counts.byCode, "by_classification": counts.byClassification,
                 "token_endpoint_requests": counts.tokenRequests, "access_tokens_issued": counts.tokensIssued,
+                "receipts_answered": counts.receiptsAnswered, "receipts_failed": counts.receiptsFailed,
+                "receipt_tokens": counts.receiptTokens,
             ]
         }
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()

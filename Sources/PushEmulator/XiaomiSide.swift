@@ -43,8 +43,10 @@ public final class XiaomiSide: Sendable {
 struct XiaomiCore: Sendable {
     let judge: XiaomiSendJudge
     let stats = VendorStats()
+    let receiptDeadPrefixes: [String]
 
     init(settings: EmulatorConfiguration.XiaomiSettings) throws {
+        receiptDeadPrefixes = settings.receiptDeadPrefixes
         judge = XiaomiSendJudge(
             apps: Dictionary(settings.apps.map { ($0.appSecret, $0) }, uniquingKeysWith: { first, _ in first }),
             tokenAnswers: settings.tokenAnswers, clock: VendorClock(), faults: VendorFaultInjector(settings.faults),
@@ -56,6 +58,10 @@ struct XiaomiCore: Sendable {
     func answer(_ request: IncomingRequest) -> VendorResponse? {
         guard XiaomiSendJudge.handles(path: request.path) else { return nil }
         let answer = judge.judge(request)
+        if answer.code == 0, !answer.delivered.isEmpty {
+            XiaomiReceipts.send(form: FCMTokenEndpoint.formFields(request.body), delivered: answer.delivered,
+                                deadPrefixes: receiptDeadPrefixes, stats: stats)
+        }
         stats.record(request, status: answer.status, code: String(answer.code), delivered: answer.delivered,
                      refused: answer.badRegIDs.count, validatedOnly: false, classification: answer.channel,
                      second: Int64(judge.clock.now.rounded(.down)))

@@ -27,6 +27,10 @@ public protocol ProviderApps: Sendable {
     /// notification (a key that signs, a token the endpoint grants). One entry per app; `problem` nil when it is
     /// fine, `detail` what was proved.
     func checkCredentials() -> [(app: String, problem: String?, detail: String)]
+    /// The reader of the service's delivery reports for the apps that take them (`receipts.listen`), their secrets
+    /// read now (an error names the app and the file, never a secret); nil when the module has none or no app is
+    /// set up for them.
+    func receiptReader() throws -> (any ReceiptReader)?
 }
 
 /// A provider module as the worker builds it (docs/architecture.md, "Providers"): everything one push service needs
@@ -46,6 +50,7 @@ public protocol ProviderModule: ProviderApps {
 
 extension ProviderApps {
     public var warnings: [String] { [] }
+    public func receiptReader() throws -> (any ReceiptReader)? { nil }
 }
 
 extension ProviderModule {

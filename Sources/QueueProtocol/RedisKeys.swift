@@ -20,6 +20,9 @@ public struct RedisKeys: Sendable, Equatable {
     public var deadLetterHold: String { "\(prefix):dlq:hold" }
     public var feedback: String { "\(prefix):feedback" }
     public var filtered: String { "\(prefix):filtered" }
+    /// A receipt already turned into a feedback entry: a string that lives a day, named by the SHA-1 of the receipt's
+    /// provider, app, token and message id, so that a service sending the same receipt again adds nothing.
+    public func receiptSeen(digest: String) -> String { "\(prefix):receipt-seen:\(digest)" }
     /// Registry of workers: sorted set, member = worker id, score = last heartbeat (UNIX ms).
     public var workers: String { "\(prefix):workers" }
     /// Claim sequence counter: every claimed element gets the next number, so the oldest claim is the lowest.

@@ -68,6 +68,9 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("huawei-app"), parsing: .singleValue,
             help: "APP_ID:SECRET_FILE, a Huawei Android app (Push Kit v1): its OAuth client id and the file holding its client secret; repeatable.")
     var huaweiApps: [String] = []
+    @Option(name: .customLong("huawei-receipt"), parsing: .singleValue,
+            help: "APP_ID:SECRET_FILE:USER_NAME:URL, where a Huawei app's receipts go: signed with the secret in SECRET_FILE and USER_NAME, POSTed to URL (the worker's /receipts/huawei); repeatable.")
+    var huaweiReceipts: [String] = []
     @Option(name: .customLong("huawei-service-account"), parsing: .singleValue,
             help: "A Huawei service account key JSON file (project_id, key_id, sub_account, private_key) whose PS256 JWTs v3 sends accept; repeatable.")
     var huaweiServiceAccounts: [String] = []
@@ -225,6 +228,14 @@ extension EmulatorCLI {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw ValidationError("--huawei-app '\(text)' is not APP_ID:SECRET_FILE") }
             configuration.huawei.apps.append(.init(appID: parts[0], clientSecret: try secret(parts[1], "--huawei-app")))
+        }
+        for text in huaweiReceipts {
+            let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 4, !parts[3].isEmpty,
+                  let index = configuration.huawei.apps.firstIndex(where: { $0.appID == parts[0] }) else {
+                throw ValidationError("--huawei-receipt '\(text)' is not APP_ID:SECRET_FILE:USER_NAME:URL of an app given with --huawei-app")
+            }
+            configuration.huawei.apps[index].receipts = .init(url: parts[3], secret: try secret(parts[1], "--huawei-receipt"), userName: parts[2])
         }
         configuration.huawei.serviceAccounts = try huaweiServiceAccounts.map { try .init(keyJSONFile: $0) }
         configuration.huawei.jwtAudience = huaweiJWTAudience

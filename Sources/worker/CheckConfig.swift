@@ -2,6 +2,7 @@ import ArgumentParser
 import Filter
 import Foundation
 import PushCore
+import ProviderKit
 import Pusher
 import RedisClient
 
@@ -47,6 +48,7 @@ struct CheckConfig: AsyncParsableCommand {
         checks = await OwnThread.run(named: "check-credentials") { [checks] in
             var result = checks
             Self.checkCredentials(providers, &result)
+            Self.checkReceipts(configuration, providers, &result)
             return result
         }
         checks.warnings += FilePermissions.warnings(for: configuration)
@@ -84,6 +86,26 @@ struct CheckConfig: AsyncParsableCommand {
             for (index, result) in apps.checkCredentials().enumerated() {
                 checks.add("\(name).apps.\(index) (\(result.app))", ok: result.problem == nil, result.problem ?? result.detail)
             }
+        }
+    }
+
+    /// `receipts.listen` set: each module's receipt secrets read as `worker run` reads them, and a warning when no app
+    /// takes receipts (every callback would be refused).
+    private static func checkReceipts(_ configuration: WorkerConfiguration, _ providers: [any ProviderApps], _ checks: inout ConfigChecks) {
+        guard !configuration.receiptsListen.isEmpty else { return }
+        var readers = 0
+        for apps in providers {
+            let name = type(of: apps).provider.rawValue
+            do {
+                guard let reader = try apps.receiptReader() else { continue }
+                readers += 1
+                checks.add("receipts (\(name))", ok: true, "POST /receipts/\(name) for \(reader.apps.joined(separator: ", "))")
+            } catch {
+                checks.add("receipts (\(name))", ok: false, "\(error)")
+            }
+        }
+        if readers == 0 {
+            checks.warnings.append("receipts.listen is set, but no app has receipt settings: every callback would be refused (docs/vendors.md, \"Receipts\")")
         }
     }
 

@@ -76,6 +76,15 @@ struct Run: AsyncParsableCommand {
         }
         // After the exporter is installed: push_notifications_total's `app` label is bounded by these topics.
         Providers.registerKnownSeries(providers)
+        // Receipts answer while the pipeline drains, like the health listener: started before it, stopped after it.
+        do {
+            if let receipts = try await ReceiptsListener.start(configuration, providers: providers, logger: logger) {
+                services.append(.init(service: receipts))
+            }
+        } catch {
+            logger.critical("cannot start: \(error)")
+            throw ExitCode(2)
+        }
         let pipeline: PipelineService
         do {
             pipeline = try PipelineService(configuration: configuration, providers: providers, workerID: workerID, logger: logger,

@@ -84,6 +84,16 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(try config.apns.apps[1].credential, .certificate(file: "legacy.p12", password: ""))
     }
 
+    /// `receipts.listen`: off by default, from the file or the environment, and a bad address names its key.
+    func testTheReceiptsListenerIsOffUnlessAnAddressIsGiven() throws {
+        XCTAssertEqual(try ConfigurationLoader(environment: [:]).load(yaml: "").receiptsListen, "")
+        XCTAssertEqual(try ConfigurationLoader(environment: [:]).load(yaml: "receipts:\n  listen: 0.0.0.0:9465\n").receiptsListen, "0.0.0.0:9465")
+        XCTAssertEqual(try ConfigurationLoader(environment: ["RECEIPTS_LISTEN": "[::1]:9465"]).load(yaml: "").receiptsListen, "[::1]:9465")
+        XCTAssertThrowsError(try ConfigurationLoader(environment: ["RECEIPTS_LISTEN": "9465"]).load(yaml: "")) {
+            XCTAssertEqual(($0 as? ConfigurationError).map { "\($0)" }?.hasPrefix("configuration receipts.listen:"), true, "\($0)")
+        }
+    }
+
     /// docs/configuration.md's `fcm` block: from the example file, each key overridable, FCM apps from the environment.
     func testTheFCMBlockLoadsAndTheEnvironmentWins() throws {
         let yaml = try String(contentsOfFile: repositoryRoot() + "/config/worker.example.yaml", encoding: .utf8)

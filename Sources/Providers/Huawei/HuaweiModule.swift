@@ -13,8 +13,8 @@ public struct HuaweiModule: ProviderModule {
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1000),
         settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms"],
         appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "system_category",
-                  "bulk_category", "tokens_per_s", "endpoint"],
-        secretFileAppKeys: ["client_secret_file", "service_account_file"],
+                  "bulk_category", "tokens_per_s", "endpoint", "receipt_secret_file", "receipt_user_name"],
+        secretFileAppKeys: ["client_secret_file", "service_account_file", "receipt_secret_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["80100001", "80100003", "80100004", "80100013", "80100016", "80100018", "80100022", "80300008",
                            "80300010", "80300011"])
@@ -59,7 +59,13 @@ public struct HuaweiModule: ProviderModule {
                 systemCategory: block.string("\(key).system_category", "").trimmingCharacters(in: .whitespaces),
                 bulkCategory: block.string("\(key).bulk_category", "").trimmingCharacters(in: .whitespaces),
                 tokensPerSecond: try block.int("\(key).tokens_per_s", 6000, min: 1),
-                endpoint: regionEndpoint)
+                endpoint: regionEndpoint,
+                receiptSecretFile: block.string("\(key).receipt_secret_file", "").trimmingCharacters(in: .whitespaces),
+                receiptUserName: block.string("\(key).receipt_user_name", "").trimmingCharacters(in: .whitespaces))
+            // The signature covers the user name: a secret without it (or the reverse) can check nothing.
+            guard app.receiptSecretFile.isEmpty == app.receiptUserName.isEmpty else {
+                throw ConfigurationError.invalid(key: block.fullKey(key), reason: "receipts need both receipt_secret_file and receipt_user_name (the callback's user name registered with that secret), or neither")
+            }
             switch api {
             case .v1:
                 guard !app.appID.isEmpty, !app.clientSecretFile.isEmpty else {
@@ -90,6 +96,7 @@ public struct HuaweiModule: ProviderModule {
             return "huawei.apps.\(index): \(app.topic), api \(app.api.rawValue), \(credential), category \(Self.shown(app.category))"
                 + ", system_category \(Self.shown(app.systemCategory)), bulk_category \(Self.shown(app.bulkCategory))"
                 + ", tokens_per_s \(app.tokensPerSecond)" + (app.endpoint.isEmpty ? "" : ", endpoint \(app.endpoint)")
+                + (app.takesReceipts ? ", receipt_secret_file \(app.receiptSecretFile), receipt_user_name \(app.receiptUserName)" : "")
         }
     }
 
@@ -105,6 +112,13 @@ public struct HuaweiModule: ProviderModule {
     }
 
     public var topics: [String] { settings.apps.map(\.topic) }
+
+    /// The apps with receipt settings, their secrets read now; nil when none has them.
+    public func receiptReader() throws -> (any ReceiptReader)? {
+        let apps = settings.apps.filter(\.takesReceipts)
+        guard !apps.isEmpty else { return nil }
+        return HuaweiReceiptReader(signers: try apps.map { try HuaweiReceiptSigner.load(app: $0) })
+    }
 
     public var caFile: String { settings.caFile }
 

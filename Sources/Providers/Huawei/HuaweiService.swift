@@ -121,12 +121,15 @@ public final class HuaweiService: PushService {
     }
 
     private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?, category: String, messageID: String) -> TokenListBody {
+        let tag = app.takesReceipts ? HuaweiReceiptTag.of(messageID: messageID) : nil
         switch credential.api {
         case .v1:
-            let document = HuaweiV1Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID)
+            let document = HuaweiV1Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID,
+                                                    receiptTag: tag)
             return TokenListBody(document: document, path: ["message"])
         case .v3:
-            let document = HuaweiV3Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID)
+            let document = HuaweiV3Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID,
+                                                    receiptTag: tag)
             return TokenListBody(document: document, path: ["target"])
         }
     }

@@ -68,10 +68,15 @@ public struct HuaweiApp: Sendable, Equatable {
     /// This app's Push Kit host where it differs from the block's `endpoint` (an app registered in another region,
     /// or another data site): `https://host[:port]`; "" for the block's.
     public var endpoint: String
+    /// Receipts (`receipts.listen`): the file holding the HMAC secret of the app's receipt callback, and the
+    /// callback's user name registered with it in Huawei's console. Both or neither; "" takes no receipts (and sends
+    /// no receipt tag).
+    public var receiptSecretFile: String
+    public var receiptUserName: String
 
     public init(topic: String, api: HuaweiAPI = .v1, appID: String = "", clientSecretFile: String = "",
                 serviceAccountFile: String = "", category: String = "IM", systemCategory: String = "", bulkCategory: String = "",
-                tokensPerSecond: Int = 6000, endpoint: String = "") {
+                tokensPerSecond: Int = 6000, endpoint: String = "", receiptSecretFile: String = "", receiptUserName: String = "") {
         self.topic = topic
         self.api = api
         self.appID = appID
@@ -82,7 +87,12 @@ public struct HuaweiApp: Sendable, Equatable {
         self.bulkCategory = bulkCategory
         self.tokensPerSecond = tokensPerSecond
         self.endpoint = endpoint
+        self.receiptSecretFile = receiptSecretFile
+        self.receiptUserName = receiptUserName
     }
+
+    /// The app takes receipts: its requests carry a receipt tag and its callbacks are read.
+    public var takesReceipts: Bool { !receiptSecretFile.isEmpty }
 }
 
 extension HuaweiApp {

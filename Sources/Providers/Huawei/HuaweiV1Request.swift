@@ -16,6 +16,7 @@ import PushCore
 ///   as the high-priority pass-through right (VOIP, PLAY_VOICE), which a chat class there would not be.
 /// - `expiration` → `android.ttl`, `"<seconds>s"` (`HuaweiTTL`); `collapse_id` → `notify_id` (`CollapseNotifyID`) and
 ///   `tag`, the collapse id itself (both replace an older notification on the device).
+/// - the receipt tag (`HuaweiReceiptTag`, for an app with receipt settings) → `android.bi_tag`.
 /// - the `huawei` object last, as an RFC 7396 merge patch (`JSONMergePatch`) into `message`, where nearly all of
 ///   v1's fields are: `{"android":{"category":"WORK","urgency":"HIGH"}}`. The request's two top-level fields can be
 ///   set too: `validate_only` and `review` go to the top, and a `message` object in it merges into `message` (the
@@ -27,7 +28,7 @@ enum HuaweiV1Request {
 
     /// The document; its tokens go into `message.token` (`TokenListBody`, path `["message"]`).
     static func document(_ payload: AndroidPayload, category: String, ttlSeconds: Int64?, collapseID: String?,
-                         messageID: String = "") -> JSONValue {
+                         messageID: String = "", receiptTag: String? = nil) -> JSONValue {
         var android = JSONValue.object([])
         if payload.hasNotification {
             var notification = JSONValue.object([])
@@ -48,6 +49,7 @@ enum HuaweiV1Request {
                 .setting("notification", notification)
         }
         android = android.setting("ttl", ttlSeconds.map { .string("\($0)s") })
+            .setting("bi_tag", receiptTag.map(JSONValue.string))
         var message = JSONValue.object([])
             .setting("data", payload.data.map { .string(String(decoding: JSONWriter.canonical($0), as: UTF8.self)) })
         if android != .object([]) { message = message.setting("android", android) }

@@ -13,6 +13,7 @@ import PushCore
 ///   and the required click action: `actionType` 0, "open the app".
 /// - `data` → `clickAction.data`, the object as it is (v3 hands the app a map).
 /// - `expiration` → `pushOptions.ttl` in seconds (`HuaweiTTL`); `collapse_id` → `notifyId` (`CollapseNotifyID`).
+/// - the receipt tag (`HuaweiReceiptTag`, for an app with receipt settings) → `pushOptions.biTag`.
 /// - the `huawei` object last, as an RFC 7396 merge patch (`JSONMergePatch`) into the whole request:
 ///   `{"payload":{"notification":{"category":"WORK"}},"pushOptions":{"biTag":"m-1"}}`. `target` is dropped: the
 ///   job's tokens are the only target.
@@ -25,7 +26,7 @@ enum HuaweiV3Request {
 
     /// The document; its tokens go into `target.token` (`TokenListBody`, path `["target"]`).
     static func document(_ payload: AndroidPayload, category: String, ttlSeconds: Int64?, collapseID: String?,
-                         messageID: String = "") -> JSONValue {
+                         messageID: String = "", receiptTag: String? = nil) -> JSONValue {
         let click = JSONValue.object([JSONMember(key: "actionType", value: .number("0"))]).setting("data", payload.data)
         let notification = JSONValue.object([])
             .setting("category", category.isEmpty ? nil : .string(category))
@@ -36,7 +37,10 @@ enum HuaweiV3Request {
                      : .number(String(CollapseNotifyID.of(collapseID: collapseID, messageID: messageID))))
             .setting("clickAction", click)
         var root = JSONValue.object([JSONMember(key: "payload", value: .object([JSONMember(key: "notification", value: notification)]))])
-        if let ttlSeconds { root = root.setting("pushOptions", .object([JSONMember(key: "ttl", value: .number(String(ttlSeconds)))])) }
+        let pushOptions = JSONValue.object([])
+            .setting("ttl", ttlSeconds.map { .number(String($0)) })
+            .setting("biTag", receiptTag.map(JSONValue.string))
+        if pushOptions != .object([]) { root = root.setting("pushOptions", pushOptions) }
         if let vendor = payload.vendor { root = JSONMergePatch.apply(vendor, to: root) }
         return root.removing(["target"])
     }

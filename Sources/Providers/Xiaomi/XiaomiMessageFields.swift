@@ -18,6 +18,8 @@ import PushCore
 ///   channel; system and bulk: their own, or none), and for chat where a template is configured
 ///   `extra.template_id` with `extra.template_param` = `{"body":…,"title":…}`, the title and body as its two
 ///   parameters. Without the private channel Xiaomi caps chat pushes at one per device per day.
+/// - for an app with a `callback_url`, `extra.callback`, `extra.callback.type` and `extra.callback.param`: the
+///   receipts (`XiaomiCallbackFields`).
 /// - then every field of the `xiaomi` object as it is, last: a field it names replaces the one above (so it
 ///   overrides `notify_effect`, `channel_id`, `template_param`, the ttl, ...), each name is sent once (servers
 ///   differ on which of a repeated form field wins: a Java servlet takes the first), and a JSON `null` removes a
@@ -48,7 +50,9 @@ struct XiaomiMessageFields {
     /// In the order they are sent; each name once.
     private(set) var fields: [(name: String, value: String)] = []
 
-    init(payload: [UInt8], headers: PushHeaders, app: XiaomiApp, messageClass: MessageClass = .chat, messageID: String = "") {
+    /// `callbackURL`: where the app's receipts go (`XiaomiCallbackFields`), nil for an app without a `callback_url`.
+    init(payload: [UInt8], headers: PushHeaders, app: XiaomiApp, messageClass: MessageClass = .chat, messageID: String = "",
+         callbackURL: String? = nil) {
         let message = try? JSONParser.parse(payload, maxDepth: 32)
         let notification = message?["notification"]
         let title = notification?["title"]?.stringValue
@@ -75,6 +79,9 @@ struct XiaomiMessageFields {
             let parameters = JSONValue.object([JSONMember(key: "body", value: .string(body ?? "")),
                                                JSONMember(key: "title", value: .string(title ?? ""))])
             set("extra.template_param", Self.text(parameters))
+        }
+        if let callbackURL {
+            for field in XiaomiCallbackFields.fields(callbackURL: callbackURL, messageID: messageID) { set(field.name, field.value) }
         }
         for member in message?["xiaomi"]?.objectMembers ?? [] {
             if member.key == "extra", let extras = member.value.objectMembers {

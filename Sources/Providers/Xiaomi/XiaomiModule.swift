@@ -16,7 +16,7 @@ public struct XiaomiModule: ProviderModule {
                                          tokensPerRequest: XiaomiService.maxRegIDsPerRequest, countsUTF16: true),
         settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "request_timeout_ms", "quota_reset"],
         appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "system_channel_id", "bulk_channel_id",
-                  "requests_per_s", "endpoint"],
+                  "requests_per_s", "endpoint", "callback_url"],
         secretFileAppKeys: ["app_secret_file"],
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["10008", "10012", "10016", "10017", "21305", "27001", "65009", "65014", "65015", "65036", "65037",
@@ -50,7 +50,8 @@ public struct XiaomiModule: ProviderModule {
                 systemChannelID: block.string("\(key).system_channel_id", "").trimmingCharacters(in: .whitespaces),
                 bulkChannelID: block.string("\(key).bulk_channel_id", "").trimmingCharacters(in: .whitespaces),
                 requestsPerSecond: try block.int("\(key).requests_per_s", XiaomiApp.defaultRequestsPerSecond, min: 1),
-                endpoint: block.string("\(key).endpoint", "").trimmingCharacters(in: .whitespaces)))
+                endpoint: block.string("\(key).endpoint", "").trimmingCharacters(in: .whitespaces),
+                callbackURL: block.string("\(key).callback_url", "").trimmingCharacters(in: .whitespaces)))
         }
         if let problem = settings.problems().first { throw ConfigurationError.invalid(key: "xiaomi", reason: problem) }
         self.settings = settings
@@ -71,6 +72,7 @@ public struct XiaomiModule: ProviderModule {
                 + ", system_channel_id \(app.systemChannelID.isEmpty ? "(none)" : app.systemChannelID)"
                 + ", bulk_channel_id \(app.bulkChannelID.isEmpty ? "(none)" : app.bulkChannelID)"
                 + ", requests_per_s \(app.requestsPerSecond)" + (app.endpoint.isEmpty ? "" : ", endpoint \(app.endpoint)")
+                + (app.callbackURL.isEmpty ? "" : ", callback_url \(app.callbackURL)")
         }
     }
 
@@ -84,6 +86,15 @@ public struct XiaomiModule: ProviderModule {
     }
 
     public var topics: [String] { settings.apps.map(\.topic) }
+
+    /// The apps with a `callback_url`, each with the secret path its secret makes; nil when none has one.
+    public func receiptReader() throws -> (any ReceiptReader)? {
+        let apps = settings.apps.filter { !$0.callbackURL.isEmpty }
+        guard !apps.isEmpty else { return nil }
+        return XiaomiReceiptReader(paths: try apps.map { app in
+            (topic: app.topic, path: XiaomiCallbackPath.segment(secret: try XiaomiAppSecret.read(file: app.appSecretFile), package: app.package))
+        })
+    }
 
     public var caFile: String { settings.caFile }
 

@@ -27,6 +27,8 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
     private let quotaDay: XiaomiQuotaDay
     private let deliveries: AppDeliveryRecord
     private let wallMillis: @Sendable () -> Int64
+    /// Where the app's receipts go (`extra.callback`), nil without a `callback_url`.
+    private let callbackURL: String?
 
     /// Reads the app's secret file and `settings.quotaReset`: either failing is an error naming the file or the
     /// value. `deliveries`: shared by the lanes of one app. `wallMillis`: UNIX milliseconds, for the ttl, the
@@ -46,6 +48,8 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
         self.deliveries = deliveries
         self.wallMillis = wallMillis
         self.secret = secret
+        callbackURL = app.callbackURL.isEmpty ? nil
+            : XiaomiCallbackPath.url(baseURL: app.callbackURL, segment: XiaomiCallbackPath.segment(secret: secret, package: app.package))
     }
 
     public var description: String { "XiaomiService(app: \(app.topic))" }
@@ -66,7 +70,8 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
             form = cached
         } else {
             form = XiaomiRequestForm(fields: XiaomiMessageFields(payload: job.job.payload, headers: job.job.headers, app: app,
-                                                                 messageClass: job.messageClass, messageID: job.job.firstSourceID),
+                                                                 messageClass: job.messageClass, messageID: job.job.firstSourceID,
+                                                                 callbackURL: callbackURL),
                                      expiration: job.job.headers.expiration)
             job.serviceCache = form
         }

@@ -69,6 +69,9 @@ public struct XiaomiSettings: Sendable, Equatable {
             }
             if app.appSecretFile.isEmpty { found.append("\(key).app_secret_file is empty") }
             if app.requestsPerSecond < 1 { found.append("\(key).requests_per_s must be at least 1") }
+            if !app.callbackURL.isEmpty, let problem = XiaomiCallbackPath.problem(baseURL: app.callbackURL) {
+                found.append("\(key).callback_url \(problem)")
+            }
             if !app.endpoint.isEmpty && (!(app.endpoint.hasPrefix("https://") && app.endpoint.count > "https://".count) || app.endpoint.hasSuffix("/")) {
                 found.append("\(key).endpoint must be https://host[:port] without a trailing slash, not \"\(Printable.clipped(app.endpoint, to: 80))\"")
             }
@@ -108,11 +111,15 @@ public struct XiaomiApp: Sendable, Equatable {
     /// region its device registered in (`ru-api`, `idmb-api`, `fr-api`, `sgp-api` `.xmpush.global.xiaomi.com`, or
     /// the mainland's `api.xmpush.xiaomi.com`), and another region's host names it invalid. "" for the block's.
     public var endpoint: String
+    /// Receipts (`receipts.listen`): the public base URL of the worker's receipts listener as Xiaomi reaches it
+    /// (`https://push.example.com`, behind the operator's TLS). Each message then asks for receipts at
+    /// `<callback_url>/receipts/xiaomi/<the app's secret path>` (`XiaomiCallbackPath`). "": no receipts.
+    public var callbackURL: String
 
     /// `package` nil: the topic, which is usually the package name.
     public init(topic: String, package: String? = nil, appSecretFile: String, channelID: String = "", templateID: String = "",
                 systemChannelID: String = "", bulkChannelID: String = "", requestsPerSecond: Int = XiaomiApp.defaultRequestsPerSecond,
-                endpoint: String = "") {
+                endpoint: String = "", callbackURL: String = "") {
         self.topic = topic
         self.package = package ?? topic
         self.appSecretFile = appSecretFile
@@ -122,6 +129,7 @@ public struct XiaomiApp: Sendable, Equatable {
         self.bulkChannelID = bulkChannelID
         self.requestsPerSecond = requestsPerSecond
         self.endpoint = endpoint
+        self.callbackURL = callbackURL.hasSuffix("/") ? String(callbackURL.dropLast()) : callbackURL
     }
 }
 

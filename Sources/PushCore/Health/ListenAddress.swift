@@ -1,4 +1,4 @@
-/// `metrics.listen`: `host:port` (IPv6 hosts in brackets: `[::1]:9464`). Port 0 lets the system choose.
+/// `metrics.listen`, `receipts.listen`: `host:port` (IPv6 hosts in brackets: `[::1]:9464`). Port 0 lets the system choose.
 public struct ListenAddress: Sendable, Equatable {
     public var host: String
     public var port: Int
@@ -9,9 +9,9 @@ public struct ListenAddress: Sendable, Equatable {
     }
 
     /// Nil for an empty text (the listener is off); throws naming what is wrong otherwise.
-    public static func parse(_ text: String) throws(ConfigurationError) -> ListenAddress? {
+    public static func parse(_ text: String, key: String = "metrics.listen") throws(ConfigurationError) -> ListenAddress? {
         if text.isEmpty { return nil }
-        let problem = ConfigurationError.invalid(key: "metrics.listen", reason: "'\(Printable.clipped(text, to: 80))' is not host:port (e.g. 127.0.0.1:9464, 0.0.0.0:9464, [::1]:9464)")
+        let problem = ConfigurationError.invalid(key: key, reason: "'\(Printable.clipped(text, to: 80))' is not host:port (e.g. 127.0.0.1:9464, 0.0.0.0:9464, [::1]:9464)")
         guard let colon = text.lastIndex(of: ":") else { throw problem }
         var host = String(text[..<colon])
         let portText = text[text.index(after: colon)...]
