@@ -34,7 +34,7 @@ for command in redis-server go node php /usr/bin/python3; do
 done
 py=/usr/bin/python3   # Debian's python3: the one python3-redis is installed for
 
-run="$(mktemp -d /tmp/push-producers-XXXXXX)"
+run="$(mktemp -d -t push-producers-XXXXXX)"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null; done

@@ -7,6 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
 swift build --build-tests
+# Every file the tests make (logs, Redis data, keys, figures) goes under one folder of the temporary directory,
+# removed when this script ends however it ends: a run leaves nothing behind.
+run_tmp=$(mktemp -d -t push-tests.XXXXXXXX)
+export TMPDIR="$run_tmp"
+fuzz_build=""
+trap 'if [ -n "$fuzz_build" ]; then kill "$fuzz_build" 2>/dev/null || true; fi; rm -rf "$run_tmp"' EXIT
 if [ $# -eq 0 ]; then
   if [ "${FUZZ_SECONDS:-60}" != "0" ]; then
     # The fuzzer's release build (a scratch folder of its own) goes beside the tests, which leave part of a
@@ -14,7 +20,6 @@ if [ $# -eq 0 ]; then
     fuzz_log=$(mktemp)
     scripts/fuzz.sh --build-only > "$fuzz_log" 2>&1 &
     fuzz_build=$!
-    trap 'kill "$fuzz_build" 2>/dev/null || true' EXIT
   fi
   # Every test in a process of its own, TEST_WORKERS (4) at a time: most of a test's time is spent waiting on
   # the servers and workers it starts (each on free ports, in a directory of its own), so more processes than

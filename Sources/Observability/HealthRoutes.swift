@@ -36,6 +36,10 @@ public struct HealthRoutes: Sendable {
             if let reason = readiness.reason {
                 return Response(status: 503, contentType: Self.text, body: Array("not ready: \(reason)\n".utf8))
             }
+            // An app held for its credential is that app's alert (PushAppPaused), not the pod's: still ready.
+            if let held = readiness.heldApps {
+                return Response(status: 200, contentType: Self.text, body: Array("ready; apps held: \(held)\n".utf8))
+            }
             return Response(status: 200, contentType: Self.text, body: Array("ready\n".utf8))
         default:
             return Response(status: 404, contentType: Self.text, body: Array("not found; try /metrics, /healthz or /readyz\n".utf8))

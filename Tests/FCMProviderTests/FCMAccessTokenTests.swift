@@ -316,25 +316,25 @@ final class FCMAccessTokenTests: XCTestCase {
         let cache = try FCMLanes.accessTokens(for: loaded, app: "com.example.chat", fcm: fcm, readiness: told, refusedRetrySeconds: 1)
 
         // At start.
-        try await eventually { readiness.reason?.contains("invalid_grant") == true }
-        XCTAssertEqual(readiness.reason?.hasPrefix("FCM rejected the credentials of com.example.chat: token endpoint "), true, readiness.reason ?? "")
+        try await eventually { readiness.heldApps?.contains("invalid_grant") == true }
+        XCTAssertEqual(readiness.heldApps?.hasPrefix("FCM rejected the credentials of com.example.chat: token endpoint "), true, readiness.heldApps ?? "")
         told.add(app: "com.example.other")  // an app of the same account added later is told too
-        XCTAssertEqual(readiness.reason?.contains("FCM rejected the credentials of com.example.other: token endpoint "), true, readiness.reason ?? "")
+        XCTAssertEqual(readiness.heldApps?.contains("FCM rejected the credentials of com.example.other: token endpoint "), true, readiness.heldApps ?? "")
 
         // The key accepted (the emulator restarted trusting it, on the same port): the first token clears it.
         let trusted = account.trusted, refusing = stranger.trusted
         await server.stop()
         try await server.restart { $0.fcmServiceAccounts = [trusted] }
-        try await eventually(timeout: .seconds(30)) { readiness.isReady }
+        try await eventually(timeout: .seconds(30)) { readiness.heldApps == nil }
         XCTAssertNotNil(cache.state.token)
 
         // Refused at a renewal, while the token in hand is still good.
         await server.stop()
         try await server.restart { $0.fcmServiceAccounts = [refusing] }
-        try await eventually(timeout: .seconds(30)) { readiness.reason?.contains("invalid_grant") == true }
+        try await eventually(timeout: .seconds(30)) { readiness.heldApps?.contains("invalid_grant") == true }
         await server.stop()
         try await server.restart { $0.fcmServiceAccounts = [trusted] }
-        try await eventually(timeout: .seconds(30)) { readiness.isReady }
+        try await eventually(timeout: .seconds(30)) { readiness.heldApps == nil }
         await cache.shutdown()
         await server.stop()
     }

@@ -158,8 +158,9 @@ final class FCMDeliveryTests: XCTestCase {
         var readiness: (status: Int, body: String)?
         try await eventually(timeout: .seconds(30)) {
             readiness = await httpGet("http://127.0.0.1:\(port)/readyz")
-            return readiness?.status == 503 && readiness?.body.contains("no credential for \(FCMStandIn.topic)") == true
+            return readiness?.body.contains("no credential for \(FCMStandIn.topic)") == true
         }
+        XCTAssertEqual(readiness?.status, 200, "the pod stays ready: one app's credential holds that app alone")
         XCTAssertEqual(fcm.fcm.stats.requests, 0, "no FCM request without an access token")
         try await eventually(timeout: .seconds(30)) { fcm.emulator.fcmTokens.requestCount >= 2 }  // it keeps asking
         try await assertEqual(try await client.length(keys.deadLetters), 0)
@@ -169,15 +170,16 @@ final class FCMDeliveryTests: XCTestCase {
         let delivered = fcm.fcm.stats.deliveredByToken
         XCTAssertEqual((0..<200).filter { delivered[fcmToken("d", $0)] != 1 }.count, 0)
         try await assertEqual(try await client.length(keys.deadLetters), 0)
-        try await eventually(timeout: .seconds(30)) { await httpGet("http://127.0.0.1:\(port)/readyz")?.status == 200 }
+        try await eventually(timeout: .seconds(30)) { await httpGet("http://127.0.0.1:\(port)/readyz")?.body == "ready\n" }
         worker.signal(SIGTERM)
         _ = await worker.waitForExit(timeout: 30)
         await fcm.stop()
     }
 
     /// A service account key the token endpoint refuses (`invalid_grant`): `/readyz` says so with no message
-    /// waiting, since the worker asks for the token at start, not when the first message comes.
-    func testARefusedKeyMakesTheWorkerNotReadyBeforeAnyMessage() async throws {
+    /// waiting, since the worker asks for the token at start, not when the first message comes, and the pod stays
+    /// ready (the app is held; other apps are served).
+    func testARefusedKeyIsSaidByReadinessBeforeAnyMessageAndTheWorkerStaysReady() async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
         let fcm = try await FCMStandIn { $0.fcmServiceAccounts = [] }  // the emulator knows no key: it refuses ours
@@ -187,8 +189,9 @@ final class FCMDeliveryTests: XCTestCase {
         var readiness: (status: Int, body: String)?
         try await eventually(timeout: .seconds(30)) {
             readiness = await httpGet("http://127.0.0.1:\(port)/readyz")
-            return readiness?.status == 503 && readiness?.body.contains("FCM rejected the credentials of \(FCMStandIn.topic): ") == true
+            return readiness?.body.contains("apps held: FCM rejected the credentials of \(FCMStandIn.topic): ") == true
         }
+        XCTAssertEqual(readiness?.status, 200, "one app's key never takes the pod out of service")
         XCTAssertTrue(readiness?.body.contains("invalid_grant") == true, readiness?.body ?? "")
         XCTAssertEqual(fcm.fcm.stats.requests, 0, "no message was sent, nor waiting")
         worker.signal(SIGTERM)
@@ -238,11 +241,11 @@ final class FCMDeliveryTests: XCTestCase {
         var metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
         XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]) ?? 0, 0, "no pause for another platform's credential")
 
-        // PERMISSION_DENIED: the app pauses, readiness says so, nothing is dead-lettered.
+        // PERMISSION_DENIED: the app pauses, readiness names it (the pod still ready), nothing is dead-lettered.
         try await client.lpush(keys.queue, (0..<50).map { fcmMessageJSON(id: "x\($0)", tokens: [fcmToken("denied", $0)]) })
         try await eventually(timeout: .seconds(30)) {
             guard let ready = await httpGet("http://127.0.0.1:\(port)/readyz") else { return false }
-            return ready.status == 503 && ready.body.contains("FCM rejected the credentials of \(FCMStandIn.topic): PERMISSION_DENIED")
+            return ready.status == 200 && ready.body.contains("apps held: FCM rejected the credentials of \(FCMStandIn.topic): PERMISSION_DENIED")
         }
         metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
         XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]), 1)

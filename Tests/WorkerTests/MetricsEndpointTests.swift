@@ -211,14 +211,14 @@ final class MetricsEndpointTests: XCTestCase {
         let reconnects = prometheusSample(await metrics(), "push_redis_reconnects_total") ?? 0
         XCTAssertGreaterThanOrEqual(reconnects, 1, "the heartbeat's connection at least was made again")
 
-        // APNs refuses the credential (the key is revoked): not ready, naming the app, the app paused, its
-        // messages held (far beyond RETRY_MAX_ATTEMPTS=3) rather than dead-lettered...
+        // APNs refuses the credential (the key is revoked): still ready (the pod serves every other app), the app
+        // named as held, paused, its messages held (far beyond RETRY_MAX_ATTEMPTS=3) rather than dead-lettered...
         await apns.stop()
         try await apns.restart { $0.keys = [] }
         try await enqueue(0..<5)
         try await eventually(timeout: .seconds(15)) {
             guard let answer = await self.readiness() else { return false }
-            return answer.status == 503 && answer.body.contains("APNs rejected the credentials of com.example.chat: InvalidProviderToken")
+            return answer.status == 200 && answer.body.contains("apps held: APNs rejected the credentials of com.example.chat: InvalidProviderToken")
         }
         XCTAssertTrue(worker.log.contains("APNs rejects this app's credentials"), worker.log)
         let pausedText = await metrics()
@@ -230,7 +230,7 @@ final class MetricsEndpointTests: XCTestCase {
         await apns.stop()
         let trusted = apns.trustedKey
         try await apns.restart { $0.keys = [trusted] }
-        try await eventually(timeout: .seconds(15)) { await self.readiness()?.status == 200 }
+        try await eventually(timeout: .seconds(15)) { await self.readiness()?.body == "ready\n" }
         try await eventually(timeout: .seconds(15)) {
             let queued = try await self.client.length(self.keys.queue)
             return queued == 0 && Set(self.apns.answered().filter { $0.status == 200 }.map(\.token)).count >= 5

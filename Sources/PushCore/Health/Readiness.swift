@@ -1,7 +1,10 @@
 import Synchronization
 
 /// Why the worker is not ready to take work, as `/readyz` reports it (docs/metrics.md): the stages set and
-/// clear their own conditions; the worker is ready when none is set.
+/// clear their own conditions. The worker is ready when none of its own is set (starting, Redis unreachable,
+/// draining). An app's conditions (a refused credential, none to be had yet) are said beside it (`heldApps`) but
+/// never make the pod NotReady: isolation holds that app's messages alone, the pod still claims and sends for every
+/// other, and a tenant's revoked key must not stall rollouts, node drains and the readiness alerts fleet-wide.
 public final class Readiness: Sendable {
     public enum Condition: Hashable, Sendable {
         /// The pipeline has not finished starting (first contact with Redis, recovery of earlier claims).
@@ -65,22 +68,38 @@ public final class Readiness: Sendable {
         }
     }
 
-    public var isReady: Bool { conditions.withLock { $0.isEmpty } }
+    public var isReady: Bool { conditions.withLock { table in table.keys.allSatisfy(\.isAppCondition) } }
 
-    /// One line naming every reason, oldest first; nil when ready.
-    public var reason: String? {
-        let current = conditions.withLock { table in table.sorted { $0.value < $1.value }.map(\.key) }
+    /// One line naming every reason the pod is not ready, oldest first; nil when ready.
+    public var reason: String? { describe { !$0.isAppCondition } }
+
+    /// One line naming every app whose messages are held for its credential, oldest first; nil for none.
+    public var heldApps: String? { describe(\.isAppCondition) }
+
+    private func describe(_ included: (Condition) -> Bool) -> String? {
+        let current = conditions.withLock { table in table.filter { included($0.key) }.sorted { $0.value < $1.value }.map(\.key) }
         guard !current.isEmpty else { return nil }
         return current.map(Self.describe).joined(separator: "; ")
     }
 
     static func describe(_ condition: Condition) -> String {
+        // (An app's conditions read as what holds that app's messages.)
         switch condition {
         case .starting: return "starting: connecting to Redis and recovering earlier claims"
         case .redisUnreachable(let shard): return "Redis unreachable (\(shard))"
         case .draining: return "draining: shutting down, no new claims"
         case .credentialsRejected(let app, let reason, let service): return "\(service) rejected the credentials of \(app): \(reason)"
         case .credentialUnavailable(let app, let reason): return "no credential for \(app) yet: \(reason)"
+        }
+    }
+}
+
+extension Readiness.Condition {
+    /// A condition of one app, not of the pod.
+    var isAppCondition: Bool {
+        switch self {
+        case .credentialsRejected, .credentialUnavailable: return true
+        case .starting, .redisUnreachable, .draining: return false
         }
     }
 }
