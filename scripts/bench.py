@@ -296,13 +296,13 @@ def metrics_text(mport):
     return urllib.request.urlopen(f"http://127.0.0.1:{mport}/metrics", timeout=5).read().decode()
 
 
-def latency_quantiles(mport, lane="queue", histogram="push_queue_to_apns_seconds"):
-    """Bucket bounds of p50 and p99 of push_queue_to_apns_seconds for one input list (`list` label), or of another
-    histogram (lane None: every series)."""
+def latency_quantiles(mport, lane="queue", histogram="push_queue_to_provider_seconds"):
+    """Bucket bounds of p50 and p99 of APNs's push_queue_to_provider_seconds for one input list (`list` label), or of
+    another of APNs's histograms (lane None: every series)."""
     text = metrics_text(mport)
     buckets = []
     for line in text.splitlines():
-        if line.startswith(histogram + "_bucket") and (lane is None or f'list="{lane}"' in line):
+        if line.startswith(histogram + "_bucket") and 'provider="apns"' in line and (lane is None or f'list="{lane}"' in line):
             le = line.split('le="')[1].split('"')[0]
             buckets.append((float("inf") if le == "+Inf" else float(le), float(line.rsplit(" ", 1)[1])))
     buckets.sort()
@@ -315,32 +315,32 @@ def latency_quantiles(mport, lane="queue", histogram="push_queue_to_apns_seconds
 
 
 def retries_by_reason(mport):
-    """push_apns_retries_total of the first worker, by reason: every retry the run needed."""
+    """APNs's push_provider_retries_total of the first worker, by reason: every retry the run needed."""
     try:
         text = metrics_text(mport)
     except OSError:
         return {}
     found = {}
     for line in text.splitlines():
-        if line.startswith("push_apns_retries_total{"):
+        if line.startswith("push_provider_retries_total{") and 'provider="apns"' in line:
             reason = line.split('reason="')[1].split('"')[0]
             count = int(float(line.rsplit(" ", 1)[1]))
             if count: found[reason] = count  # series known in advance are exported at 0
     return found
 
 
-def gauge_sum(text, name):
-    """The sum of a gauge's series on a /metrics page (each app's; one app here)."""
+def gauge_sum(text, name, provider="apns"):
+    """The sum of a provider's series of a gauge on a /metrics page (each app's; one app here)."""
     total = 0.0
     for line in text.splitlines():
-        if line.startswith(name + "{") or line.startswith(name + " "):
+        if (line.startswith(name + "{") or line.startswith(name + " ")) and (provider is None or f'provider="{provider}"' in line):
             total += float(line.rsplit(" ", 1)[1])
     return total
 
 
 class InFlightSampler(threading.Thread):
     """Polls the first worker's /metrics every 100 ms while it runs: its requests in flight
-    (push_apns_requests_in_flight), open connections, the servers' stream limits (summed over its lanes) and the
+    (push_provider_requests_in_flight{provider="apns"}), open connections, the servers' stream limits (summed over its lanes) and the
     notifications done so far (push_notifications_total), for the rate once every connection is open."""
     def __init__(self, mport, total):
         super().__init__(daemon=True)
@@ -351,12 +351,12 @@ class InFlightSampler(threading.Thread):
         while not self.done.is_set():
             try:
                 text = metrics_text(self.mport)
-                requests = gauge_sum(text, "push_apns_requests_in_flight")
+                requests = gauge_sum(text, "push_provider_requests_in_flight")
                 if requests > 0: self.in_flight.append(requests)
-                connections = int(gauge_sum(text, "push_apns_connections"))
+                connections = int(gauge_sum(text, "push_provider_connections"))
                 self.connections = max(self.connections, connections)
-                self.streams = max(self.streams, int(gauge_sum(text, "push_apns_streams_limit")))
-                self.progress.append((time.monotonic(), connections, gauge_sum(text, "push_notifications_total")))
+                self.streams = max(self.streams, int(gauge_sum(text, "push_provider_streams_limit")))
+                self.progress.append((time.monotonic(), connections, gauge_sum(text, "push_notifications_total", provider=None)))
             except OSError:
                 pass
             self.done.wait(0.1)
@@ -469,7 +469,7 @@ def run_worker(a, run, endpoint, r):
         result["by_provider"] = {p: {"delivered": int(counts[p]), "seconds": round(finished.get(p, elapsed), 2),
                                      "rate_per_s": round(counts[p] / max(finished.get(p, elapsed), 1e-9))}
                                  for p in ("apns", "fcm") if wanted[p]}
-    p50, p99, _ = latency_quantiles(mport, None, "push_apns_request_duration_seconds")
+    p50, p99, _ = latency_quantiles(mport, None, "push_provider_request_duration_seconds")
     result.update(request_p50_ms_at_most=p50, request_p99_ms_at_most=p99)
     if a.rate or a.broadcast in ("bulk", "queue"):
         p50, p99, count = latency_quantiles(mport)

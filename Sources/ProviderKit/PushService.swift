@@ -7,7 +7,7 @@ import PushCore
 public protocol PushService: AnyObject {
     /// The service's name as its module gives it: for log lines.
     var name: String { get }
-    /// The service's metric series (`push_<provider>_*`).
+    /// The service's metric series (`push_provider_*{provider}`).
     var metrics: ServiceMetrics { get }
     /// The credential for the requests of one start pass, read once per pass.
     func authorization() -> Authorization

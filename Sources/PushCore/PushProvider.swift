@@ -98,7 +98,7 @@ public struct PushProvider: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// What the core needs to know of a provider module before any of its code runs: its name (the messages'
-/// `provider`, its configuration block, its metric namespace `push_<name>_*`), its message rules, and the keys of
+/// `provider`, its configuration block, its `provider` label on the `push_provider_*` series), its message rules, and the keys of
 /// its configuration block (unknown keys are refused, as everywhere, and each can come from the environment).
 public struct ProviderDescription: Sendable {
     public var name: String
@@ -125,7 +125,7 @@ public struct ProviderDescription: Sendable {
     /// Its dead-letter reasons no replay can fix (the service's codes for a bad message or token): `worker dlq
     /// replay` skips them unless told to include permanent failures.
     public var permanentReasons: Set<String>
-    /// The service's answers made at 0 in `push_<name>_responses_total` before the first event, so that a
+    /// The service's answers made at 0 in `push_provider_responses_total` before the first event, so that a
     /// dashboard's rate of them reads 0 rather than nothing.
     public var knownResponses: [(status: Int, reason: String)]
 

@@ -164,24 +164,17 @@ final class DeploymentFilesTests: XCTestCase {
     /// docs/metrics.md's metric table, copied by hand: every row must be queried by some panel.
     static let specMetrics = [
         "push_messages_claimed_total", "push_messages_acknowledged_total", "push_messages_merged_total",
-        "push_notifications_total", "push_apns_responses_total", "push_apns_retries_total",
-        "push_apns_request_duration_seconds", "push_queue_to_apns_seconds", "push_in_flight_notifications",
-        "push_apns_connections", "push_apns_streams_limit", "push_provider_token_renewals_total",
-        "push_redis_reconnects_total", "push_fcm_responses_total", "push_fcm_request_duration_seconds",
-        "push_fcm_connections", "push_fcm_streams_limit", "push_fcm_access_token_renewals_total",
-        "push_queue_length", "push_build_info",
+        "push_notifications_total", "push_provider_responses_total", "push_provider_retries_total",
+        "push_provider_request_duration_seconds", "push_queue_to_provider_seconds", "push_in_flight_notifications",
+        "push_provider_connections", "push_provider_streams_limit", "push_provider_token_renewals_total",
+        "push_redis_reconnects_total", "push_provider_access_token_renewals_total",
+        "push_queue_length", "push_build_info", "push_parked",
     ]
     /// What the worker exports beyond the table (Sources/PushCore/Metrics/PushMetrics.swift, ServiceMetrics.swift).
     static let workerExtras = [
-        "push_apns_app_paused", "push_claims_lost_total", "push_apns_connections_opened_total",
+        "push_provider_app_paused", "push_claims_lost_total", "push_provider_connections_opened_total",
         "push_redis_wait_shortfalls_total", "push_filter_reloads_total", "push_filter_words",
-        "push_fcm_app_paused", "push_fcm_retries_total", "push_fcm_requests_in_flight", "push_queue_to_fcm_seconds",
-        "push_fcm_connections_opened_total",
-        // China's vendors (docs/vendors.md): each module's series under its name.
-        "push_huawei_responses_total", "push_xiaomi_responses_total", "push_huawei_request_duration_seconds",
-        "push_xiaomi_request_duration_seconds", "push_huawei_retries_total", "push_xiaomi_retries_total",
-        "push_huawei_app_paused", "push_xiaomi_app_paused", "push_huawei_access_token_renewals_total",
-        "push_messages_parked_total",
+        "push_provider_requests_in_flight", "push_messages_parked_total",
     ]
 
     /// Every panel's queries, with the panel's title.

@@ -87,8 +87,8 @@ final class FCMDeliveryTests: XCTestCase {
                        Double(plain + groupTokens.count + 1))
         XCTAssertEqual(prometheusSample(metrics, "push_notifications_total",
                                         ["provider": "apns", "app": FCMStandIn.topic, "outcome": "delivered", "reason": ""]), Double(plain))
-        XCTAssertEqual(prometheusSample(metrics, "push_fcm_responses_total", ["status": "404", "reason": "UNREGISTERED"]), 1)
-        XCTAssertEqual(prometheusSample(metrics, "push_fcm_access_token_renewals_total", ["app": FCMStandIn.topic, "result": "ok"]), 1)
+        XCTAssertEqual(prometheusSample(metrics, "push_provider_responses_total", ["provider": "fcm", "status": "404", "reason": "UNREGISTERED"]), 1)
+        XCTAssertEqual(prometheusSample(metrics, "push_provider_access_token_renewals_total", ["provider": "fcm", "app": FCMStandIn.topic, "result": "ok"]), 1)
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)
         XCTAssertEqual(status, 0, worker.log.suffix(3000).description)
@@ -239,7 +239,7 @@ final class FCMDeliveryTests: XCTestCase {
         XCTAssertTrue(deadLetters.allSatisfy { $0["reason"] as? String == "THIRD_PARTY_AUTH_ERROR" && $0["attempts"] as? Int == 3 }, "\(deadLetters)")
         XCTAssertTrue(deadLetters.allSatisfy { $0["detail"] as? String == "Auth error from APNS or Web Push Service" }, "\(deadLetters)")
         var metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
-        XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]) ?? 0, 0, "no pause for another platform's credential")
+        XCTAssertEqual(prometheusSample(metrics, "push_provider_app_paused", ["provider": "fcm", "app": FCMStandIn.topic]) ?? 0, 0, "no pause for another platform's credential")
 
         // PERMISSION_DENIED: the app pauses, readiness names it (the pod still ready), nothing is dead-lettered.
         try await client.lpush(keys.queue, (0..<50).map { fcmMessageJSON(id: "x\($0)", tokens: [fcmToken("denied", $0)]) })
@@ -248,7 +248,7 @@ final class FCMDeliveryTests: XCTestCase {
             return ready.status == 200 && ready.body.contains("apps held: FCM rejected the credentials of \(FCMStandIn.topic): PERMISSION_DENIED")
         }
         metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
-        XCTAssertEqual(prometheusSample(metrics, "push_fcm_app_paused", ["app": FCMStandIn.topic]), 1)
+        XCTAssertEqual(prometheusSample(metrics, "push_provider_app_paused", ["provider": "fcm", "app": FCMStandIn.topic]), 1)
         try await assertEqual(try await client.length(keys.deadLetters), 20)
         worker.signal(SIGTERM)
         _ = await worker.waitForExit(timeout: 30)

@@ -59,10 +59,10 @@ final class MetricsEndpointTests: XCTestCase {
         let before = await metrics()
         XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version]), 1, before)
         // Series with labels known in advance exist at 0 from the first scrape, before any event.
-        XCTAssertEqual(prometheusSample(before, "push_apns_retries_total", ["reason": "ServiceUnavailable"]), 0, before)
-        XCTAssertEqual(prometheusSample(before, "push_apns_retries_total", ["reason": "GoawayUnprocessed"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_provider_retries_total", ["provider": "apns", "reason": "ServiceUnavailable"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_provider_retries_total", ["provider": "apns", "reason": "GoawayUnprocessed"]), 0, before)
         XCTAssertEqual(prometheusSample(before, "push_notifications_total", ["outcome": "dead_letter", "reason": "Timeout"]), 0, before)
-        XCTAssertEqual(prometheusSample(before, "push_apns_responses_total", ["status": "503", "reason": "ServiceUnavailable"]), 0, before)
+        XCTAssertEqual(prometheusSample(before, "push_provider_responses_total", ["provider": "apns", "status": "503", "reason": "ServiceUnavailable"]), 0, before)
         // A second worker on the same port: a startup error naming the address, before it claims anything.
         let clash = try WorkerProcess(environment: apns.workerEnvironment(redis: redis, ["METRICS_LISTEN": "127.0.0.1:\(port)"]),
                                       logFile: "\(directory!)/clash.log")
@@ -101,19 +101,19 @@ final class MetricsEndpointTests: XCTestCase {
         XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "feedback", "reason": "Unregistered"]), 1, text)
         XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "dead_letter", "reason": "PayloadTooLarge"]), 1, text)
         XCTAssertEqual(prometheusSample(text, "push_notifications_total", ["outcome": "dead_letter", "reason": "InvalidMessage"]), 1, text)
-        XCTAssertEqual(prometheusSample(text, "push_apns_responses_total", ["status": "200"]), 2000, text)
-        XCTAssertEqual(prometheusSample(text, "push_apns_responses_total", ["status": "413", "reason": "PayloadTooLarge"]), 1, text)
-        XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_count"), 2002, text)
-        XCTAssertEqual(prometheusSample(text, "push_queue_to_apns_seconds_count", ["list": "queue"]), 2000, "only messages that carry enqueued_at")
-        XCTAssertEqual(prometheusSample(text, "push_queue_to_apns_seconds_count", ["list": "bulk"]) ?? 0, 0, "nothing came from push:queue:bulk")
+        XCTAssertEqual(prometheusSample(text, "push_provider_responses_total", ["provider": "apns", "status": "200"]), 2000, text)
+        XCTAssertEqual(prometheusSample(text, "push_provider_responses_total", ["provider": "apns", "status": "413", "reason": "PayloadTooLarge"]), 1, text)
+        XCTAssertEqual(prometheusSample(text, "push_provider_request_duration_seconds_count", ["provider": "apns"]), 2002, text)
+        XCTAssertEqual(prometheusSample(text, "push_queue_to_provider_seconds_count", ["provider": "apns", "list": "queue"]), 2000, "only messages that carry enqueued_at")
+        XCTAssertEqual(prometheusSample(text, "push_queue_to_provider_seconds_count", ["provider": "apns", "list": "bulk"]) ?? 0, 0, "nothing came from push:queue:bulk")
         // Buckets for APNs latencies, 1 ms to 30 s; the emulator answers after 5 ms.
-        XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "0.001"]), 0, text)
-        XCTAssertEqual(prometheusSample(text, "push_apns_request_duration_seconds_bucket", ["le": "30.0"]), 2002, text)
+        XCTAssertEqual(prometheusSample(text, "push_provider_request_duration_seconds_bucket", ["provider": "apns", "le": "0.001"]), 0, text)
+        XCTAssertEqual(prometheusSample(text, "push_provider_request_duration_seconds_bucket", ["provider": "apns", "le": "30.0"]), 2002, text)
         XCTAssertEqual(prometheusSample(text, "push_provider_token_renewals_total", ["app": "com.example.chat"]), 1, text)
-        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections", ["app": "com.example.chat"]) ?? 0, 1, text)
-        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_connections_opened_total", ["app": "com.example.chat"]) ?? 0, 1, text)
+        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_provider_connections", ["provider": "apns", "app": "com.example.chat"]) ?? 0, 1, text)
+        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_provider_connections_opened_total", ["provider": "apns", "app": "com.example.chat"]) ?? 0, 1, text)
         // Our own HTTP/2 sessions read the servers' SETTINGS: the emulator allows 1,000 streams per connection.
-        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_apns_streams_limit", ["app": "com.example.chat"]) ?? 0, 1000, text)
+        XCTAssertGreaterThanOrEqual(prometheusSample(text, "push_provider_streams_limit", ["provider": "apns", "app": "com.example.chat"]) ?? 0, 1000, text)
         XCTAssertEqual(prometheusSample(text, "push_in_flight_notifications"), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "queue"]), 0, text)
         XCTAssertEqual(prometheusSample(text, "push_queue_length", ["list": "feedback"]), 1, text)
@@ -222,7 +222,7 @@ final class MetricsEndpointTests: XCTestCase {
         }
         XCTAssertTrue(worker.log.contains("APNs rejects this app's credentials"), worker.log)
         let pausedText = await metrics()
-        XCTAssertEqual(prometheusSample(pausedText, "push_apns_app_paused", ["app": "com.example.chat"]), 1, pausedText)
+        XCTAssertEqual(prometheusSample(pausedText, "push_provider_app_paused", ["provider": "apns", "app": "com.example.chat"]), 1, pausedText)
         try await eventually(timeout: .seconds(15)) { self.apns.answeredCount(status: 403) >= 6 }
         let deadWhilePaused = try await client.length(keys.deadLetters)
         XCTAssertEqual(deadWhilePaused, 0, "nothing dead-lettered while the credential is refused")
@@ -236,7 +236,7 @@ final class MetricsEndpointTests: XCTestCase {
             return queued == 0 && Set(self.apns.answered().filter { $0.status == 200 }.map(\.token)).count >= 5
         }
         let resumedText = await metrics()
-        XCTAssertEqual(prometheusSample(resumedText, "push_apns_app_paused", ["app": "com.example.chat"]), 0, resumedText)
+        XCTAssertEqual(prometheusSample(resumedText, "push_provider_app_paused", ["provider": "apns", "app": "com.example.chat"]), 0, resumedText)
         XCTAssertTrue(worker.log.contains("sending resumes"), worker.log)
         let deadLetters = try await client.length(keys.deadLetters)
         XCTAssertEqual(deadLetters, 0)

@@ -116,9 +116,8 @@ final class VendorDeliveryTests: XCTestCase {
         XCTAssertEqual(prometheusSample(metrics, "push_notifications_total",
                                         ["provider": "huawei", "app": ChinaVendorStandIn.harmonyTopic, "outcome": "delivered", "reason": ""]),
                        Double(harmony.live.count))
-        XCTAssertGreaterThan(prometheusSample(metrics, "push_huawei_request_duration_seconds_count") ?? 0, 0)
-        XCTAssertEqual(prometheusSample(metrics, "push_huawei_access_token_renewals_total",
-                                        ["app": ChinaVendorStandIn.topic, "result": "ok"]), 1, "one access token for the v1 app")
+        XCTAssertGreaterThan(prometheusSample(metrics, "push_provider_request_duration_seconds_count", ["provider": "huawei"]) ?? 0, 0)
+        XCTAssertEqual(prometheusSample(metrics, "push_provider_access_token_renewals_total", ["provider": "huawei", "app": ChinaVendorStandIn.topic, "result": "ok"]), 1, "one access token for the v1 app")
         printFigure("vendor mixed run: Huawei \(huawei.requests) requests for \(huawei.delivered) deliveries, Xiaomi \(mi.requests) for \(mi.delivered)")
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)
@@ -310,7 +309,7 @@ final class VendorDeliveryTests: XCTestCase {
         let possiblyDuplicated = prometheusSample(metrics, "push_notifications_possibly_duplicated_total",
                                                   ["provider": "huawei", "app": ChinaVendorStandIn.topic]) ?? 0
         // libcurl's own re-sends (a refused stream, a GOAWAY) are the other ambiguous kind, counted per request.
-        let resentByLibcurl = (prometheusSample(metrics, "push_huawei_retries_total", ["reason": "ResentByLibcurl"]) ?? 0) * 1000
+        let resentByLibcurl = (prometheusSample(metrics, "push_provider_retries_total", ["provider": "huawei", "reason": "ResentByLibcurl"]) ?? 0) * 1000
         XCTAssertLessThanOrEqual(Double(twice), possiblyDuplicated + resentByLibcurl, "sent again beyond what was on the wire unanswered")
         XCTAssertEqual(prometheusSample(metrics, "push_messages_parked_total", ["provider": "huawei", "app": ChinaVendorStandIn.topic]) ?? 0, 0,
                        "a service that answers is never parked")
@@ -418,9 +417,9 @@ final class VendorDeliveryTests: XCTestCase {
         XCTAssertEqual(vendors.emulator.huawei.stats.duplicates, [:])
         // The connections libcurl opened for Xiaomi are counted as Xiaomi's (they were counted as APNs's).
         let metrics = await httpGet("http://127.0.0.1:\(port)/metrics")?.body ?? ""
-        XCTAssertGreaterThanOrEqual(prometheusSample(metrics, "push_xiaomi_connections_opened_total", ["app": ChinaVendorStandIn.topic]) ?? 0, 1,
+        XCTAssertGreaterThanOrEqual(prometheusSample(metrics, "push_provider_connections_opened_total", ["provider": "xiaomi", "app": ChinaVendorStandIn.topic]) ?? 0, 1,
                                     metrics)
-        XCTAssertNil(prometheusSample(metrics, "push_apns_connections_opened_total", ["app": ChinaVendorStandIn.topic]),
+        XCTAssertNil(prometheusSample(metrics, "push_provider_connections_opened_total", ["provider": "apns", "app": ChinaVendorStandIn.topic]),
                      "no APNs app here, so no APNs connection")
         worker.signal(SIGTERM)
         let status = await worker.waitForExit(timeout: 30)

@@ -80,7 +80,7 @@ enum FCMLanes {
     }
 
     /// The access token of one service account: its assertion signed with the account's key, posted to
-    /// `fcm.token_uri` or the file's `token_uri`; every request counted in `push_fcm_access_token_renewals_total`,
+    /// `fcm.token_uri` or the file's `token_uri`; every request counted in `push_provider_access_token_renewals_total{provider="fcm"}`,
     /// and a refusal told to readiness as soon as the endpoint says it (`AccessTokenReadiness`).
     static func accessTokens(for account: ServiceAccount, app: String, fcm: FCMSettings, readiness: AccessTokenReadiness,
                              refusedRetrySeconds: Double = 60) throws -> AccessTokenCache {

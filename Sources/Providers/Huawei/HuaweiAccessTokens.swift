@@ -11,7 +11,7 @@ public enum HuaweiAccessTokens {
     /// until the cache's `shutdown()`.
     /// - Parameters:
     ///   - name: what the cache's log lines and readiness call it (the app's topic).
-    ///   - onExchange: told after each exchange whether it got a token (`push_huawei_access_token_renewals_total`).
+    ///   - onExchange: told after each exchange whether it got a token (`push_provider_access_token_renewals_total{provider="huawei"}`).
     ///   - onChange: the cache's state changes (readiness), as `AccessTokenCache` has it.
     public static func cache(credentials: HuaweiClientCredentials, endpoint: TokenEndpoint, name: String,
                              refusedRetrySeconds: Double = 60, clock: any TransportClock = SystemTransportClock(),

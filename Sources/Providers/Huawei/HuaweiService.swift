@@ -27,7 +27,7 @@ public final class HuaweiService: PushService {
 
     /// - Parameters:
     ///   - deliveries: the app's, shared by all its lanes.
-    ///   - metrics: the service's series (`push_huawei_*` once wired; tests may pass another).
+    ///   - metrics: the service's series (`push_provider_*{provider="huawei"}`; tests may pass another).
     ///   - clock: the lane's (`TransportSettings.clock`): the ttl's now, feedback timestamps, the refusal rule's window.
     public init(app: HuaweiApp, credential: HuaweiCredential, deliveries: AppDeliveryRecord, metrics: ServiceMetrics,
                 clock: any TransportClock = SystemTransportClock(), logger: Logger? = nil) {

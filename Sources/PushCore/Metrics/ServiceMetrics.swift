@@ -1,7 +1,7 @@
 import CoreMetrics
 
-/// One push service's series (docs/metrics.md): `push_<provider>_*`, with the same meaning and labels for every
-/// provider, so the scheduler records through one interface and knows no service by name.
+/// One push service's series (docs/metrics.md): `push_provider_*{provider="<name>", ...}`, with the same meaning and
+/// labels for every provider, so the scheduler records through one interface and knows no service by name.
 public final class ServiceMetrics: Sendable {
     /// Each provider's series, made on first use (a service keeps its own: `PushService.metrics`).
     private static let made = Locked<[Int: ServiceMetrics]>([:])
@@ -32,16 +32,21 @@ public final class ServiceMetrics: Sendable {
     private init(provider: PushProvider) {
         self.provider = provider
         let name = provider.rawValue
-        requestDuration = Timer(label: "push_\(name)_request_duration_seconds")
-        queueToServiceByLane = Lane.allCases.map { Timer(label: "push_queue_to_\(name)_seconds", dimensions: [("list", $0.metricLabel)]) }
-        tokenRenewals = LabelledSeries { Counter(label: "push_\(name)_access_token_renewals_total", dimensions: $0) }
-        responses = LabelledSeries { Counter(label: "push_\(name)_responses_total", dimensions: $0) }
-        retries = LabelledSeries { Counter(label: "push_\(name)_retries_total", dimensions: $0) }
-        connections = LabelledSeries { Gauge(label: "push_\(name)_connections", dimensions: $0) }
-        connectionsOpened = LabelledSeries { Counter(label: "push_\(name)_connections_opened_total", dimensions: $0) }
-        streamsLimit = LabelledSeries { Gauge(label: "push_\(name)_streams_limit", dimensions: $0) }
-        requestsInFlight = LabelledSeries { Gauge(label: "push_\(name)_requests_in_flight", dimensions: $0) }
-        appsPaused = LabelledSeries { Gauge(label: "push_\(name)_app_paused", dimensions: $0) }
+        // One family per kind of series, the provider a label of it: an alert or a panel is written once for every
+        // provider, and a new provider is in them from its first series.
+        let provided = [("provider", name)]
+        requestDuration = Timer(label: "push_provider_request_duration_seconds", dimensions: provided)
+        queueToServiceByLane = Lane.allCases.map {
+            Timer(label: "push_queue_to_provider_seconds", dimensions: provided + [("list", $0.metricLabel)])
+        }
+        tokenRenewals = LabelledSeries { Counter(label: "push_provider_access_token_renewals_total", dimensions: provided + $0) }
+        responses = LabelledSeries { Counter(label: "push_provider_responses_total", dimensions: provided + $0) }
+        retries = LabelledSeries { Counter(label: "push_provider_retries_total", dimensions: provided + $0) }
+        connections = LabelledSeries { Gauge(label: "push_provider_connections", dimensions: provided + $0) }
+        connectionsOpened = LabelledSeries { Counter(label: "push_provider_connections_opened_total", dimensions: provided + $0) }
+        streamsLimit = LabelledSeries { Gauge(label: "push_provider_streams_limit", dimensions: provided + $0) }
+        requestsInFlight = LabelledSeries { Gauge(label: "push_provider_requests_in_flight", dimensions: provided + $0) }
+        appsPaused = LabelledSeries { Gauge(label: "push_provider_app_paused", dimensions: provided + $0) }
     }
 
     /// The service's answers and retry reasons known in advance, made at 0 before the first event (`KnownSeries`:
@@ -82,12 +87,12 @@ public final class ServiceMetrics: Sendable {
         streamsLimit.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(streams)
     }
 
-    /// `push_<provider>_requests_in_flight{app}`: requests on the wire, sampled every 50 ms.
+    /// `push_provider_requests_in_flight{provider, app}`: requests on the wire, sampled every 50 ms.
     public func requestsInFlight(app: String, requests: Int) {
         requestsInFlight.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters))]).record(requests)
     }
 
-    /// `push_<name>_access_token_renewals_total{app, result}` of a module with OAuth access tokens: `result` ok or error.
+    /// `push_provider_access_token_renewals_total{provider, app, result}` of a module with OAuth access tokens: `result` ok or error.
     public func accessTokenRenewal(app: String, ok: Bool) {
         tokenRenewals.series([("app", MetricLabel.reason(app, keep: MetricLabel.topicCharacters)), ("result", ok ? "ok" : "error")]).increment()
     }

@@ -7,7 +7,7 @@ import Synchronization
 /// Counts the sockets libcurl holds open for one transport (its HTTP/2 connections, plus any being
 /// connected), through libcurl's open/close socket callbacks: libcurl itself has no API for the number.
 /// Every open and close is logged at debug level and opens are counted in the service's series
-/// (`push_<name>_connections_opened_total`), so reconnect storms show.
+/// (`push_provider_connections_opened_total`), so reconnect storms show.
 final class ConnectionCounter: Sendable {
     let open = Atomic<Int>(0)
     let app: String

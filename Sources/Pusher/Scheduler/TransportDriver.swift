@@ -25,7 +25,7 @@ protocol TransportDriver: AnyObject {
     /// Work is waiting for room: a driver may open another connection (within its limits).
     func noteWaitingWork(_ waiting: Bool)
 
-    /// Open connections (for the service's `push_<provider>_connections`).
+    /// Open connections (for the service's `push_provider_connections`).
     var openConnections: Int { get }
     /// The servers' current SETTINGS_MAX_CONCURRENT_STREAMS summed over open connections; nil if unknown.
     var streamsLimit: Int? { get }
