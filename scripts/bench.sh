@@ -19,6 +19,8 @@
 #                    [--preload LIB]       (the worker with LIB preloaded, e.g. another malloc)
 #                    [--broadcast bulk|queue|alone]  (the messages as a broadcast on push:queue:bulk, chat pushes at 50/s
 #                    on push:queue beside it; queue: both on push:queue; alone: no chat)
+#   scripts/bench.sh --vendor-capacity [--tokens N] [--latency-ms L] [--streams S]   a Huawei server at its capacity
+#                    (answers after L ms, one connection of S streams): the worker's tokens/s against h2load's
 #   scripts/bench.sh --queue [MEASURED]   Redis CPU per message of the queue protocol alone, 1k/20k/100k in flight
 #   scripts/bench.sh --filter [ROUNDS]    the word filter's MB/s, 10,000-entry list on 1 KB texts
 #   scripts/bench.sh --stages [MESSAGES]  CPU per message of parsing and merging, without Redis or HTTP/2
@@ -47,6 +49,10 @@ if [ "${1:-}" = "--filter" ]; then
 fi
 swift build -c release --product worker 2>&1 | tail -1
 swift build -c release --product push-emulator 2>&1 | tail -1
+if [ "${1:-}" = "--vendor-capacity" ]; then
+  shift
+  exec python3 scripts/bench-vendor.py .build/release/worker .build/release/push-emulator "$@"
+fi
 # The Go peer sender, built with Debian's Go and x/net (no module download).
 mkdir -p .build/peers
 GO111MODULE=off GOPATH=/usr/share/gocode GOCACHE="$PWD/.build/peers/cache" \

@@ -60,6 +60,20 @@ public struct RedisKeys: Sendable, Equatable {
     /// `<provider>:<topic>`; expires a minute after its last use.
     public func rateBudget(share: String) -> String { "\(prefix):rate:\(share)" }
     public var parkedPattern: String { "\(prefix):parked:*" }
+    /// The audit copy of a parked list dropped at `millis` (`worker parked drop`): `<prefix>:dropped:<the list's name
+    /// after parked:>:<millis>`, expiring after a while.
+    public func droppedParked(list: String, atMillis millis: Int64) -> String {
+        let head = "\(prefix):parked:"
+        let rest = list.hasPrefix(head) ? String(list.dropFirst(head.count)) : list
+        return "\(prefix):dropped:\(rest):\(millis)"
+    }
+
+    /// The parked list an audit copy was made of (`droppedParked`); a parked list's own name as it is.
+    public func parkedName(ofDropped key: String) -> String {
+        let head = "\(prefix):dropped:"
+        guard key.hasPrefix(head), let colon = key.lastIndex(of: ":") else { return key }
+        return "\(prefix):parked:" + key[key.index(key.startIndex, offsetBy: head.count)..<colon]
+    }
     /// How far a tool's chunked push (enqueue --count, dlq import) got, so that it resumes without duplicating.
     public func pushProgress(runID: String) -> String { "\(prefix):push-progress:\(runID)" }
 

@@ -13,7 +13,7 @@ struct WorkerCLI: AsyncParsableCommand {
         commandName: "worker",
         abstract: "Turns messages an IM backend LPUSHes onto a Redis list into pushes to iPhones and Android phones, losing none.",
         version: BuildInfo.version,
-        subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, ExplainCommand.self, StatusCommand.self, DLQCommand.self, HealthCommand.self]
+        subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, ExplainCommand.self, StatusCommand.self, DLQCommand.self, ParkedCommand.self, HealthCommand.self]
     )
 
     /// Before anything opens a socket: a reset push-service or Redis connection fails a write, never ends the

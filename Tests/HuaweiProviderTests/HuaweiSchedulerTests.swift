@@ -247,6 +247,8 @@ final class HuaweiSchedulerTests: XCTestCase {
         let lane = try lane(.v1)
         let dead = ["unregistered-1", "invalid-2", "badtoken-3"]
         lane.scheduler.submit([Fixture.job(dead, seq: 1)])
+        _ = try await box.wait(for: 3)
+        // Then the app's next message (submitted with the first, the two could be answered in either order).
         lane.scheduler.submit([Fixture.job(["live-1", "live-2"], seq: 2)])
         try await settle(lane, outcomes: 5)
         let outcomes = outcomesByToken()

@@ -1,4 +1,4 @@
-@testable import FCMProvider
+import FCMProvider
 import PushEmulator
 import Foundation
 

@@ -319,8 +319,8 @@ final class VendorDeliveryTests: XCTestCase {
         await vendors.stop()
     }
 
-    /// One request whose every token Huawei refuses, first in the queue of a freshly started worker with one lane, the
-    /// app's other messages behind it in Redis: they are all delivered at once (nothing pauses the app: the pause on a
+    /// One request whose every token Huawei refuses, first in the queue of a freshly started worker with one lane, then
+    /// the app's other messages through Redis: they are all delivered at once (nothing pauses the app: the pause on a
     /// quiet app's all-refused request once held it for good, probing with the same dead request). The dead tokens are
     /// sent once and kept as one replayable `AllTokensRefused` dead letter, not feedback; `dlq replay` sends them
     /// again, and as the app now delivers they go to feedback. After a restart, with the fleet's last delivery read
@@ -336,18 +336,21 @@ final class VendorDeliveryTests: XCTestCase {
         let dead = (0..<5).map { vendorToken("unregistered", $0) }
         let live = (0..<20).map { vendorToken("lv", $0) }
         try await client.lpush(keys.queue, [vendorMessageJSON(id: "all-dead", provider: "huawei", tokens: dead)])
-        try await client.lpush(keys.queue, live.enumerated().map { n, token in
-            vendorMessageJSON(id: "live-\(n)", provider: "huawei", tokens: [token], body: "hi \(n)")
-        })
         // One lane for the app.
         let environment = vendors.workerEnvironment(redis: redis, ["WORKER_ID": "refused", "SHUTDOWN_TIMEOUT_S": "3",
                                                                    "HUAWEI_CONNECTIONS": "1", "HUAWEI_MAX_CONNECTIONS": "1"])
         let worker = try WorkerProcess(environment: environment, logFile: makeTemporaryDirectory("all-refused") + "/worker.log")
         defer { worker.signal(SIGKILL) }
+        // The refused request answered first (the app's other messages, sent beside it on h2, could be answered
+        // before it, and a delivery just before makes its dead tokens believable: feedback). Then the app's other
+        // messages through Redis, which the old pause parked behind the same dead request for good.
+        try await eventually(timeout: .seconds(30)) { try await client.length(keys.deadLetters) == 1 }
+        try await client.lpush(keys.queue, live.enumerated().map { n, token in
+            vendorMessageJSON(id: "live-\(n)", provider: "huawei", tokens: [token], body: "hi \(n)")
+        })
         let started = ContinuousClock.now
         try await eventually(timeout: .seconds(60)) { live.allSatisfy { huawei.deliveredCount(token: $0) == 1 } }
-        printFigure("all refused: the app's 20 other messages delivered \(ContinuousClock.now - started) after the worker started")
-        try await eventually(timeout: .seconds(30)) { try await client.length(keys.deadLetters) == 1 }
+        printFigure("all refused: the app's 20 other messages delivered \(ContinuousClock.now - started) after their enqueue")
         let reply = try await client.execute(["LINDEX", keys.deadLetters, "0"])
         let letter = try XCTUnwrap(reply.bytes)
         let entry = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(letter)) as? [String: Any])

@@ -220,9 +220,11 @@ public final class Scheduler: @unchecked Sendable {
                                 longestNanos: UInt64(max(1, settings.credentialProbeLongestMillis)) * 1_000_000)
         limiter.limit = activeLimit
         limiter.latencyFloorMicros = Int64(settings.requestTimeoutMillis) * 100
-        // Our own sessions never open more streams than the servers' SETTINGS allow: no slow start below them. (A
-        // lane that may fall back to libcurl's HTTP/1.1 starts slow: its pool then grows with what the answers show.)
-        if settings.driver == .nghttp2 && !settings.fallsBackToHTTP1 { limiter.startAtMaximum() }
+        // Our own sessions never open more streams than the servers' SETTINGS allow: no slow start below them. (Nor
+        // after a fall back to HTTP/1.1: libcurl starts a request only on a connection of its own, so what waits for
+        // one waits outside the deadline while the pool grows. A lane on HTTP/1.1 alone from the start keeps the slow
+        // start it always had.)
+        if settings.driver == .nghttp2 && (!settings.fallsBackToHTTP1 || settings.offersHTTP2) { limiter.startAtMaximum() }
         bulkActiveLimit = activeLimit
         bulkLimiter.limit = activeLimit
         bulkLimiter.latencyFloorMicros = 0

@@ -95,7 +95,7 @@ struct StatusCommand: AsyncParsableCommand {
                            // Dead letters a running replay walked past and keeps (`<prefix>:dlq:hold`) count too.
                            deadLetters: Int(replies[3].integer ?? 0) + Int(replies[6].integer ?? 0), feedback: Int(replies[4].integer ?? 0),
                            filtered: Int(replies[5].integer ?? 0))
-        status.parked = try await parkedLists(keys, redis)
+        status.parked = try await Self.parkedLists(keys, redis)
         status.held = try await heldLists(status.parked, keys, redis, now: now)
         return status
     }
@@ -137,7 +137,7 @@ struct StatusCommand: AsyncParsableCommand {
     }
 
     /// Every parked list of the shard (one SCAN of the keyspace: a tool's look, never the worker's path).
-    private func parkedLists(_ keys: RedisKeys, _ redis: any RedisCommands) async throws -> [(list: String, messages: Int)] {
+    static func parkedLists(_ keys: RedisKeys, _ redis: any RedisCommands) async throws -> [(list: String, messages: Int)] {
         var cursor = "0"
         var lists: [String] = []
         repeat {
