@@ -4,7 +4,8 @@ import Pusher
 import QueueProtocol
 
 /// Gauges that are states rather than events, sampled: tokens in flight and open connections every
-/// second, the queue, dead-letter and feedback lengths (summed over shards) every two seconds.
+/// second, the queue, dead-letter and feedback lengths (summed over shards) and the age of each input list's oldest
+/// message (the oldest over shards) every two seconds.
 struct MetricsSampler: Sendable {
     let gate: CapacityGate
     let pusher: Pusher
@@ -28,23 +29,30 @@ struct MetricsSampler: Sendable {
     /// and the reconnect counter tell the story.
     private func sampleQueues() async {
         var lengths = (queue: 0, dlq: 0, feedback: 0, bulk: 0)
+        // The oldest message of each input list, over the shards (its consumer end's `enqueued_at`).
+        var oldest = (queue: Int64(0), bulk: Int64(0))
+        let now = WallClock.nowMillis()
         for queue in queues {
             let keys = queue.keys
             guard let replies = try? await queue.connection.pipeline(
                 [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.deadLetterHold],
-                 ["LLEN", keys.bulkQueue]].map { $0.map { Array($0.utf8) } })
+                 ["LLEN", keys.bulkQueue], ["LINDEX", keys.queue, "-1"], ["LINDEX", keys.bulkQueue, "-1"]].map { $0.map { Array($0.utf8) } })
             else { return }
             let values = replies.map { Int(clamping: $0.integer ?? 0) }
-            guard values.count == 5 else { return }
+            guard values.count == 7 else { return }
             lengths.bulk += values[4]
             lengths.queue += values[0]
             // Dead letters a running replay walked past and keeps are dead letters still.
             lengths.dlq += values[1] + values[3]
             lengths.feedback += values[2]
+            oldest.queue = max(oldest.queue, QueuedAge.millis(of: replies[5].bytes, nowMillis: now) ?? 0)
+            oldest.bulk = max(oldest.bulk, QueuedAge.millis(of: replies[6].bytes, nowMillis: now) ?? 0)
         }
         metrics.queueLength(list: "queue", length: lengths.queue)
         metrics.queueLength(list: "bulk", length: lengths.bulk)
         metrics.queueLength(list: "dlq", length: lengths.dlq)
         metrics.queueLength(list: "feedback", length: lengths.feedback)
+        metrics.queueOldestAge(list: "queue", seconds: oldest.queue / 1000)
+        metrics.queueOldestAge(list: "bulk", seconds: oldest.bulk / 1000)
     }
 }

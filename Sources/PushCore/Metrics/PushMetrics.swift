@@ -27,6 +27,7 @@ public final class PushMetrics: Sendable {
     private let filterReloads = LabelledSeries<Counter> { Counter(label: "push_filter_reloads_total", dimensions: $0) }
     public let filterWords: Gauge
     private let queueLengths = LabelledSeries<Gauge> { Gauge(label: "push_queue_length", dimensions: $0) }
+    private let queueOldestAges = LabelledSeries<Gauge> { Gauge(label: "push_queue_oldest_age_seconds", dimensions: $0) }
     private let parked = LabelledSeries<Counter> { Counter(label: "push_messages_parked_total", dimensions: $0) }
     private let unparked = LabelledSeries<Counter> { Counter(label: "push_messages_unparked_total", dimensions: $0) }
     private let possiblyDuplicatedTokens = LabelledSeries<Counter> { Counter(label: "push_notifications_possibly_duplicated_total", dimensions: $0) }
@@ -109,6 +110,12 @@ public final class PushMetrics: Sendable {
     }
 
     /// `list` is queue, dlq or feedback.
+    /// How long the oldest message of an input list has waited (from its `enqueued_at`; 0 for an empty list or one
+    /// whose oldest message carries none).
+    public func queueOldestAge(list: String, seconds: Int64) {
+        queueOldestAges.series([("list", list)]).record(Int(max(0, seconds)))
+    }
+
     public func queueLength(list: String, length: Int) {
         queueLengths.series([("list", list)]).record(length)
     }

@@ -75,10 +75,7 @@ struct StatusCommand: AsyncParsableCommand {
             ["LLEN", keys.bulkQueue], ["LINDEX", keys.bulkQueue, "-1"],
         ].map { $0.map { Array($0.utf8) } })
         for case .error(let text) in replies { throw RedisError.server(text) }
-        func age(_ reply: RedisReply) -> Int64? {
-            guard let element = reply.bytes, let enqueued = (try? JSONParser.parse(element))?["enqueued_at"]?.exactInteger else { return nil }
-            return now - enqueued
-        }
+        func age(_ reply: RedisReply) -> Int64? { QueuedAge.millis(of: reply.bytes, nowMillis: now) }
         let oldest = age(replies[1])
         let flat = (replies[2].array ?? []).compactMap(\.string)
         var workers: [WorkerRow] = []
