@@ -7,7 +7,11 @@ given the same one connection, sends TOKENS Huawei v1 tokens in batches of 1,000
 rounds of the server's streams, as h2load's 300 requests), timed from the first request's arrival to the last answer. Prints both rates in
 tokens/s, their ratio, and whether the worker parked anything (it must not: a busy server is not a stalled one).
 
-Usage: scripts/bench-vendor.py WORKER EMULATOR [--tokens N] [--latency-ms L] [--streams S]
+With --http1 the server offers HTTP/1.1 alone (as Huawei documents), and the messages are one-token chat, one
+request each: the worker's pool grows toward huawei.max_connections (64 by default), and the figure is requests/s
+(no h2load run: h2load speaks h2).
+
+Usage: scripts/bench-vendor.py WORKER EMULATOR [--tokens N] [--latency-ms L] [--streams S] [--http1]
 """
 import argparse
 import json
@@ -66,6 +70,7 @@ def main():
     ap.add_argument("--tokens", type=int, default=300_000)
     ap.add_argument("--latency-ms", type=int, default=1000)
     ap.add_argument("--streams", type=int, default=100)
+    ap.add_argument("--http1", action="store_true", help="HTTP/1.1 alone, one-token messages: requests/s")
     a = ap.parse_args()
     run = tempfile.mkdtemp(prefix="push-bench-vendor-")
     processes = []
@@ -77,7 +82,8 @@ def main():
         emulator_log = open(f"{run}/emulator.log", "w")
         emulator = subprocess.Popen([a.emulator, "--port", "0", "--write-ca", ca, "--vendor-port", "0",
                                      "--vendor-max-streams", str(a.streams), "--huawei-app", f"{APP_ID}:{secret_file}",
-                                     "--huawei-latency-ms", str(a.latency_ms)], stdout=emulator_log, stderr=subprocess.STDOUT)
+                                     "--huawei-latency-ms", str(a.latency_ms)] + (["--vendor-http1-only"] if a.http1 else []),
+                                    stdout=emulator_log, stderr=subprocess.STDOUT)
         processes.append(emulator)
 
         def vendor_endpoint():
@@ -90,6 +96,8 @@ def main():
                                   "--appendonly", "no", "--dir", run], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         processes.append(redis)
 
+        if a.http1:
+            return http1(a, run, endpoint, ca, secret_file, redis_port, processes)
         # h2load: one connection of STREAMS streams, every request a batch of 1,000 tokens, with a token of the
         # emulator's own OAuth endpoint.
         form = urllib.parse.urlencode({"grant_type": "client_credentials", "client_id": APP_ID, "client_secret": SECRET}).encode()
@@ -162,6 +170,41 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(run, ignore_errors=True)
+
+
+def http1(a, run, endpoint, ca, secret_file, redis_port, processes):
+    """One-token chat over HTTP/1.1: TOKENS messages of one token each, every one a request; the pool as configured by
+    default (huawei.max_connections 64)."""
+    wait_for(lambda: subprocess.run(["redis-cli", "-p", str(redis_port), "PING"], capture_output=True).returncode == 0, 30, "redis")
+    messages = [json.dumps({"id": f"one-{n}", "provider": "huawei", "topic": TOPIC, "kind": "private", "tokens": tokens(n, 1),
+                            "payload": {"notification": {"title": "Alice", "body": f"hi {n}"}}}) for n in range(a.tokens)]
+    for start in range(0, len(messages), 500):
+        subprocess.run(["redis-cli", "-p", str(redis_port), "LPUSH", "push:queue"] + messages[start:start + 500],
+                       stdout=subprocess.DEVNULL, check=True)
+    metrics_port = free_port()
+    environment = dict(os.environ, REDIS_URL=f"redis://127.0.0.1:{redis_port}", WORKER_ID="http1",
+                       METRICS_LISTEN=f"127.0.0.1:{metrics_port}",
+                       HUAWEI_ENDPOINT=endpoint, HUAWEI_TOKEN_URI=f"{endpoint}/oauth2/v3/token", HUAWEI_CA_FILE=ca,
+                       HUAWEI_APPS_0_TOPIC=TOPIC, HUAWEI_APPS_0_APP_ID=APP_ID, HUAWEI_APPS_0_CLIENT_SECRET_FILE=secret_file,
+                       HUAWEI_APPS_0_CATEGORY="IM", HUAWEI_APPS_0_TOKENS_PER_S="100000000")
+    worker = subprocess.Popen([a.worker, "run"], env=environment, stdout=open(f"{run}/worker.log", "w"), stderr=subprocess.STDOUT)
+    processes.append(worker)
+    marks = []
+    def progress():
+        got = delivered(endpoint, ca)
+        if not marks and got >= a.tokens // 10:
+            marks.append((time.time(), got))
+        if len(marks) == 1 and got >= a.tokens * 9 // 10:
+            marks.append((time.time(), got))
+        return got >= a.tokens
+    wait_for(progress, 600, "the worker's deliveries")
+    rate = (marks[1][1] - marks[0][1]) / max(marks[1][0] - marks[0][0], 0.001)
+    metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
+    connections = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                      if line.startswith("push_provider_connections{") and 'provider="huawei"' in line)
+    protocol = [line for line in metrics.splitlines() if line.startswith("push_http_protocol{") and line.endswith(" 1")]
+    print(f"Huawei over HTTP/1.1 at {a.latency_ms} ms, one token a request: {rate:.0f} requests/s "
+          f"({a.tokens} messages, the middle 80%), {connections:.0f} connections open at the end; {protocol}")
 
 
 if __name__ == "__main__":

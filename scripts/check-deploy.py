@@ -55,7 +55,8 @@ TARGETS = {
 }
 # The components (deploy/kubernetes/components/NAME) and the providers a render has once one is added. Each is
 # also rendered on every Redis overlay, in a kustomization of its own made in a temporary directory.
-COMPONENTS = {"apns-only": {"apns"}, "fcm-only": {"fcm"}}
+COMPONENTS = {"apns-only": {"apns"}, "fcm-only": {"fcm"}, "china-vendors": {"apns", "fcm", "huawei", "xiaomi"}}
+PROVIDERS = ("apns", "fcm", "huawei", "xiaomi")
 REDIS_OVERLAYS = ("redis", "sentinel", "cluster")
 # Fields kustomize 5 deprecates (it warns, `kustomize edit fix` rewrites them), and what replaces each.
 DEPRECATED_FIELDS = {
@@ -224,6 +225,13 @@ def credential_files(config):
     for index, app in enumerate((config.get("fcm") or {}).get("apps") or []):
         if app.get("service_account_file"):
             files.append((f"fcm.apps.{index}.service_account_file", app["service_account_file"]))
+    for index, app in enumerate((config.get("huawei") or {}).get("apps") or []):
+        for field in ("client_secret_file", "service_account_file", "receipt_secret_file"):
+            if app.get(field):
+                files.append((f"huawei.apps.{index}.{field}", app[field]))
+    for index, app in enumerate((config.get("xiaomi") or {}).get("apps") or []):
+        if app.get("app_secret_file"):
+            files.append((f"xiaomi.apps.{index}.app_secret_file", app["app_secret_file"]))
     return files
 
 
@@ -275,12 +283,12 @@ def references(pod):
 
 def configured_providers(config):
     """The providers the configuration has apps for (the worker starts those and only those)."""
-    return {provider for provider in ("apns", "fcm") if (config.get(provider) or {}).get("apps")}
+    return {provider for provider in PROVIDERS if (config.get(provider) or {}).get("apps")}
 
 
 def without_providers(config):
-    """The configuration but its apns and fcm blocks: what every variant shares with the base."""
-    return {key: value for key, value in config.items() if key not in ("apns", "fcm")}
+    """The configuration but its providers' blocks: what every variant shares with the base."""
+    return {key: value for key, value in config.items() if key not in PROVIDERS}
 
 
 def url_port(url, default):
@@ -316,6 +324,13 @@ def provider_ports(config, environment):
         required.add(("TCP", url_port(environment.get("FCM_ENDPOINT") or fcm.get("endpoint") or "https://fcm.googleapis.com", 443)))
         # The token endpoint: fcm.token_uri, or each service account file's token_uri (Google's, on 443).
         required.add(("TCP", url_port(environment.get("FCM_TOKEN_URI") or fcm.get("token_uri") or "https://oauth2.googleapis.com/token", 443)))
+    if "huawei" in providers:
+        huawei = config.get("huawei") or {}
+        required.add(("TCP", url_port(environment.get("HUAWEI_ENDPOINT") or huawei.get("endpoint") or "https://push-api.cloud.huawei.com", 443)))
+        required.add(("TCP", url_port(environment.get("HUAWEI_TOKEN_URI") or huawei.get("token_uri") or "https://oauth-login.cloud.huawei.com/oauth2/v3/token", 443)))
+    if "xiaomi" in providers:
+        xiaomi = config.get("xiaomi") or {}
+        required.add(("TCP", url_port(environment.get("XIAOMI_ENDPOINT") or xiaomi.get("endpoint") or "https://api.xmpush.xiaomi.com", 443)))
     return required, allowed | required
 
 
@@ -422,7 +437,7 @@ def check_workers(checks, name, objects, expected_image, providers, topology, ba
                   f"the configuration has apps for {sorted(configured) or 'no provider'}, the variant is {sorted(providers)}")
     if base_config is not None:
         checks.expect(without_providers(config) == without_providers(base_config), where,
-                      "the configuration differs from base/worker.yaml outside the apns and fcm blocks")
+                      "the configuration differs from base/worker.yaml outside the providers' blocks")
     # Every mounted Secret holds a credential file the configuration names.
     credentials = credential_files(config)
     for mount in mounts:

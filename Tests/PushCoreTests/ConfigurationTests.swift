@@ -1,16 +1,34 @@
 import APNsProvider
 @testable import FCMProvider
+import HuaweiProvider
 import PushCore
 import TestSupport
 import XCTest
+import XiaomiProvider
 
 final class ConfigurationTests: XCTestCase {
-    /// Each provider's block is its module's: APNs and FCM registered, as the worker registers them, before a
+    /// Each provider's block is its module's: every module registered, as the worker registers them, before a
     /// configuration is read.
     override class func setUp() {
         super.setUp()
         _ = APNsModule.provider
         _ = PushProvider.fcm
+        _ = HuaweiModule.provider
+        _ = XiaomiModule.provider
+    }
+
+    /// The example file's vendor blocks load as each vendor's module reads them, and the environment wins.
+    func testTheExamplesVendorBlocksLoad() throws {
+        let yaml = try String(contentsOfFile: repositoryRoot() + "/config/worker.example.yaml", encoding: .utf8)
+        let config = try ConfigurationLoader(environment: ["XIAOMI_APPS_0_REQUESTS_PER_S": "500"]).load(yaml: yaml)
+        let huawei = try HuaweiModule(block: try XCTUnwrap(config.providerBlocks["huawei"])).settings
+        XCTAssertEqual(huawei.apps.map(\.topic), ["com.example.chat"])
+        XCTAssertEqual(huawei.apps.first?.category, "IM")
+        XCTAssertEqual(huawei.apps.first?.tokensPerSecond, 6000)
+        let xiaomi = try XiaomiModule(block: try XCTUnwrap(config.providerBlocks["xiaomi"])).settings
+        XCTAssertEqual(xiaomi.apps.map(\.topic), ["com.example.chat"])
+        XCTAssertEqual(xiaomi.apps.first?.requestsPerSecond, 500)
+        XCTAssertEqual(xiaomi.maxConnections, 64)
     }
 
     func testDefaultsNeedNoFile() throws {

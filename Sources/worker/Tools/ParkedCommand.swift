@@ -17,7 +17,7 @@ struct ParkedCommand: AsyncParsableCommand {
 
 /// Which parked lists a command works on: one app's, in every class or one.
 struct ParkedSelection: ParsableArguments {
-    @Option(name: .long, help: "The provider (apns, fcm, huawei, xiaomi, ...).") var provider: String
+    @Option(name: .long, help: "The provider, as messages name it in `provider`.") var provider: String
     @Option(name: .long, help: "The app (its topic).") var app: String
     @Option(name: .customLong("class"), help: "Only this class: chat, system or bulk (default: every class).") var messageClass: String?
 
@@ -81,7 +81,7 @@ struct ParkedRequeue: AsyncParsableCommand {
         abstract: "Put an app's parked messages back on their input list, oldest first (or a dropped list's audit copy with --list).",
         discussion: "A worker that still cannot send for the app parks them again; once the app is configured (or its credential fixed) they are sent.")
     @OptionGroup var options: ToolOptions
-    @Option(name: .long, help: "The provider (apns, fcm, huawei, xiaomi, ...).") var provider: String?
+    @Option(name: .long, help: "The provider, as messages name it in `provider`.") var provider: String?
     @Option(name: .long, help: "The app (its topic).") var app: String?
     @Option(name: .customLong("class"), help: "Only this class: chat, system or bulk (default: every class).") var messageClass: String?
     @Option(name: .long, help: "A list key instead: a dropped list's audit copy (worker parked drop printed it); its class is in its name.") var list: String?
