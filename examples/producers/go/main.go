@@ -98,7 +98,10 @@ func newMessage(kind, title, body string) Message {
 }
 
 func dial() redis.Conn {
-	c, err := redis.DialURL(redisURL)
+	// Timeouts: a Redis that stops answering fails the call instead of hanging the producer. redigo never
+	// retries a command by itself, so enqueue alone decides whether an LPUSH is sent again.
+	c, err := redis.DialURL(redisURL, redis.DialConnectTimeout(5*time.Second),
+		redis.DialReadTimeout(5*time.Second), redis.DialWriteTimeout(5*time.Second))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redis:", err)
 		os.Exit(1)

@@ -79,20 +79,27 @@ def enqueue(r, receiver, msg, bulk=False):
     # Compact JSON: the element's bytes are what the worker reads (at most collector.max_element_bytes,
     # 1 MiB by default). separators= drops the spaces json.dumps puts in by default.
     element = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    # LPUSH and WAIT in one pipeline: both go over one connection of the pool, in order. WAIT counts the writes of
+    # its own connection, so a WAIT that the pool sent over another connection would wait for nothing.
+    pipe = r.pipeline(transaction=False)
+    pipe.lpush(key, element)
+    if WAIT_REPLICAS > 0:
+        pipe.wait(WAIT_REPLICAS, WAIT_TIMEOUT_MS)
     try:
-        r.lpush(key, element)
+        replies = pipe.execute()
     except (redis.ConnectionError, redis.TimeoutError):
-        # The connection broke before the reply: the LPUSH may or may not have happened. Pushing again
-        # may make a second message (the worker does not dedupe by id), not pushing may lose this one.
-        # For chat a notification twice beats none, so push once more. An error *reply* (NOPERM, OOM,
-        # WRONGTYPE: redis.ResponseError) means Redis did not apply it, and is raised as is.
-        r.lpush(key, element)
+        # The connection broke (or timed out, socket_timeout below) before the reply: the LPUSH may or may not
+        # have happened. Pushing again may make a second message (the worker does not dedupe by id), not pushing
+        # may lose this one. For chat a notification twice beats none, so push once more, and only once: the
+        # client's own retries are off (see main), so this is the only place a push is repeated. An error
+        # *reply* (NOPERM, OOM, WRONGTYPE: redis.ResponseError) means Redis did not apply it, and is raised as is.
+        replies = pipe.execute()
     if WAIT_REPLICAS > 0:
         # Durability. LPUSH is answered once the primary has the element in memory (and on disk first only
         # with appendfsync always). Replication is asynchronous: a failover right now would lose the
         # element. WAIT blocks until that many replicas have it, or the timeout passes. Fewer replicas than
         # asked means "not yet replicated", not "lost": do not push again (that would be a duplicate).
-        acked = r.wait(WAIT_REPLICAS, WAIT_TIMEOUT_MS)
+        acked = replies[-1]
         if acked < WAIT_REPLICAS:
             print("warning: %s reached %d of %d replicas within %d ms"
                   % (msg["id"], acked, WAIT_REPLICAS, WAIT_TIMEOUT_MS), file=sys.stderr)
@@ -149,7 +156,11 @@ def pop_feedback(r):
 def main():
     # decode_responses: entries come back as str. No client-side retries are configured: a silent retry of
     # LPUSH is a possible duplicate, and enqueue() decides that itself.
-    r = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    # Timeouts: a Redis that stops answering fails the call after 5 s instead of hanging the producer. Retries
+    # off: redis-py may retry a command on a timeout or a reset by itself (retry_on_timeout, and a default Retry in
+    # newer versions), which sends an LPUSH twice without saying so; enqueue decides once, knowing the risk.
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True, socket_timeout=5, socket_connect_timeout=5,
+                             retry_on_timeout=False)
     if sys.argv[1:] == ["feedback"]:
         pop_feedback(r)
     elif sys.argv[1:] in ([], ["enqueue"]):
