@@ -31,11 +31,11 @@ struct HuaweiReceiptBody {
         }
         var statuses: [Status] = []
         for entry in list {
-            guard let token = entry["token"]?.stringValue, !token.isEmpty, let code = integer(entry["status"]) else {
+            guard let token = entry["token"]?.stringValue, !token.isEmpty, let code = ReceiptNumber.integer(entry["status"]) else {
                 return .failure(ReceiptRefusal(.malformed, "a status lacks its token or its status code"))
             }
             statuses.append(Status(appID: text(entry["appid"]), token: token, code: Int(code), biTag: text(entry["biTag"]),
-                                   requestID: text(entry["requestId"]), timestampMillis: integer(entry["timestamp"])))
+                                   requestID: text(entry["requestId"]), timestampMillis: ReceiptNumber.integer(entry["timestamp"])))
         }
         return .success(HuaweiReceiptBody(statuses: statuses))
     }
@@ -47,19 +47,6 @@ struct HuaweiReceiptBody {
         case .number(let literal)?: return literal
         default: return nil
         }
-    }
-
-    /// A whole number that fits in 32 bits for a code, 64 for a time; a string of digits too (defensive: Huawei's
-    /// examples write numbers, some relays quote them). Nil for anything else.
-    private static func integer(_ value: JSONValue?) -> Int64? {
-        let literal: String
-        switch value {
-        case .number(let text)?: literal = text
-        case .string(let text)?: literal = text
-        default: return nil
-        }
-        guard literal.utf8.count <= 19 else { return nil }
-        return Int64(literal)
     }
 }
 

@@ -41,7 +41,7 @@ struct XiaomiReceiptBody {
         var reports: [Report] = []
         var targetCount = 0
         for member in members {
-            guard let type = integer(member.value["type"]).flatMap({ Int(exactly: $0) }) else {
+            guard let type = ReceiptNumber.integer(member.value["type"]).flatMap({ Int(exactly: $0) }) else {
                 return .failure(ReceiptRefusal(.malformed, "a report lacks its type"))
             }
             let targets = Self.targets(member.value["targets"])
@@ -50,7 +50,7 @@ struct XiaomiReceiptBody {
                 return .failure(ReceiptRefusal(.tooLarge, "over \(mostTargets) targets in one call"))
             }
             reports.append(Report(messageID: member.key, param: member.value["param"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 },
-                                  type: type, targets: targets, timestampMillis: integer(member.value["timestamp"])))
+                                  type: type, targets: targets, timestampMillis: ReceiptNumber.integer(member.value["timestamp"])))
         }
         return .success(XiaomiReceiptBody(reports: reports))
     }
@@ -64,17 +64,6 @@ struct XiaomiReceiptBody {
         default:
             return []
         }
-    }
-
-    private static func integer(_ value: JSONValue?) -> Int64? {
-        let literal: String
-        switch value {
-        case .number(let text)?: literal = text
-        case .string(let text)?: literal = text
-        default: return nil
-        }
-        guard literal.utf8.count <= 19 else { return nil }
-        return Int64(literal)
     }
 }
 

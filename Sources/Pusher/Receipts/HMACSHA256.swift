@@ -1,4 +1,5 @@
 import COpenSSL
+import PushCore
 
 /// HMAC-SHA256 (RFC 2104) through OpenSSL: what a service's receipt signature and a secret callback path are made
 /// with. Here, beside the other credentials the provider modules share, since the modules reach OpenSSL through it.
@@ -25,14 +26,5 @@ public enum HMACSHA256 {
     public static func mac(key: String, message: String) -> [UInt8] { mac(key: Array(key.utf8), message: Array(message.utf8)) }
 
     /// Lower-case hex of `bytes`.
-    public static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func hex(_ bytes: [UInt8]) -> String { DeviceToken.hex(bytes) }
 }
