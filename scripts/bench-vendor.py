@@ -202,9 +202,10 @@ def http1(a, run, endpoint, ca, secret_file, redis_port, processes):
     metrics = urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10).read().decode()
     connections = sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
                       if line.startswith("push_provider_connections{") and 'provider="huawei"' in line)
-    protocol = [line for line in metrics.splitlines() if line.startswith("push_http_protocol{") and line.endswith(" 1")]
+    protocol = [line.split('protocol="')[1].split('"')[0] for line in metrics.splitlines()
+                if line.startswith("push_http_protocol{") and 'provider="huawei"' in line and float(line.rsplit(" ", 1)[1]) == 1]
     print(f"Huawei over HTTP/1.1 at {a.latency_ms} ms, one token a request: {rate:.0f} requests/s "
-          f"({a.tokens} messages, the middle 80%), {connections:.0f} connections open at the end; {protocol}")
+          f"({a.tokens} messages, the middle 80%), {connections:.0f} connections open at the end, protocol {', '.join(protocol) or '?'}")
 
 
 if __name__ == "__main__":
