@@ -6,13 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh --tests
-swift build --build-tests
-# Every file the tests make (logs, Redis data, keys, figures) goes under one folder of the temporary directory,
-# removed when this script ends however it ends: a run leaves nothing behind.
+# Every file the build and the tests make (the compiler's scratch files, logs, Redis data, keys, figures) goes under
+# one folder of the temporary directory, removed when this script ends however it ends: a run leaves nothing behind.
 run_tmp=$(mktemp -d -t push-tests.XXXXXXXX)
 export TMPDIR="$run_tmp"
 fuzz_build=""
 trap 'if [ -n "$fuzz_build" ]; then kill "$fuzz_build" 2>/dev/null || true; fi; rm -rf "$run_tmp"' EXIT
+swift build --build-tests
 if [ $# -eq 0 ]; then
   if [ "${FUZZ_SECONDS:-60}" != "0" ]; then
     # The fuzzer's release build (a scratch folder of its own) goes beside the tests, which leave part of a
