@@ -36,6 +36,11 @@ public final class Collector: Sendable {
     private let afterClaimReply: (@Sendable () async -> Void)?
     /// Apps that cannot send now: their newly claimed messages are parked in Redis, not held (isolation).
     private let waitBoard: AppWaitBoard?
+    /// `retention.parked_max` (0: no cap), and what this worker knows of the parked lists' lengths.
+    private let parkedMax: Int
+    private let parkedLengths: ParkedLengths
+    /// The dead-letter reason of a message its full parked list could not take.
+    public static let parkedListFull = "ParkedListFull"
     private let stopping = Atomic(false)
     private let events: AsyncStream<Event>
     private let eventInput: AsyncStream<Event>.Continuation
@@ -47,8 +52,10 @@ public final class Collector: Sendable {
     public init(settings: CollectorSettings, queue: WorkQueue, gate: CapacityGate,
                 acknowledger: AsyncStream<AcknowledgerEvent>.Continuation, logger: Logger, shard: Int = 0,
                 lease: OwnershipLease? = nil, afterClaimReply: (@Sendable () async -> Void)? = nil,
-                waitBoard: AppWaitBoard? = nil) {
+                waitBoard: AppWaitBoard? = nil, parkedMax: Int = 0, parkedLengths: ParkedLengths = .shared) {
         self.settings = settings
+        self.parkedMax = max(0, parkedMax)
+        self.parkedLengths = parkedLengths
         self.waitBoard = waitBoard
         self.lease = lease
         self.afterClaimReply = afterClaimReply
@@ -307,6 +314,23 @@ public final class Collector: Sendable {
                         let app = AppWaitBoard.App(provider: message.headers.provider, topic: message.headers.appTopic)
                         let messageClass = MessageClass(lane: Lane.of(pipelineSeq: seq), kind: message.kind)
                         if let waitBoard, waitBoard.isWaiting(app, messageClass: messageClass) {
+                            let list = queue.keys.parked(provider: app.provider, topic: app.topic, messageClass: messageClass)
+                            if parkedMax > 0 && parkedLengths.length(list) >= parkedMax {
+                                // The parked list is full (`retention.parked_max`): a replayable dead letter instead,
+                                // so that Redis does not hold an app's backlog without bound while it cannot send.
+                                let (deadLetter, provider) = DeadLetterEntry(
+                                    failedTokens: nil, reason: Self.parkedListFull, status: nil, attempts: 0,
+                                    failedAtMillis: WallClock.nowMillis(), worker: queue.workerID,
+                                    detail: "\(list) holds \(parkedMax) messages or more (retention.parked_max)").recordAndProvider(element: raw)
+                                PushMetrics.shared.notifications(provider: provider, app: message.headers.appTopic, outcome: "dead_letter",
+                                                                 reason: Self.parkedListFull, count: max(1, message.tokens.count))
+                                registrations.append(ClaimRegistration(
+                                    element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
+                                    provider: message.headers.provider, pendingTokens: 0, notifications: 1,
+                                    records: [.deadLetter(deadLetter)]))
+                                continue
+                            }
+                            parkedLengths.noteParked(list)
                             // Its app cannot send its class now: the element moves, as written, to the parked list
                             // of its app and class when this registration is acknowledged, and comes back to the
                             // queue when the app can send that class (the Unparker). Nothing of it is sent or
@@ -314,8 +338,7 @@ public final class Collector: Sendable {
                             registrations.append(ClaimRegistration(
                                 element: item, seq: seq, messageID: message.id, appTopic: message.headers.appTopic,
                                 provider: message.headers.provider, pendingTokens: 0, notifications: 1,
-                                records: [.parked(list: queue.keys.parked(provider: app.provider, topic: app.topic,
-                                                                          messageClass: messageClass))]))
+                                records: [.parked(list: list)]))
                             PushMetrics.shared.messagesParked(provider: app.provider, app: app.topic, count: 1)
                             continue
                         }

@@ -94,6 +94,7 @@ public struct Unparker: Sendable {
             PushMetrics.shared.parked(provider: app.provider, app: app.topic, messageClass: messageClass, reason: before, messages: 0)
         }
         PushMetrics.shared.parked(provider: app.provider, app: app.topic, messageClass: messageClass, reason: shown, messages: length)
+        ParkedLengths.shared.record(key, length: length)
         var oldestAge: Int64 = 0
         let now = WallClock.nowMillis()
         if length > 0, let oldest = try await queue.connection.execute(["LINDEX", key, "-1"]).bytes,

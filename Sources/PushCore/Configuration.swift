@@ -166,6 +166,9 @@ public struct FilterSettings: Sendable, Equatable {
 public struct RetentionSettings: Sendable, Equatable {
     public var deadLettersMax = 0
     public var feedbackMax = 0
+    /// Messages a parked list holds at most (0: no cap); past it, what would be parked is a dead letter
+    /// `ParkedListFull` (`ParkedLengths`).
+    public var parkedMax = 0
     public init() {}
 }
 

@@ -15,7 +15,7 @@ public struct ConfigurationLoader: Sendable {
         "filter.words_file", "filter.allow_file", "filter.fields", "filter.audit_cap", "filter.reload_interval_ms",
         "retry.max_attempts", "retry.base_delay_ms", "retry.max_delay_ms",
         "metrics.listen", "receipts.listen", "log.level", "log.format", "shutdown.timeout_s",
-        "retention.dlq_max", "retention.feedback_max",
+        "retention.dlq_max", "retention.feedback_max", "retention.parked_max",
     ]
     /// The scalar keys of the core's blocks and of every registered provider's block.
     static var allScalarKeys: [String] {
@@ -191,6 +191,7 @@ public struct ConfigurationLoader: Sendable {
         config.filter.auditCap = try reader.int("filter.audit_cap", config.filter.auditCap, min: 1)
         config.retention.deadLettersMax = try reader.int("retention.dlq_max", config.retention.deadLettersMax, min: 0)
         config.retention.feedbackMax = try reader.int("retention.feedback_max", config.retention.feedbackMax, min: 0)
+        config.retention.parkedMax = try reader.int("retention.parked_max", config.retention.parkedMax, min: 0)
         config.retry.maxAttempts = try reader.int("retry.max_attempts", config.retry.maxAttempts, min: 1)
         config.retry.baseDelayMillis = try reader.int("retry.base_delay_ms", config.retry.baseDelayMillis, min: 0)
         config.retry.maxDelayMillis = try reader.int("retry.max_delay_ms", config.retry.maxDelayMillis, min: config.retry.baseDelayMillis)

@@ -51,7 +51,8 @@ struct ShardPipeline: Sendable {
                               ttlMillis: configuration.redis.heartbeatTTLMillis, logger: logger, readiness: readiness,
                               lease: lease, shard: index, confirmOwnership: { await acknowledger.confirmOwnership() })
         collector = Collector(settings: configuration.collector, queue: claimQueue, gate: gate,
-                              acknowledger: acknowledger.input, logger: logger, shard: index, lease: lease, waitBoard: waitBoard)
+                              acknowledger: acknowledger.input, logger: logger, shard: index, lease: lease, waitBoard: waitBoard,
+                              parkedMax: configuration.retention.parkedMax)
     }
 
     /// Ends the Redis calls in progress of the claiming and acknowledging side at once (the shutdown deadline
