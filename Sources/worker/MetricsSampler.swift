@@ -10,6 +10,8 @@ struct MetricsSampler: Sendable {
     let gate: CapacityGate
     let pusher: Pusher
     let queues: [WorkQueue]
+    /// `collector.max_element_bytes`: a larger oldest element is not read for its age (it is a dead letter to be).
+    let maxElementBytes: Int
     let metrics = PushMetrics.shared
 
     static let queueEvery = 2
@@ -36,7 +38,8 @@ struct MetricsSampler: Sendable {
             let keys = queue.keys
             guard let replies = try? await queue.connection.pipeline(
                 [["LLEN", keys.queue], ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.deadLetterHold],
-                 ["LLEN", keys.bulkQueue], ["LINDEX", keys.queue, "-1"], ["LINDEX", keys.bulkQueue, "-1"]].map { $0.map { Array($0.utf8) } })
+                 ["LLEN", keys.bulkQueue], QueuedAge.oldestCommand(list: keys.queue, maxElementBytes: maxElementBytes),
+                 QueuedAge.oldestCommand(list: keys.bulkQueue, maxElementBytes: maxElementBytes)].map { $0.map { Array($0.utf8) } })
             else { return }
             let values = replies.map { Int(clamping: $0.integer ?? 0) }
             guard values.count == 7 else { return }
@@ -45,8 +48,8 @@ struct MetricsSampler: Sendable {
             // Dead letters a running replay walked past and keeps are dead letters still.
             lengths.dlq += values[1] + values[3]
             lengths.feedback += values[2]
-            oldest.queue = max(oldest.queue, QueuedAge.millis(of: replies[5].bytes, nowMillis: now) ?? 0)
-            oldest.bulk = max(oldest.bulk, QueuedAge.millis(of: replies[6].bytes, nowMillis: now) ?? 0)
+            oldest.queue = max(oldest.queue, QueuedAge.millis(enqueuedAt: replies[5], nowMillis: now) ?? 0)
+            oldest.bulk = max(oldest.bulk, QueuedAge.millis(enqueuedAt: replies[6], nowMillis: now) ?? 0)
         }
         metrics.queueLength(list: "queue", length: lengths.queue)
         metrics.queueLength(list: "bulk", length: lengths.bulk)

@@ -91,7 +91,8 @@ struct PipelineService: Service, CustomStringConvertible {
             fleetRates = FleetRateRefiller(connection: rateConnection, keys: shard.keys, logger: logger)
         }
         await fleetRates?.prepare()
-        let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.metricsQueue))
+        let sampler = MetricsSampler(gate: gate, pusher: pusher, queues: shards.map(\.metricsQueue),
+                                     maxElementBytes: configuration.collector.maxElementBytes)
         let reloader = FilterReloader(filter: filter, intervalMillis: configuration.filter.reloadIntervalMillis, logger: logger)
         readiness.clear(.starting)
 

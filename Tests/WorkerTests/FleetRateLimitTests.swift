@@ -7,7 +7,8 @@ import TestSupport
 import XCTest
 
 /// The vendors count an app's rate across every sender: three workers sending for one Xiaomi app at
-/// `requests_per_s: 200` together stay within 200 requests a second, as the vendor's one-second windows count them.
+/// `requests_per_s: 200` together stay within 200 requests a second, as the vendor's one-second windows count them
+/// (the run's middle seconds average at most the rate; no second comes near the 600 three workers' own rates give).
 final class FleetRateLimitTests: XCTestCase {
     func testThreeWorkersKeepAnAppToItsRateTogether() async throws {
         let redis = try RedisServer()
@@ -34,9 +35,15 @@ final class FleetRateLimitTests: XCTestCase {
         let stats = vendors.emulator.xiaomi.stats
         try await eventually(timeout: .seconds(120)) { stats.delivered >= total }
         let seconds = stats.requestsBySecond.sorted { $0.key < $1.key }.map(\.value)
-        let busiest = seconds.dropFirst().max() ?? 0
         printFigure("fleet rate (3 workers, requests_per_s 200): requests per second \(seconds)")
-        XCTAssertLessThanOrEqual(busiest, 220, "after the first second, at most the app's rate and a little: \(seconds)")
+        // The workers grant at 200 a second between them (on a quiet machine each second after the first sees 199 to
+        // 201). When they arrive is the machine's: a worker held up for a moment sends its granted requests a little
+        // late, into the next second, so one second may see a few more and its neighbour as many fewer. Each worker
+        // on its own rate would show about 600 a second.
+        let middle = Array(seconds.dropFirst().dropLast())
+        XCTAssertGreaterThanOrEqual(middle.count, 4, "the run spans the seconds 1,400 requests at 200 a second take: \(seconds)")
+        XCTAssertLessThanOrEqual(middle.reduce(0, +), 200 * middle.count + 20, "the app's rate over the run, and the bucket's burst: \(seconds)")
+        XCTAssertLessThanOrEqual(seconds.dropFirst().max() ?? 0, 260, "no second near three workers' rates: \(seconds)")
         XCTAssertEqual(stats.delivered, total)
         XCTAssertEqual(stats.duplicates, [:])
         XCTAssertEqual(stats.count(code: "10027"), 0)

@@ -51,6 +51,9 @@ struct StatusCommand: AsyncParsableCommand {
         var workers: [String]
     }
 
+    /// The largest oldest element whose age is read (inside Redis): the worker's default element limit.
+    static let oldestElementBytes = 1 << 20
+
     /// A reason older than this was left by a worker that is gone (each worker refreshes its own every 10 s).
     static let reasonLifetimeMillis: Int64 = 30_000
 
@@ -70,12 +73,13 @@ struct StatusCommand: AsyncParsableCommand {
     private func status(_ keys: RedisKeys, _ redis: any RedisCommands) async throws -> ShardStatus {
         let now = WallClock.nowMillis()
         let replies = try await redis.pipeline([
-            ["LLEN", keys.queue], ["LINDEX", keys.queue, "-1"], ["ZRANGE", keys.workers, "0", "-1", "WITHSCORES"],
+            ["LLEN", keys.queue], QueuedAge.oldestCommand(list: keys.queue, maxElementBytes: Self.oldestElementBytes),
+            ["ZRANGE", keys.workers, "0", "-1", "WITHSCORES"],
             ["LLEN", keys.deadLetters], ["LLEN", keys.feedback], ["LLEN", keys.filtered], ["LLEN", keys.deadLetterHold],
-            ["LLEN", keys.bulkQueue], ["LINDEX", keys.bulkQueue, "-1"],
+            ["LLEN", keys.bulkQueue], QueuedAge.oldestCommand(list: keys.bulkQueue, maxElementBytes: Self.oldestElementBytes),
         ].map { $0.map { Array($0.utf8) } })
         for case .error(let text) in replies { throw RedisError.server(text) }
-        func age(_ reply: RedisReply) -> Int64? { QueuedAge.millis(of: reply.bytes, nowMillis: now) }
+        func age(_ reply: RedisReply) -> Int64? { QueuedAge.millis(enqueuedAt: reply, nowMillis: now) }
         let oldest = age(replies[1])
         let flat = (replies[2].array ?? []).compactMap(\.string)
         var workers: [WorkerRow] = []
