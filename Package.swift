@@ -111,7 +111,7 @@ let package = Package(
         // The services' delivery reports on `receipts.listen` (docs/vendors.md, "Receipts"): a plain HTTP listener that
         // hands each callback to its provider module's `ReceiptReader` and writes the dead tokens to the feedback list.
         .target(name: "Receipts", dependencies: [
-            "PushCore", "ProviderKit", "QueueProtocol", "RedisClient",
+            "PushCore", "ProviderKit", "QueueProtocol", "RedisClient", "Observability",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

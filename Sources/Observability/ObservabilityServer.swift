@@ -15,36 +15,17 @@ public struct ObservabilityServer: Service, CustomStringConvertible {
     public var description: String { "ObservabilityServer(\(address))" }
 
     /// Where it listens (with the port the system chose when asked for port 0).
-    public var address: String {
-        guard let local = channel.localAddress, let ip = local.ipAddress, let port = local.port else { return "(closed)" }
-        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-    }
+    public var address: String { HTTPListener.address(of: channel) }
 
     /// The listener could not be opened: a startup error that names the address.
-    public struct ListenError: Error, CustomStringConvertible {
-        public let description: String
-    }
+    public typealias ListenError = HTTPListener.ListenError
 
     /// Binds the listener; throws `ListenError` naming the address when it cannot.
     public static func bind(_ address: ListenAddress, routes: HealthRoutes, logger: Logger) async throws -> ObservabilityServer {
-        do {
-            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(ChannelOptions.backlog, value: 64)
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(HealthHandler(routes: routes))
-                    }
-                }
-                .bind(host: address.host, port: address.port)
-                .get()
-            let server = ObservabilityServer(channel: channel, logger: logger)
-            logger.info("metrics and health listening", metadata: ["address": "\(server.address)", "paths": "/metrics /healthz /readyz"])
-            return server
-        } catch {
-            throw ListenError(description: "metrics.listen \(address.host):\(address.port): cannot listen (\(error))")
-        }
+        let channel = try await HTTPListener.bind(address, key: "metrics.listen", backlog: 64) { HealthHandler(routes: routes) }
+        let server = ObservabilityServer(channel: channel, logger: logger)
+        logger.info("metrics and health listening", metadata: ["address": "\(server.address)", "paths": "/metrics /healthz /readyz"])
+        return server
     }
 
     public func run() async throws {

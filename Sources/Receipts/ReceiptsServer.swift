@@ -1,7 +1,6 @@
 import Logging
 import NIOCore
-import NIOHTTP1
-import NIOPosix
+import Observability
 import PushCore
 import ServiceLifecycle
 
@@ -18,39 +17,20 @@ public struct ReceiptsServer: Service, CustomStringConvertible {
     public var description: String { "ReceiptsServer(\(address))" }
 
     /// Where it listens (with the port the system chose when asked for port 0).
-    public var address: String {
-        guard let local = channel.localAddress, let ip = local.ipAddress, let port = local.port else { return "(closed)" }
-        return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-    }
+    public var address: String { HTTPListener.address(of: channel) }
 
     /// The port it listens on (tests bind port 0).
     public var port: Int { channel.localAddress?.port ?? 0 }
 
-    public struct ListenError: Error, CustomStringConvertible {
-        public let description: String
-    }
+    public typealias ListenError = HTTPListener.ListenError
 
     public static func bind(_ address: ListenAddress, desk: ReceiptDesk, logger: Logger) async throws -> ReceiptsServer {
-        do {
-            let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .serverChannelOption(ChannelOptions.backlog, value: 256)
-                .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(ReceiptHandler(desk: desk))
-                    }
-                }
-                .bind(host: address.host, port: address.port)
-                .get()
-            let server = ReceiptsServer(channel: channel, desk: desk, logger: logger)
-            logger.info("receipts listening", metadata: [
-                "address": "\(server.address)", "paths": "\(desk.providers.map { "/receipts/\($0)" }.joined(separator: " "))",
-            ])
-            return server
-        } catch {
-            throw ListenError(description: "receipts.listen \(address.host):\(address.port): cannot listen (\(error))")
-        }
+        let channel = try await HTTPListener.bind(address, key: "receipts.listen", backlog: 256) { ReceiptHandler(desk: desk) }
+        let server = ReceiptsServer(channel: channel, desk: desk, logger: logger)
+        logger.info("receipts listening", metadata: [
+            "address": "\(server.address)", "paths": "\(desk.providers.map { "/receipts/\($0)" }.joined(separator: " "))",
+        ])
+        return server
     }
 
     public func run() async throws {
