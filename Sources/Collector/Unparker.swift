@@ -97,9 +97,10 @@ public struct Unparker: Sendable {
         ParkedLengths.shared.record(key, length: length)
         var oldestAge: Int64 = 0
         let now = WallClock.nowMillis()
-        if length > 0, let oldest = try await queue.connection.execute(["LINDEX", key, "-1"]).bytes,
-           let enqueued = (try? JSONParser.parse(oldest))?["enqueued_at"]?.exactInteger, enqueued <= now {
-            oldestAge = (now - enqueued) / 1000
+        // Read inside Redis, as the input lists' age is: the oldest element is not copied here each second.
+        if length > 0 {
+            let reply = try await queue.connection.execute(QueuedAge.oldestCommand(list: key, maxElementBytes: queue.maxElementBytes))
+            oldestAge = (QueuedAge.millis(enqueuedAt: reply, nowMillis: now) ?? 0) / 1000
         }
         PushMetrics.shared.parkedOldestAge(provider: app.provider, app: app.topic, messageClass: messageClass, seconds: oldestAge)
         let field = key + "|" + queue.workerID
