@@ -8,7 +8,8 @@ import XCTest
 
 /// The vendors count an app's rate across every sender: three workers sending for one Xiaomi app at
 /// `requests_per_s: 200` together stay within 200 requests a second, as the vendor's one-second windows count them
-/// (the run's middle seconds average at most the rate; no second comes near the 600 three workers' own rates give).
+/// (by the end of any second since the messages were queued, at most the rate times the seconds passed, plus the
+/// bucket's twentieth of a second, arrived; three workers on their own rates would send 600 a second).
 final class FleetRateLimitTests: XCTestCase {
     func testThreeWorkersKeepAnAppToItsRateTogether() async throws {
         let redis = try RedisServer()
@@ -29,21 +30,26 @@ final class FleetRateLimitTests: XCTestCase {
         try await eventually(timeout: .seconds(60)) { try await client.execute(["ZCARD", keys.workers]).integer == 3 }
         // One request per message: one token each, a body of its own (nothing merges).
         let total = 1400
+        let queuedAt = Date().timeIntervalSince1970
         try await client.lpush(keys.queue, (0..<total).map { n in
             vendorMessageJSON(id: "rate-\(n)", provider: "xiaomi", tokens: [vendorToken("rate", n)], body: "m\(n)")
         })
         let stats = vendors.emulator.xiaomi.stats
         try await eventually(timeout: .seconds(120)) { stats.delivered >= total }
-        let seconds = stats.requestsBySecond.sorted { $0.key < $1.key }.map(\.value)
-        printFigure("fleet rate (3 workers, requests_per_s 200): requests per second \(seconds)")
-        // The workers grant at 200 a second between them (on a quiet machine each second after the first sees 199 to
-        // 201). When they arrive is the machine's: a worker held up for a moment sends its granted requests a little
-        // late, into the next second, so one second may see a few more and its neighbour as many fewer. Each worker
-        // on its own rate would show about 600 a second.
-        let middle = Array(seconds.dropFirst().dropLast())
-        XCTAssertGreaterThanOrEqual(middle.count, 4, "the run spans the seconds 1,400 requests at 200 a second take: \(seconds)")
-        XCTAssertLessThanOrEqual(middle.reduce(0, +), 200 * middle.count + 20, "the app's rate over the run, and the bucket's burst: \(seconds)")
-        XCTAssertLessThanOrEqual(seconds.dropFirst().max() ?? 0, 260, "no second near three workers' rates: \(seconds)")
+        let bySecond = stats.requestsBySecond.sorted { $0.key < $1.key }
+        printFigure("fleet rate (3 workers, requests_per_s 200): requests per second \(bySecond.map(\.value))")
+        // The budget grants on Redis's clock, before a request leaves; the vendor counts it when it answers, later.
+        // So what was answered by the end of a second was granted before it, and no more than 200 a second since
+        // the queue had work (the bucket starts empty and holds a twentieth of a second; 20 covers that and the
+        // clocks' rounding). This holds however the machine schedules the workers: a worker held up sends late,
+        // never more. On a quiet machine each second after the first sees 199 to 201.
+        var answered = 0
+        for (second, count) in bySecond {
+            answered += count
+            let elapsed = max(0, Double(second + 1) - queuedAt)
+            XCTAssertLessThanOrEqual(Double(answered), 200 * elapsed + 20,
+                                     "by the end of second \(second), \(elapsed) s after queueing: \(bySecond.map(\.value))")
+        }
         XCTAssertEqual(stats.delivered, total)
         XCTAssertEqual(stats.duplicates, [:])
         XCTAssertEqual(stats.count(code: "10027"), 0)
