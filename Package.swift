@@ -73,29 +73,37 @@ let package = Package(
             "PushCore", "CNghttp2", "COpenSSL", "TLSClient",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        // What a push service is to the scheduler (docs/architecture.md, "Providers"): the interface every
-        // provider implements (`PushService`: a request's path, headers, body and credential, what an answer means
-        // per token) and the job as a request sees it. No I/O: a provider module needs only this and PushCore.
-        .target(name: "ProviderKit", dependencies: ["PushCore"]),
+        // The provider kit (docs/architecture.md, "Providers"): all a provider module builds on besides PushCore's
+        // messages. What a push service is to the scheduler (`PushService`: a request's path, headers, body and
+        // credential, what an answer means per token), how a module describes its apps' lanes (`ProviderModule`,
+        // `LanePlan`, `TransportSettings`, rate limits), access tokens (OAuth endpoints through libcurl, their
+        // renewal thread) and the pieces of receipts. The Pusher stage starts the lanes; no module imports it.
+        .target(name: "ProviderKit", dependencies: [
+            "PushCore", "CCurl", "COpenSSL", .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "Pusher", dependencies: [
             "PushCore", "ProviderKit", "CCurl", "COpenSSL", "HTTP2Client", "TLSClient",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
+        // What China's Android vendors share, for their modules to build on: the common payload read once per job,
+        // token-list bodies spliced per request, the vendor object merged last (RFC 7396), the renewal rejections
+        // that pause an app, the vendor's quota day. Names no vendor.
+        .target(name: "AndroidPushKit", dependencies: ["PushCore"]),
         // Apple's APNs (docs/transport.md), the default provider: its message rules, `POST /3/device/<token>`,
         // provider tokens (ES256 JWTs) or client certificates, Apple's answers, its `apns` block and its apps' lanes.
         .target(name: "APNsProvider", dependencies: [
-            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+            "ProviderKit", "PushCore", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/APNs"),
         // Firebase Cloud Messaging HTTP v1 (docs/fcm.md): FCM's message rules, its OAuth service accounts, its answers.
         .target(name: "FCMProvider", dependencies: [
-            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+            "ProviderKit", "PushCore", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/FCM"),
         // Xiaomi MiPush: regId sends of up to 1,000 tokens, its answers per token; Pusher only for a lane's settings.
-        .target(name: "XiaomiProvider", dependencies: ["ProviderKit", "PushCore", "Pusher"], path: "Sources/Providers/Xiaomi"),
+        .target(name: "XiaomiProvider", dependencies: ["ProviderKit", "AndroidPushKit", "PushCore"], path: "Sources/Providers/Xiaomi"),
         // Huawei Push Kit v1 (Android, OAuth client credentials) and v3 (HarmonyOS 5+, PS256 JWT) as a PushService.
         .target(name: "HuaweiProvider", dependencies: [
-            "ProviderKit", "PushCore", "Pusher", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
+            "ProviderKit", "AndroidPushKit", "PushCore", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/Huawei"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
@@ -119,7 +127,7 @@ let package = Package(
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "worker", dependencies: [
-            "PushCore", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability", "Receipts",
+            "PushCore", "ProviderKit", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability", "Receipts",
             // The provider modules (Sources/worker/Providers.swift names each once).
             "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider",
             .product(name: "Logging", package: "swift-log"),
@@ -160,7 +168,8 @@ let package = Package(
         // plain build it replays corpus files through the same property checks.
         .executableTarget(name: "message-fuzzer", dependencies: ["APNsProvider", "PushCore", "FCMProvider"], path: "Fuzz/MessageFuzzer"),
 
-        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator", "FCMProvider",
+        .target(name: "TestSupport", dependencies: ["PushCore", "RedisClient", "QueueProtocol", "PushEmulator", "FCMProvider", "APNsProvider",
+                                                  "ProviderKit", "Pusher",
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
@@ -175,8 +184,9 @@ let package = Package(
         .testTarget(name: "WorkerTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
+        .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "PushCore"]),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
-        .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "Pusher", "PushCore", "TestSupport"]),
+        .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "ProviderKit", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
         .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator",
                                                                 "Receipts", "QueueProtocol", "RedisClient"]),

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ProviderKit
 import PushCore
 
 /// The last stage: sends each job's tokens to its provider's service (the job's `provider`), through the scheduler
@@ -32,20 +33,30 @@ public final class Pusher: Sendable {
         var shutdowns: [@Sendable () async -> Void] = []
         var stops: [@Sendable () -> Void] = []
         do {
-            var context = LaneContext(retry: retry, logger: logger, readiness: readiness, lease: lease, waitBoard: waitBoard,
-                                      sink: sink, cores: cores)
+            let context = LaneContext(logger: logger, readiness: readiness, cores: cores)
             for apps in providers {
-                context.firstBoardLane = transports.count
                 let provider = type(of: apps).provider
                 while allRoutes.count <= provider.index { allRoutes.append([:]) }
                 for app in try apps.makeLanes(context) {
-                    let indices = Array(transports.count..<transports.count + app.lanes.count)
-                    transports += app.lanes
+                    // Stops of this app's own threads first, so that a lane that fails to start ends them too.
+                    if let stop = app.stop { stops.append(stop) }
+                    if let shutdown = app.shutdown { shutdowns.append(shutdown) }
+                    let first = transports.count
+                    // What the app's lanes know together of its credential (refused, paused, held).
+                    let credential = CredentialState()
+                    for plan in app.lanes {
+                        var settings = plan.settings
+                        settings.retry = retry
+                        settings.waitBoard = waitBoard
+                        settings.boardLane = transports.count
+                        transports.append(try Scheduler(settings: settings, service: plan.service, readiness: readiness, logger: logger,
+                                                        credential: credential, lease: lease, sink: sink))
+                    }
+                    let indices = Array(first..<transports.count)
+                    app.started?(indices.map { transports[$0] })
                     appLanes.append((app.app, provider, indices))
                     allRoutes[provider.index][app.app] = indices
                     for topic in app.alsoServes { allRoutes[provider.index][topic] = indices }
-                    if let shutdown = app.shutdown { shutdowns.append(shutdown) }
-                    if let stop = app.stop { stops.append(stop) }
                 }
             }
         } catch {

@@ -3,6 +3,7 @@ import Filter
 import Foundation
 import Logging
 import Merger
+import ProviderKit
 import PushCore
 import Pusher
 import QueueProtocol

@@ -1,6 +1,7 @@
 import APNsProvider
 import FCMProvider
 import HuaweiProvider
+import ProviderKit
 import PushCore
 import Pusher
 import XiaomiProvider

@@ -1,4 +1,5 @@
 import Logging
+import ProviderKit
 import PushCore
 import Pusher
 import QueueProtocol

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Observability
+import ProviderKit
 import PushCore
 import Pusher
 import ServiceLifecycle

@@ -1,6 +1,7 @@
 @testable import FCMProvider
 import PushEmulator
 import Foundation
+@testable import ProviderKit
 import PushCore
 @testable import Pusher
 import TestSupport

@@ -3,6 +3,7 @@ import Foundation
 @testable import PushEmulator
 @testable import HuaweiProvider
 import Pusher
+import ProviderKit
 import PushCore
 import TestSupport
 import XCTest

@@ -1,3 +1,4 @@
+import AndroidPushKit
 import Foundation
 @testable import HuaweiProvider
 import Logging
@@ -122,7 +123,7 @@ final class HuaweiReceiptTests: RedisTestCase {
     }
 
     func testRequestsCarryTheMessageIDAsTheirReceiptTag() {
-        let payload = AndroidPayload(bytes: Array(#"{"notification":{"title":"A","body":"b"}}"#.utf8))
+        let payload = AndroidPayload(bytes: Array(#"{"notification":{"title":"A","body":"b"}}"#.utf8), vendorKey: "huawei")
         let v1 = HuaweiV1Request.document(payload, category: "IM", ttlSeconds: nil, collapseID: nil, messageID: "m-1",
                                           receiptTag: HuaweiReceiptTag.of(messageID: "m-1"))
         XCTAssertEqual(v1["message"]?["android"]?["bi_tag"]?.stringValue, "m-1")

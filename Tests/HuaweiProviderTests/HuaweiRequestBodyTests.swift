@@ -1,3 +1,4 @@
+import AndroidPushKit
 import Foundation
 @testable import HuaweiProvider
 import ProviderKit
@@ -13,14 +14,14 @@ final class HuaweiRequestBodyTests: XCTestCase {
 
     private func v1(_ payload: String, category: String = "IM", ttl: Int64? = nil, collapseID: String? = nil,
                     tokens: [String] = ["t1", "t2"]) -> String {
-        let document = HuaweiV1Request.document(AndroidPayload(bytes: Array(payload.utf8)), category: category, ttlSeconds: ttl,
+        let document = HuaweiV1Request.document(AndroidPayload(bytes: Array(payload.utf8), vendorKey: "huawei"), category: category, ttlSeconds: ttl,
                                                 collapseID: collapseID)
         return String(decoding: TokenListBody(document: document, path: ["message"]).body(tokens: tokens), as: UTF8.self)
     }
 
     private func v3(_ payload: String, category: String = "IM", ttl: Int64? = nil, collapseID: String? = nil,
                     tokens: [String] = ["t1", "t2"]) -> String {
-        let document = HuaweiV3Request.document(AndroidPayload(bytes: Array(payload.utf8)), category: category, ttlSeconds: ttl,
+        let document = HuaweiV3Request.document(AndroidPayload(bytes: Array(payload.utf8), vendorKey: "huawei"), category: category, ttlSeconds: ttl,
                                                 collapseID: collapseID)
         return String(decoding: TokenListBody(document: document, path: ["target"]).body(tokens: tokens), as: UTF8.self)
     }
@@ -28,7 +29,7 @@ final class HuaweiRequestBodyTests: XCTestCase {
     /// Without a collapse id, the notification id is the hash of the message's id: a batch sent again replaces
     /// what the phone shows (no tag: nothing to collapse with), and distinct messages stack.
     func testTheNotificationIDIsTheMessageIDsHashWithoutACollapseID() {
-        let payload = AndroidPayload(bytes: Array(#"{"notification":{"body":"hi"}}"#.utf8))
+        let payload = AndroidPayload(bytes: Array(#"{"notification":{"body":"hi"}}"#.utf8), vendorKey: "huawei")
         let v1 = HuaweiV1Request.document(payload, category: "IM", ttlSeconds: nil, collapseID: nil, messageID: "m-7")
         XCTAssertEqual(v1["message"]?["android"]?["notification"]?["notify_id"], .number(String(CollapseNotifyID.of("m-7"))))
         XCTAssertNil(v1["message"]?["android"]?["notification"]?["tag"])

@@ -68,4 +68,24 @@ final class ProviderNamesTests: XCTestCase {
         XCTAssertTrue(try modules().contains("APNs"), "the default provider is a module too")
         XCTAssertFalse(allowed("Sources/Providers/FCM/FCMService.swift", module: "APNs"), "FCM's exception is its parser's alone")
     }
+
+    /// A provider module builds on the provider kit (`ProviderKit`, and `AndroidPushKit` for the Android vendors)
+    /// and PushCore, never on the Pusher stage, which starts the lanes it describes: no file of a module imports it,
+    /// and no provider target depends on it.
+    func testNoProviderModuleImportsThePusherStage() throws {
+        var offenders: [String] = []
+        for path in sourceFiles() where path.hasPrefix("Sources/Providers/") {
+            let text = try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+            if text.split(separator: "\n").contains(where: { $0.hasPrefix("import Pusher") || $0.hasPrefix("@testable import Pusher") }) {
+                offenders.append(path)
+            }
+        }
+        XCTAssertEqual(offenders, [], "a provider module imports the provider kit, not the Pusher")
+        let manifest = try String(contentsOf: root.appendingPathComponent("Package.swift"), encoding: .utf8)
+        for target in manifest.components(separatedBy: ".target(name: ").dropFirst() {
+            let declaration = target.components(separatedBy: ".target(name: ").first ?? target
+            guard declaration.contains("path: \"Sources/Providers/") else { continue }
+            XCTAssertFalse(declaration.contains("\"Pusher\""), "\(declaration.prefix(40)) depends on the Pusher stage")
+        }
+    }
 }

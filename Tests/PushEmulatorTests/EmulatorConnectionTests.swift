@@ -2,6 +2,7 @@ import APNsProvider
 import PushEmulator
 import Foundation
 import PushCore
+import ProviderKit
 import Pusher
 import TestSupport
 import XCTest

@@ -2,6 +2,7 @@
 import Foundation
 import PushCore
 @testable import PushEmulator
+@testable import ProviderKit
 @testable import Pusher
 import TestSupport
 import XCTest

@@ -1,5 +1,6 @@
 @testable import FCMProvider
 import PushCore
+@testable import ProviderKit
 @testable import Pusher
 import TestSupport
 import XCTest

@@ -1,5 +1,6 @@
 import Foundation
 import PushCore
+@testable import ProviderKit
 @testable import Pusher
 import TestSupport
 import XCTest

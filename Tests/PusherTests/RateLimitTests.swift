@@ -1,3 +1,4 @@
+@testable import ProviderKit
 @testable import Pusher
 import PushCore
 import XCTest

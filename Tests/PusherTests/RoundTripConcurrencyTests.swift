@@ -1,6 +1,7 @@
 @testable import APNsProvider
 import Foundation
 import PushCore
+import ProviderKit
 import Pusher
 import TestSupport
 import XCTest

@@ -1,6 +1,7 @@
 @testable import FCMProvider
 import Foundation
 import PushCore
+@testable import ProviderKit
 @testable import Pusher
 import TestSupport
 import XCTest

@@ -2,6 +2,7 @@
 import Foundation
 import Logging
 import PushCore
+import ProviderKit
 import Pusher
 import TestSupport
 import XCTest

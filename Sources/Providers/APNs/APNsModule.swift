@@ -1,5 +1,5 @@
 import Foundation
-import Pusher
+import ProviderKit
 import PushCore
 
 /// Apple Push Notification service as the worker builds it (`ProviderModule`, docs/transport.md): the default
@@ -101,35 +101,28 @@ public struct APNsModule: ProviderModule {
         let count = settings.transportThreads > 0 ? settings.transportThreads : max(1, min(settings.connections, perCore))
         var made: [ProviderAppLanes] = []
         var byCredential: [AppCredential: Int] = [:]
-        var boardLane = context.firstBoardLane
-        do {
-            for app in settings.apps {
-                if let existing = byCredential[app.credential] {
-                    made[existing].alsoServes.append(app.topic)
-                    continue
-                }
-                var provider: ProviderToken?
-                var certificate: (file: String, password: Secret)?
-                switch app.credential {
-                case .token(let teamID, let keyID, let keyFile):
-                    let signer = try JWTSigner(keyFile: keyFile, keyID: keyID, teamID: teamID)
-                    provider = ProviderToken(signer: signer, app: app.topic)
-                    _ = try provider?.current()  // fail at startup, not on the first message
-                case .certificate(let file, let password):
-                    try ClientCertificate.validate(file: file, password: password.value)
-                    certificate = (file, password)
-                }
-                let lanes = try context.startLanes(
-                    count: count, firstLane: boardLane, credential: CredentialState(),
-                    settings: { lane in transportSettings(app: app.topic, certificate: certificate, lane: lane, lanes: count) },
-                    service: { APNsService(provider: provider) })
-                byCredential[app.credential] = made.count
-                made.append(ProviderAppLanes(app: app.topic, lanes: lanes))
-                boardLane += lanes.count
+        for app in settings.apps {
+            if let existing = byCredential[app.credential] {
+                made[existing].alsoServes.append(app.topic)
+                continue
             }
-        } catch {
-            made.forEach { $0.abort() }
-            throw error
+            var provider: ProviderToken?
+            var certificate: (file: String, password: Secret)?
+            switch app.credential {
+            case .token(let teamID, let keyID, let keyFile):
+                let signer = try JWTSigner(keyFile: keyFile, keyID: keyID, teamID: teamID)
+                provider = ProviderToken(signer: signer, app: app.topic)
+                _ = try provider?.current()  // fail at startup, not on the first message
+            case .certificate(let file, let password):
+                try ClientCertificate.validate(file: file, password: password.value)
+                certificate = (file, password)
+            }
+            let lanes = try context.lanes(
+                count: count,
+                settings: { lane in transportSettings(app: app.topic, certificate: certificate, lane: lane, lanes: count) },
+                service: { APNsService(provider: provider) })
+            byCredential[app.credential] = made.count
+            made.append(ProviderAppLanes(app: app.topic, lanes: lanes))
         }
         return made
     }

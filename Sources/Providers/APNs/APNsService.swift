@@ -4,17 +4,17 @@ import PushCore
 /// APNs as the scheduler sees it (docs/transport.md): `POST /3/device/<token>` with the job's payload as is,
 /// the `apns-*` headers, a provider token (JWT) or a client certificate, and Apple's answers classified by
 /// `APNsResponseClassifier`.
-final class APNsService: PushService {
-    let name = "APNs"
-    let metrics = ServiceMetrics.of(.apns)
+public final class APNsService: PushService {
+    public let name = "APNs"
+    public let metrics = ServiceMetrics.of(.apns)
     /// The JWT of a token-authenticated app; nil with a client certificate.
     private let provider: ProviderToken?
 
-    init(provider: ProviderToken?) {
+    public init(provider: ProviderToken?) {
         self.provider = provider
     }
 
-    func authorization() -> Authorization {
+    public func authorization() -> Authorization {
         guard let provider else { return .none }
         do {
             let token = try provider.current()
@@ -25,11 +25,11 @@ final class APNsService: PushService {
         }
     }
 
-    func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) {
+    public func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) {
         ("/3/device/", job.job.tokens[tokens.first])
     }
 
-    func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] {
+    public func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)] {
         let headers = job.job.headers
         var fields: [(name: String, value: String)] = [
             ("apns-topic", headers.topic),
@@ -44,9 +44,9 @@ final class APNsService: PushService {
         return fields
     }
 
-    func body(for job: JobContext, tokens: RequestTokens) -> RequestBody { .payload }
+    public func body(for job: JobContext, tokens: RequestTokens) -> RequestBody { .payload }
 
-    func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
+    public func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer {
         let decision = decide(status: status, body: body)
         return ServiceAnswer(decision, reason: decision.reason)
     }
@@ -66,7 +66,7 @@ final class APNsService: PushService {
         }
     }
 
-    func renew(generation: Int) {
+    public func renew(generation: Int) {
         // Renewal respects the 20-minute rule inside ProviderToken; if refused, the retry goes with the old one.
         _ = try? provider?.expired(generation: generation)
     }

@@ -1,5 +1,5 @@
+import ProviderKit
 import PushCore
-import Pusher
 
 /// Where a service account gets its access tokens: the assertion it signs (RS256 with its key) and the endpoint
 /// that exchanges it, `fcm.token_uri` when set, else the file's `token_uri`. One place for the worker's lanes

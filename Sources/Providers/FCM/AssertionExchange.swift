@@ -1,5 +1,5 @@
+import ProviderKit
 import PushCore
-import Pusher
 
 extension TokenEndpoint {
     /// Signs an assertion with `signer` now and exchanges it; a key that cannot sign is a refusal (nothing to retry).

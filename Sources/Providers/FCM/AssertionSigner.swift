@@ -1,7 +1,6 @@
 import COpenSSL
 import Foundation
 import PushCore
-import Pusher
 
 /// The JWT a service account presents to Google's token endpoint (the JWT-bearer grant, RFC 7523):
 /// RS256 (RSA PKCS#1 v1.5 with SHA-256, not the ES256 of Apple's tokens), `kid` = `private_key_id`, claims `iss`,

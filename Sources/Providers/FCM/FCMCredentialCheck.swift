@@ -1,5 +1,5 @@
+import ProviderKit
 import PushCore
-import Pusher
 
 /// A service account that loads and signs, but gets no access token (`worker check-config`).
 public struct FCMCredentialError: Error, CustomStringConvertible, Equatable {

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import Pusher
+import ProviderKit
 import PushCore
 
 /// Makes the scheduler lanes of every FCM app (docs/fcm.md): one access token per service account
@@ -18,7 +18,6 @@ enum FCMLanes {
         var byProject: [String: Int] = [:]
         var made: [ProviderAppLanes] = []
         var caches: [AccessTokenCache] = []
-        var boardLane = context.firstBoardLane
         do {
             for app in fcm.apps {
                 let entry: (account: ServiceAccount, cache: AccessTokenCache, readiness: AccessTokenReadiness)
@@ -39,17 +38,14 @@ enum FCMLanes {
                     made[existing].alsoServes.append(app.topic)
                     continue
                 }
-                let lanes = try context.startLanes(
-                    count: count, firstLane: boardLane, credential: CredentialState(),
+                let lanes = try context.lanes(
+                    count: count,
                     settings: { lane in transportSettings(fcm, app: app.topic, lanes: count, lane: lane) },
                     service: { FCMService(projectID: project, tokens: entry.cache) })
-                entry.cache.wakeOnChange(lanes)
                 byProject[key] = made.count
-                made.append(ProviderAppLanes(app: app.topic, lanes: lanes))
-                boardLane += lanes.count
+                made.append(ProviderAppLanes(app: app.topic, lanes: lanes, started: { [cache = entry.cache] in cache.wakeOnChange($0) }))
             }
         } catch {
-            made.forEach { $0.abort() }
             caches.forEach { $0.stop() }
             throw error
         }

@@ -1,5 +1,5 @@
 import Foundation
-import Pusher
+import ProviderKit
 import PushCore
 
 /// Firebase Cloud Messaging HTTP v1 as the worker builds it (`ProviderModule`, docs/fcm.md): its name and message

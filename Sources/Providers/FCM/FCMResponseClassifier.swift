@@ -1,7 +1,6 @@
 import Foundation
 import ProviderKit
 import PushCore
-import Pusher
 
 /// What one FCM answer means (docs/fcm.md, "Answers"): the error code is FCM's `error.details[].errorCode`
 /// where an FcmError detail names one, else `error.status`. Reasons are those codes exactly, so tools can select

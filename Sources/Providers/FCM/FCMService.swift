@@ -1,6 +1,5 @@
 import ProviderKit
 import PushCore
-import Pusher
 
 /// FCM HTTP v1 as the scheduler sees it (docs/fcm.md): `POST /v1/projects/<project>/messages:send` with
 /// `{"message":{<payload>,"token":"<token>"}}`, a Bearer access token shared by every request of the service

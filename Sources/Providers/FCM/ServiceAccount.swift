@@ -1,7 +1,6 @@
 import COpenSSL
 import Foundation
 import PushCore
-import Pusher
 import TLSClient
 
 /// What is wrong with a service account file or its key; always names the file, never the key's text.

@@ -1,4 +1,4 @@
-import Pusher
+import ProviderKit
 import PushCore
 
 /// A v1 app's bearer: an OAuth 2.0 access token from Huawei's token endpoint for the client-credentials grant,

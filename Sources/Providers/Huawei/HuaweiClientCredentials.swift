@@ -1,6 +1,6 @@
 import Foundation
+import ProviderKit
 import PushCore
-import Pusher
 
 /// A v1 app's OAuth 2.0 client: its id (the `app_id`) and the secret read from `client_secret_file`. The secret is
 /// a `Secret`: no `description`, dump or log line shows it, and errors name the file only.

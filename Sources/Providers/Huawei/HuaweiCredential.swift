@@ -1,4 +1,3 @@
-import Pusher
 import ProviderKit
 import PushCore
 

@@ -1,5 +1,4 @@
 import Foundation
-import Pusher
 import PushCore
 
 /// A v3 app's bearer (HarmonyOS 5+ has no token exchange): a JWT the service account signs itself, PS256, header

@@ -1,4 +1,4 @@
-import Pusher
+import ProviderKit
 import PushCore
 
 /// How a Huawei app's lanes reach Push Kit: our own HTTP/2 sessions where the server offers h2 by ALPN, libcurl's

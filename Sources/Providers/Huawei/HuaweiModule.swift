@@ -1,6 +1,5 @@
 import Foundation
 import ProviderKit
-import Pusher
 import PushCore
 
 /// Huawei Push Kit as the worker builds it (`ProviderModule`): its name and message rules, its `huawei` block, its
@@ -127,7 +126,6 @@ public struct HuaweiModule: ProviderModule {
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
         let metrics = ServiceMetrics.of(Self.provider)
         var made: [ProviderAppLanes] = []
-        var boardLane = context.firstBoardLane
         do {
             for app in settings.apps {
                 let tokenReadiness = AccessTokenReadiness(readiness: context.readiness, app: app.topic, service: "Huawei")
@@ -140,31 +138,19 @@ public struct HuaweiModule: ProviderModule {
                 let count = context.laneCount(connections: settings.connections)
                 let rate = HuaweiLaneSettings.rateLimit(for: app)
                 let deliveries = AppDeliveryRecord.of(provider: Self.provider, app: app.topic)
-                let lanes: [Scheduler]
-                do {
-                    lanes = try context.startLanes(
-                        count: count, firstLane: boardLane, credential: CredentialState(),
-                        settings: {
-                            HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rate, lanes: count, lane: $0)
-                        },
-                        service: {
-                            HuaweiService(app: app, credential: credential, deliveries: deliveries, metrics: metrics, logger: context.logger)
-                        })
-                } catch {
-                    cache?.stop()
-                    throw error
-                }
-                cache?.wakeOnChange(lanes)
-                var appLanes = ProviderAppLanes(app: app.topic, lanes: lanes)
+                var appLanes = ProviderAppLanes(app: app.topic, lanes: try context.lanes(
+                    count: count,
+                    settings: { HuaweiLaneSettings.transportSettings(for: app, settings: settings, rateLimit: rate, lanes: count, lane: $0) },
+                    service: { HuaweiService(app: app, credential: credential, deliveries: deliveries, metrics: metrics, logger: context.logger) }))
                 if let cache {
+                    appLanes.started = { cache.wakeOnChange($0) }
                     appLanes.shutdown = { @Sendable in await cache.shutdown() }
                     appLanes.stop = { @Sendable in cache.stop() }
                 }
                 made.append(appLanes)
-                boardLane += lanes.count
             }
         } catch {
-            made.forEach { $0.abort() }
+            made.forEach { $0.stop?() }
             throw error
         }
         return made

@@ -1,7 +1,6 @@
 import Foundation
 import ProviderKit
 import PushCore
-import Pusher
 
 /// One app's receipt credential: the HMAC secret of its callback (from `receipt_secret_file`) and the callback's
 /// user name. Huawei signs each callback with `Base64(HMAC-SHA256(secret, timestamp + nonce + userName))` in

@@ -1,4 +1,4 @@
-import Pusher
+import ProviderKit
 
 /// Push Kit's send paths. The id comes from the configuration (v1's `app_id`) or the key file (v3's `project_id`)
 /// and is percent-encoded as one path segment: a slash or a `?` in it must not send the app's messages elsewhere.

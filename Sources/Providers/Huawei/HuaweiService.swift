@@ -1,5 +1,5 @@
+import AndroidPushKit
 import Logging
-import Pusher
 import ProviderKit
 import PushCore
 
@@ -112,7 +112,7 @@ public final class HuaweiService: PushService {
             }
             return cached.body
         }
-        let payload = AndroidPayload(bytes: job.job.payload)
+        let payload = AndroidPayload(bytes: job.job.payload, vendorKey: "huawei")
         let made = CachedBody(payload: payload, ttl: ttl,
                               body: makeBody(payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass),
                                              messageID: job.job.firstSourceID))

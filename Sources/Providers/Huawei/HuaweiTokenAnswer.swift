@@ -1,4 +1,4 @@
-import Pusher
+import ProviderKit
 import PushCore
 
 /// What Huawei's OAuth endpoint said to a client-credentials grant. Its success is RFC 6749's

@@ -1,3 +1,4 @@
+import AndroidPushKit
 import ProviderKit
 import PushCore
 
@@ -10,7 +11,7 @@ import PushCore
 /// - HTTP 200 and code 0: delivered, except the regIds `data.bad_regids` names: feedback `Unregistered` each
 ///   (which `AllTokensRefusedRule` turns into dead letters when every regId is named while the app is quiet: a
 ///   wrong region host or a wrong app, since Xiaomi lists regIds of another region as invalid).
-/// - HTTP 200 and another code: by `XiaomiCode`; a 10034 waits for the next Xiaomi day (`XiaomiQuotaDay`); a
+/// - HTTP 200 and another code: by `XiaomiCode`; a 10034 waits for the next Xiaomi day (`QuotaDay`, `quota_reset`); a
 ///   27001 (the channel) pauses the app, since every message of it would meet the same refusal (the service makes
 ///   it a dead letter when the message's own `xiaomi` object chose the channel).
 /// - HTTP 200 whose body is no MiPush answer (a proxy's page): retried. Marking it delivered could lose every
@@ -29,7 +30,7 @@ enum XiaomiAnswerClassifier {
 
     /// `regIDs` are the job's tokens, `tokens` the request's indices into them.
     static func classify(status: Int, body: [UInt8], retryAfter: String?, tokens: RequestTokens, regIDs: [String],
-                         nowMillis: Int64, quotaDay: XiaomiQuotaDay) -> ServiceAnswer {
+                         nowMillis: Int64, quotaDay: QuotaDay) -> ServiceAnswer {
         if status == 200 {
             let answer = XiaomiAnswerBody(body)
             guard let code = answer.code else {
@@ -51,7 +52,7 @@ enum XiaomiAnswerClassifier {
     }
 
     static func classify(code: Int64, _ answer: XiaomiAnswerBody, tokens: RequestTokens, regIDs: [String], nowMillis: Int64,
-                         quotaDay: XiaomiQuotaDay) -> ServiceAnswer {
+                         quotaDay: QuotaDay) -> ServiceAnswer {
         let text = String(code)
         switch XiaomiCode.kind(of: code) {
         case .success:

@@ -1,6 +1,6 @@
 import Foundation
+import ProviderKit
 import PushCore
-import Pusher
 
 /// Where Xiaomi delivers an app's receipts: `<callback_url>/receipts/xiaomi/<secret path>`. MiPush signs nothing it
 /// calls back with, so the URL itself is the credential: its last segment is made from the app's AppSecret (hex of

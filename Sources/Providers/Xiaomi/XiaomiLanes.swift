@@ -1,4 +1,4 @@
-import Pusher
+import ProviderKit
 import PushCore
 
 /// The transport side of a Xiaomi app's lanes: the `TransportSettings` a `Scheduler` lane runs with, and the

@@ -1,6 +1,5 @@
 import Foundation
 import ProviderKit
-import Pusher
 import PushCore
 
 /// Xiaomi MiPush as the worker builds it (`ProviderModule`): its name and message rules, its `xiaomi` block, its
@@ -102,25 +101,15 @@ public struct XiaomiModule: ProviderModule {
     /// deliveries; the secret read once per lane's service (a missing file is an error naming it).
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
         let metrics = ServiceMetrics.of(Self.provider)
-        var made: [ProviderAppLanes] = []
-        var boardLane = context.firstBoardLane
-        do {
-            for app in settings.apps {
-                let count = context.laneCount(connections: settings.connections)
-                let rate = XiaomiLanes.rateLimit(for: app)
-                let deliveries = AppDeliveryRecord.of(provider: Self.provider, app: app.topic)
-                let lanes = try context.startLanes(
-                    count: count, firstLane: boardLane, credential: CredentialState(),
-                    settings: { XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: $0, lanes: count) },
-                    service: { try XiaomiService(app: app, settings: settings, metrics: metrics, deliveries: deliveries) })
-                made.append(ProviderAppLanes(app: app.topic, lanes: lanes))
-                boardLane += lanes.count
-            }
-        } catch {
-            made.forEach { $0.abort() }
-            throw error
+        return try settings.apps.map { app in
+            let count = context.laneCount(connections: settings.connections)
+            let rate = XiaomiLanes.rateLimit(for: app)
+            let deliveries = AppDeliveryRecord.of(provider: Self.provider, app: app.topic)
+            return ProviderAppLanes(app: app.topic, lanes: try context.lanes(
+                count: count,
+                settings: { XiaomiLanes.transportSettings(for: app, in: settings, rateLimit: rate, lane: $0, lanes: count) },
+                service: { try XiaomiService(app: app, settings: settings, metrics: metrics, deliveries: deliveries) }))
         }
-        return made
     }
 
     /// Each app's secret file read and checked as the lanes read it (MiPush has no way to test a key without

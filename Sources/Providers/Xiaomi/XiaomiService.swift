@@ -1,3 +1,4 @@
+import AndroidPushKit
 import ProviderKit
 import PushCore
 
@@ -24,7 +25,7 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
     public let batchLimit = XiaomiService.maxRegIDsPerRequest
     public let app: XiaomiApp
     private let secret: Secret
-    private let quotaDay: XiaomiQuotaDay
+    private let quotaDay: QuotaDay
     private let deliveries: AppDeliveryRecord
     private let wallMillis: @Sendable () -> Int64
     /// Where the app's receipts go (`extra.callback`), nil without a `callback_url`.
@@ -36,9 +37,9 @@ public final class XiaomiService: PushService, CustomStringConvertible, CustomRe
     public init(app: XiaomiApp, settings: XiaomiSettings, metrics: ServiceMetrics, deliveries: AppDeliveryRecord = AppDeliveryRecord(),
                 wallMillis: @escaping @Sendable () -> Int64 = { WallClock.nowMillis() }) throws(XiaomiSetupError) {
         let secret = try XiaomiAppSecret.read(file: app.appSecretFile)
-        let quotaDay: XiaomiQuotaDay
+        let quotaDay: QuotaDay
         do {
-            quotaDay = try XiaomiQuotaDay(parsing: settings.quotaReset)
+            quotaDay = try QuotaDay(parsing: settings.quotaReset)
         } catch {
             throw XiaomiSetupError("xiaomi.quota_reset: \(error.description)")
         }

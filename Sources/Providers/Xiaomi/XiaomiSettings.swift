@@ -1,3 +1,4 @@
+import AndroidPushKit
 import PushCore
 
 /// The `xiaomi` block of the configuration: where MiPush is, how many connections an app keeps, when
@@ -54,7 +55,7 @@ public struct XiaomiSettings: Sendable, Equatable {
         if maxConnections < max(1, connections) { found.append("xiaomi.max_connections must be at least xiaomi.connections") }
         if requestTimeoutMillis < 1 { found.append("xiaomi.request_timeout_ms must be at least 1") }
         do {
-            _ = try XiaomiQuotaDay(parsing: quotaReset)
+            _ = try QuotaDay(parsing: quotaReset)
         } catch {
             found.append("xiaomi.quota_reset: \(error.description)")
         }

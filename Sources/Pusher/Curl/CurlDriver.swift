@@ -187,8 +187,3 @@ final class CurlHeaderList {
 
     deinit { if let list { curl_slist_free_all(list) } }
 }
-
-enum CurlGlobal {
-    private static let once: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
-    static func initialize() { _ = once }
-}

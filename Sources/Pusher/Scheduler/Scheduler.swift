@@ -17,7 +17,7 @@ import Synchronization
 /// hand it), `+Loop` (the thread's turn and its sleep), `+Starting` (admission, the fence, expiry), `+Completions`
 /// (what an answer means), `+Deadlines` (timeouts and limits), `+Credential` (the pause and readiness),
 /// `+Isolation` (the wait board) and `+Metrics` (what it reports).
-public final class Scheduler: @unchecked Sendable {
+public final class Scheduler: LaneWaking, @unchecked Sendable {
     // Shared with submitters: guarded by `intake`. Everything else below is confined to the thread.
     struct Intake: ~Copyable {
         /// Submitted batches as they came: appending a batch retains one array, where appending its jobs would

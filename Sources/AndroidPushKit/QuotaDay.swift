@@ -1,15 +1,15 @@
-/// When Xiaomi's day rolls over (`xiaomi.quota_reset`): an app whose daily quota is spent (code 10034) waits
-/// until then. Xiaomi does not say when its day begins; Beijing midnight (`00:00+08:00`) is assumed, so the time
-/// is configuration: if the assumption is wrong the app waits too long or retries too early, and each early try
-/// is one more 10034 and one more wait, never a message lost.
+/// When a vendor's day rolls over (a block's `quota_reset`): an app whose daily quota is spent waits until then.
+/// The vendors do not all say when their day begins; Beijing midnight (`00:00+08:00`) is the usual reading, so the
+/// time is configuration: if it is wrong the app waits too long or retries too early, and each early try is one
+/// more over-quota answer and one more wait, never a message lost.
 ///
 /// Pure arithmetic on UNIX milliseconds, checked: no input traps.
-public struct XiaomiQuotaDay: Sendable, Equatable {
+public struct QuotaDay: Sendable, Equatable {
     public static let millisPerDay: Int64 = 86_400_000
     /// Beijing midnight, 16:00 UTC.
-    public static let beijingMidnight = XiaomiQuotaDay(resetMillisUTC: 16 * 3_600_000)
+    public static let beijingMidnight = QuotaDay(resetMillisUTC: 16 * 3_600_000)
 
-    /// Milliseconds after 00:00 UTC at which a Xiaomi day begins, in 0..<`millisPerDay`.
+    /// Milliseconds after 00:00 UTC at which a vendor's day begins, in 0..<`millisPerDay`.
     public let resetMillisUTC: Int64
 
     /// Any value, taken modulo a day.
@@ -21,7 +21,7 @@ public struct XiaomiQuotaDay: Sendable, Equatable {
     /// `HH:MM+HH:MM` or `HH:MM-HH:MM`: the local time the day begins and that place's offset from UTC (up to
     /// 14 hours), as `00:00+08:00`. Nothing else is accepted, so a typo is a startup error rather than a day that
     /// rolls over at a time nobody meant.
-    public init(parsing text: String) throws(XiaomiSetupError) {
+    public init(parsing text: String) throws(QuotaDayFormatError) {
         let bytes = Array(text.utf8)
         func number(_ at: Int) -> Int? {
             let (tens, ones) = (bytes[at], bytes[at + 1])
@@ -32,11 +32,11 @@ public struct XiaomiQuotaDay: Sendable, Equatable {
               bytes[5] == UInt8(ascii: "+") || bytes[5] == UInt8(ascii: "-"),
               let hour = number(0), let minute = number(3), let offsetHours = number(6), let offsetMinutes = number(9)
         else {
-            throw XiaomiSetupError("\"\(text.prefix(40))\" is not HH:MM+HH:MM (e.g. 00:00+08:00, Beijing midnight)")
+            throw QuotaDayFormatError("\"\(text.prefix(40))\" is not HH:MM+HH:MM (e.g. 00:00+08:00, Beijing midnight)")
         }
-        guard hour < 24, minute < 60 else { throw XiaomiSetupError("\"\(text)\": the time must be 00:00 to 23:59") }
+        guard hour < 24, minute < 60 else { throw QuotaDayFormatError("\"\(text)\": the time must be 00:00 to 23:59") }
         guard offsetMinutes < 60, offsetHours * 60 + offsetMinutes <= 14 * 60 else {
-            throw XiaomiSetupError("\"\(text)\": the UTC offset must be -14:00 to +14:00")
+            throw QuotaDayFormatError("\"\(text)\": the UTC offset must be -14:00 to +14:00")
         }
         let local = Int64(hour * 60 + minute) * 60_000
         let offset = Int64(offsetHours * 60 + offsetMinutes) * 60_000 * (bytes[5] == UInt8(ascii: "+") ? 1 : -1)
@@ -57,4 +57,11 @@ public struct XiaomiQuotaDay: Sendable, Equatable {
         let (next, over) = start.addingReportingOverflow(resetMillisUTC)
         return overflow || over ? .max : next
     }
+}
+
+/// A `quota_reset` that is not `HH:MM+HH:MM`: one sentence naming the value.
+public struct QuotaDayFormatError: Error, Equatable, CustomStringConvertible {
+    public let description: String
+
+    public init(_ description: String) { self.description = description }
 }

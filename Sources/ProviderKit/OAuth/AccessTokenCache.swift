@@ -34,7 +34,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     private let maxBackoffSeconds: Double
     private let onChange: (@Sendable (AccessTokenState) -> Void)?
     /// Lanes sleeping while no token could be had: woken after each change of state.
-    private let sleepers = Locked<[Scheduler]>([])
+    private let sleepers = Locked<[any LaneWaking]>([])
     private let logger: Logger
     // Guards `machine` and wakes the renewal thread; never held across the exchange.
     private let condition = NSCondition()
@@ -109,7 +109,7 @@ public final class AccessTokenCache: @unchecked Sendable, CustomStringConvertibl
     }
 
     /// Wakes `lanes` after each change of state (a token granted after a wait: they send at once).
-    public func wakeOnChange(_ lanes: [Scheduler]) {
+    public func wakeOnChange(_ lanes: [any LaneWaking]) {
         sleepers.withLock { $0 += lanes }
     }
 

@@ -5,7 +5,7 @@ import PushCore
 extension JSONValue {
     /// A copy with `key` set to `value` (replaced where present, appended otherwise); nil leaves it as it is.
     /// Only for objects: anything else comes back unchanged.
-    func setting(_ key: String, _ value: JSONValue?) -> JSONValue {
+    public func setting(_ key: String, _ value: JSONValue?) -> JSONValue {
         guard let value, case .object(var members) = self else { return self }
         if let index = members.firstIndex(where: { $0.key == key }) {
             members[index].value = value
@@ -16,7 +16,7 @@ extension JSONValue {
     }
 
     /// A copy without the members named in `keys` (an object; anything else unchanged).
-    func removing(_ keys: Set<String>) -> JSONValue {
+    public func removing(_ keys: Set<String>) -> JSONValue {
         guard case .object(let members) = self else { return self }
         return .object(members.filter { !keys.contains($0.key) })
     }

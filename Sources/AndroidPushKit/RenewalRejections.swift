@@ -12,8 +12,9 @@
 /// 4. any answer showing the credential accepted ends it.
 ///
 /// A value type, confined to one lane's thread (each lane has its own service).
-struct RenewalRejections: Equatable {
-    enum State: Equatable {
+
+public struct RenewalRejections: Equatable, Sendable {
+    public enum State: Equatable, Sendable {
         case accepted
         /// The credential of this generation was rejected and renewed.
         case renewing(after: Int)
@@ -21,17 +22,20 @@ struct RenewalRejections: Equatable {
         case refusing
     }
 
-    private(set) var state = State.accepted
-    /// `authorization()` owes one refusal, to start the pause.
-    private(set) var pauseOwed = false
-    /// Times a renewed credential was rejected again (tests, logs).
-    private(set) var refusals = 0
+    public private(set) var state = State.accepted
 
-    var isRefusing: Bool { state == .refusing }
+    /// `authorization()` owes one refusal, to start the pause.
+    public private(set) var pauseOwed = false
+    /// Times a renewed credential was rejected again (tests, logs).
+    public private(set) var refusals = 0
+
+    public init() {}
+
+    public var isRefusing: Bool { state == .refusing }
 
     /// The scheduler renews the credential of `generation` after a rejection. True when this is a renewed
     /// credential rejected again: the app is to pause.
-    mutating func rejected(generation: Int) -> Bool {
+    public mutating func rejected(generation: Int) -> Bool {
         switch state {
         case .accepted:
             state = .renewing(after: generation)
@@ -47,13 +51,13 @@ struct RenewalRejections: Equatable {
     }
 
     /// Whether `authorization()` must refuse now (once per pause begun).
-    mutating func takeOwedPause() -> Bool {
+    public mutating func takeOwedPause() -> Bool {
         defer { pauseOwed = false }
         return pauseOwed
     }
 
     /// An answer showed the credential accepted: a later rejection is a first one again.
-    mutating func accepted() {
+    public mutating func accepted() {
         state = .accepted
         pauseOwed = false
     }

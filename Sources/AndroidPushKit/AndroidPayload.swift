@@ -1,24 +1,25 @@
 import PushCore
 
 /// The message's payload in the one shape every Android vendor takes (docs/vendors.md: Firebase's shape, so producers write one):
-/// `notification` {`title`, `body`, `image`}, `data` {string: string}, and the `huawei` object whose members go
-/// into Huawei's request as they are, last. Read from the job's payload bytes once per job.
+/// `notification` {`title`, `body`, `image`}, `data` {string: string}, and the vendor's own object (named after the
+/// provider) whose members go into the vendor's request as they are, last. Read from the job's payload bytes once per
+/// job.
 ///
 /// Validating the shape is the message parser's work, before a message is claimed; here a payload that is not
 /// what it should be (not JSON, a field of another type) never traps: what cannot be read counts as absent, and
-/// whatever Huawei then refuses for the whole request is a dead letter with its code.
-struct AndroidPayload: Equatable {
-    var title: String?
-    var body: String?
-    var image: String?
+/// whatever the vendor then refuses for the whole request is a dead letter with its code.
+public struct AndroidPayload: Equatable, Sendable {
+    public var title: String?
+    public var body: String?
+    public var image: String?
     /// Whether the payload has a `notification` object at all (else a data message).
-    var hasNotification = false
+    public var hasNotification = false
     /// `data` as given (an object of strings), nil when absent or empty.
-    var data: JSONValue?
-    /// The `huawei` object, nil when absent (anything but an object is ignored).
-    var vendor: JSONValue?
+    public var data: JSONValue?
+    /// The vendor's object, nil when absent (anything but an object is ignored).
+    public var vendor: JSONValue?
 
-    init(title: String? = nil, body: String? = nil, image: String? = nil, hasNotification: Bool = false,
+    public init(title: String? = nil, body: String? = nil, image: String? = nil, hasNotification: Bool = false,
          data: JSONValue? = nil, vendor: JSONValue? = nil) {
         self.title = title
         self.body = body
@@ -28,7 +29,8 @@ struct AndroidPayload: Equatable {
         self.vendor = vendor
     }
 
-    init(bytes: [UInt8], vendorKey: String = "huawei") {
+    /// `vendorKey`: the name of the vendor's object (the provider's name).
+    public init(bytes: [UInt8], vendorKey: String) {
         guard let document = try? JSONParser.parse(bytes) else { return }
         if case .object? = document["notification"], let notification = document["notification"] {
             hasNotification = true

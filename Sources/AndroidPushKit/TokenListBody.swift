@@ -5,13 +5,13 @@ import PushCore
 /// and no JSON written or read (as the one-token services' bodies are made).
 ///
 /// Written canonically (keys in byte order at every level, no whitespace), so one job's requests are identical but
-/// for their tokens, and a test can compare bytes. The list is the member `"token"` of the object at `path`
-/// (v1: `message`, v3: `target`), which must not be in the document itself.
-struct TokenListBody: Equatable {
-    let prefix: [UInt8]
-    let suffix: [UInt8]
+/// for their tokens, and a test can compare bytes. The list is the last member named in `path`, in the object the
+/// names before it lead to (`["message", "token"]`); it must not be in the document itself.
+public struct TokenListBody: Equatable, Sendable {
+    public let prefix: [UInt8]
+    public let suffix: [UInt8]
 
-    init(document: JSONValue, path: [String]) {
+    public init(document: JSONValue, path: [String]) {
         var out: [UInt8] = []
         out.reserveCapacity(JSONWriter.length(of: document) + 16)
         var split = 0
@@ -22,7 +22,7 @@ struct TokenListBody: Equatable {
 
     /// The whole body for `tokens`, in their order, each escaped as JSON strings are (a token the parser accepted
     /// needs no escape; one that does is escaped all the same, so the body stays JSON).
-    func body(tokens: [String]) -> [UInt8] {
+    public func body(tokens: [String]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(prefix.count + suffix.count + tokens.reduce(0) { $0 + $1.utf8.count + 3 })
         out += prefix
