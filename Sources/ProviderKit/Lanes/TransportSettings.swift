@@ -81,3 +81,19 @@ public struct TransportSettings: Sendable {
 
     public init(baseURL: String) { self.baseURL = baseURL }
 }
+
+extension TransportSettings {
+    /// Lane `lane`'s share of its app's connections when `lanes` lanes share them: `connections` opened at start and
+    /// at most `maxConnections` (a block's `connections` and `max_connections`), each divided among the lanes and
+    /// rounded up, at least one. Values from configuration: no arithmetic on them can trap.
+    public mutating func share(connections: Int, maxConnections: Int, lanes: Int, lane: Int) {
+        let lanes = Swift.max(1, lanes)
+        func divideRoundingUp(_ value: Int) -> Int {
+            let value = Swift.max(0, value)
+            return value / lanes + (value % lanes == 0 ? 0 : 1)
+        }
+        initialConnections = Swift.max(1, divideRoundingUp(connections))
+        self.connections = Swift.max(initialConnections, divideRoundingUp(Swift.max(maxConnections, connections)))
+        self.lane = lane
+    }
+}

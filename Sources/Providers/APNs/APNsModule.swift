@@ -131,13 +131,11 @@ public struct APNsModule: ProviderModule {
     private func transportSettings(app: String, certificate: (file: String, password: Secret)?, lane: Int, lanes: Int) -> TransportSettings {
         var transport = TransportSettings(baseURL: settings.endpoint.baseURL)
         transport.caFile = settings.caFile
-        transport.initialConnections = max(1, (settings.connections + lanes - 1) / lanes)
-        transport.connections = max(transport.initialConnections, (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
+        transport.share(connections: settings.connections, maxConnections: settings.maxConnections, lanes: lanes, lane: lane)
         transport.requestTimeoutMillis = settings.requestTimeoutMillis
         transport.credentialProbeLongestMillis = settings.credentialProbeMaxMillis
         transport.credentialProbeFirstMillis = min(1000, settings.credentialProbeMaxMillis)
         transport.app = app
-        transport.lane = lane
         transport.socketAction = settings.eventLoop == "epoll"
         transport.driver = TransportKind(rawValue: settings.transport) ?? .nghttp2
         transport.pingIntervalMillis = settings.pingIntervalMillis

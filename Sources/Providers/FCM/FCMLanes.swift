@@ -66,12 +66,10 @@ enum FCMLanes {
         settings.driver = .nghttp2
         // Apple's one-stream-until-success rule is Apple's alone: FCM allows its SETTINGS (100) from the first request.
         settings.streamsBeforeFirstSuccess = nil
-        settings.initialConnections = max(1, (fcm.connections + lanes - 1) / lanes)
-        settings.connections = max(settings.initialConnections, (max(fcm.maxConnections, fcm.connections) + lanes - 1) / lanes)
+        settings.share(connections: fcm.connections, maxConnections: fcm.maxConnections, lanes: lanes, lane: lane)
         settings.requestTimeoutMillis = fcm.requestTimeoutMillis
         settings.pingIntervalMillis = fcm.pingIntervalMillis
         settings.app = app
-        settings.lane = lane
         return settings
     }
 

@@ -32,9 +32,7 @@ public enum HuaweiLaneSettings {
         transport.driver = .nghttp2
         transport.fallsBackToHTTP1 = true
         transport.offersHTTP2 = true
-        transport.initialConnections = max(1, (max(1, settings.connections) + lanes - 1) / lanes)
-        transport.connections = max(transport.initialConnections,
-                                    (max(settings.maxConnections, settings.connections) + lanes - 1) / lanes)
+        transport.share(connections: settings.connections, maxConnections: settings.maxConnections, lanes: lanes, lane: lane)
         transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
         transport.responseBodyLimit = responseBodyLimit
         // Apple's one-stream-until-success rule is Apple's alone.
@@ -42,7 +40,6 @@ public enum HuaweiLaneSettings {
         transport.rateLimit = rateLimit
         transport.retry = retry
         transport.app = app.topic
-        transport.lane = lane
         return transport
     }
 }

@@ -33,20 +33,12 @@ public enum XiaomiLanes {
         transport.caFile = settings.caFile
         transport.driver = .nghttp2
         transport.fallsBackToHTTP1 = true
-        transport.initialConnections = max(1, divideRoundingUp(settings.connections, lanes))
-        transport.connections = max(transport.initialConnections, divideRoundingUp(max(settings.maxConnections, settings.connections), lanes))
+        transport.share(connections: settings.connections, maxConnections: settings.maxConnections, lanes: lanes, lane: lane)
         transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
         transport.responseBodyLimit = responseBodyLimit
         transport.rateLimit = rateLimit
         transport.streamsBeforeFirstSuccess = nil
         transport.app = app.topic
-        transport.lane = lane
         return transport
-    }
-
-    /// `value / divisor` rounded up, for counts from configuration (no trap on any of them).
-    private static func divideRoundingUp(_ value: Int, _ divisor: Int) -> Int {
-        let value = max(0, value)
-        return value / divisor + (value % divisor == 0 ? 0 : 1)
     }
 }
