@@ -184,6 +184,7 @@ let package = Package(
         .testTarget(name: "WorkerTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
+        .testTarget(name: "ProviderKitTests", dependencies: ["ProviderKit", "PushCore"]),
         .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "PushCore"]),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
         .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "ProviderKit", "Pusher", "PushCore", "TestSupport"]),

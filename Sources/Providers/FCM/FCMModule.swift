@@ -7,6 +7,36 @@ import PushCore
 /// token per service account, lanes per project) and its credential check. The worker names this type once, in
 /// its list of providers.
 public struct FCMModule: ProviderModule {
+    /// The `fcm` block (docs/configuration.md), declared once: its keys, how each is read and shown (defaults:
+    /// `FCMSettings`, `FCMApp`).
+    public static let block = SettingsBlock<FCMSettings, FCMApp>(
+        name: "fcm",
+        keys: [.endpoint(\.endpoint), tokenURIKey, .caFile(\.caFile), .connections(\.connections),
+               .maxConnections(\.maxConnections, connections: \.connections), .requestTimeout(\.requestTimeoutMillis),
+               .number("ping_interval_ms", \.pingIntervalMillis, min: 100)],
+        appKeys: [.text("topic", \.topic), .secretFile("service_account_file", \.serviceAccountFile),
+                  .text("project_id", \.projectID, empty: .said("(the service account's)"))],
+        settings: { FCMSettings() }, app: { FCMApp(topic: "", serviceAccountFile: "") },
+        apps: \.apps, topic: \.topic,
+        finishApp: { app, key in
+            guard !app.serviceAccountFile.isEmpty else {
+                throw ConfigurationError.invalid(key: key + ".service_account_file", reason: "is required (the service account's JSON key file)")
+            }
+            guard app.projectID.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+                throw ConfigurationError.invalid(key: key + ".project_id",
+                                                 reason: "'\(Printable.clipped(app.projectID, to: 80))' is not a project id (letters, digits, dashes)")
+            }
+        })
+
+    /// The token endpoint for every service account, as a service account's `token_uri` is: https, or plain http to
+    /// this machine only (`TokenURI`); empty: each file's own.
+    static let tokenURIKey = SettingKey<FCMSettings>("token_uri", read: { settings, block, prefix in
+        let tokenURI = block.string(prefix + "token_uri", settings.tokenURI).trimmingCharacters(in: .whitespaces)
+        guard !tokenURI.isEmpty else { return }
+        if let problem = TokenURI.problem(tokenURI) { throw ConfigurationError.invalid(key: block.fullKey(prefix + "token_uri"), reason: problem) }
+        settings.tokenURI = tokenURI.hasSuffix("/") ? String(tokenURI.dropLast()) : tokenURI
+    }, show: { $0.tokenURI.isEmpty ? "(each service account's token_uri)" : $0.tokenURI })
+
     public static let description = ProviderDescription(
         name: "fcm",
         // One token a request (HTTP v1 has no multicast); the 4,096-byte limit is checked by FCM's own rules.
@@ -18,9 +48,7 @@ public struct FCMModule: ProviderModule {
             return [("request", "POST /v1/projects/<project_id>/messages:send"),
                     ("body", String(decoding: body.body(token: message.tokens.first ?? "<token>"), as: UTF8.self))]
         },
-        settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms", "ping_interval_ms"],
-        appKeys: ["topic", "service_account_file", "project_id"],
-        secretFileAppKeys: ["service_account_file"],
+        block: block,
         // The message or the token itself is wrong: a replay meets the same answer.
         permanentReasons: ["INVALID_ARGUMENT", "UNREGISTERED", "SENDER_ID_MISMATCH"],
         knownResponses: [
@@ -37,60 +65,14 @@ public struct FCMModule: ProviderModule {
 
     /// Reads the `fcm` block (docs/configuration.md); a bad value is an error naming its key.
     public init(block: ConfigurationBlock) throws {
-        var fcm = FCMSettings()
-        fcm.endpoint = try block.httpsURL("endpoint", fcm.endpoint)
-        let tokenURI = block.string("token_uri", "").trimmingCharacters(in: .whitespaces)
-        if !tokenURI.isEmpty {
-            // As a service account's token_uri: https, or plain http to this machine only (TokenURI).
-            if let problem = TokenURI.problem(tokenURI) { throw ConfigurationError.invalid(key: block.fullKey("token_uri"), reason: problem) }
-            fcm.tokenURI = tokenURI.hasSuffix("/") ? String(tokenURI.dropLast()) : tokenURI
-        }
-        fcm.caFile = block.string("ca_file", "")
-        fcm.connections = try block.int("connections", fcm.connections, min: 1, max: 1024)
-        fcm.maxConnections = try block.int("max_connections", max(fcm.maxConnections, fcm.connections), min: fcm.connections, max: 1024)
-        fcm.requestTimeoutMillis = try block.int("request_timeout_ms", fcm.requestTimeoutMillis, min: 1)
-        fcm.pingIntervalMillis = try block.int("ping_interval_ms", fcm.pingIntervalMillis, min: 100)
-        var topics = Set<String>()
-        for index in block.appIndices {
-            let base = "apps.\(index)"
-            let topic = block.string("\(base).topic", "").trimmingCharacters(in: .whitespaces)
-            guard !topic.isEmpty else { throw ConfigurationError.invalid(key: block.fullKey("\(base).topic"), reason: "is required") }
-            guard topics.insert(topic).inserted else {
-                throw ConfigurationError.invalid(key: block.fullKey("\(base).topic"), reason: "'\(Printable.clipped(topic, to: 80))' is listed twice")
-            }
-            let file = block.string("\(base).service_account_file", "").trimmingCharacters(in: .whitespaces)
-            guard !file.isEmpty else {
-                throw ConfigurationError.invalid(key: block.fullKey("\(base).service_account_file"),
-                                                 reason: "is required (the service account's JSON key file)")
-            }
-            let project = block.string("\(base).project_id", "").trimmingCharacters(in: .whitespaces)
-            guard project.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
-                throw ConfigurationError.invalid(key: block.fullKey("\(base).project_id"),
-                                                 reason: "'\(Printable.clipped(project, to: 80))' is not a project id (letters, digits, dashes)")
-            }
-            fcm.apps.append(FCMApp(topic: topic, serviceAccountFile: file, projectID: project))
-        }
-        settings = fcm
+        settings = try Self.block.read(block)
     }
 
     public var topics: [String] { settings.apps.map(\.topic) }
 
     public var caFile: String { settings.caFile }
 
-    public var summaryLines: [String] {
-        [
-            "fcm.endpoint: \(settings.endpoint)",
-            "fcm.token_uri: \(settings.tokenURI.isEmpty ? "(each service account's token_uri)" : settings.tokenURI)",
-            "fcm.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
-            "fcm.connections: \(settings.connections)",
-            "fcm.max_connections: \(settings.maxConnections)",
-            "fcm.request_timeout_ms: \(settings.requestTimeoutMillis)",
-            "fcm.ping_interval_ms: \(settings.pingIntervalMillis)",
-        ] + settings.apps.enumerated().map { index, app in
-            "fcm.apps.\(index): \(app.topic), service_account_file \(app.serviceAccountFile)"
-                + (app.projectID.isEmpty ? ", project_id (the service account's)" : ", project_id \(app.projectID)")
-        }
-    }
+    public var summaryLines: [String] { Self.block.summaryLines(settings) }
 
     public func makeLanes(_ context: LaneContext) throws -> [ProviderAppLanes] {
         try FCMLanes.make(settings, context: context)

@@ -6,14 +6,44 @@ import PushCore
 /// apps' lanes (v1 with an access token shared by the app's lanes, v3 with a JWT the service account signs) and its
 /// credential check. The worker names this type once, in its list of providers.
 public struct HuaweiModule: ProviderModule {
+    /// The `huawei` block, declared once: its keys, how each is read and shown (defaults: `HuaweiSettings`, `HuaweiApp`).
+    public static let block = SettingsBlock<HuaweiSettings, HuaweiApp>(
+        name: "huawei",
+        keys: [.endpoint(\.endpoint), .httpsURL("token_uri", \.tokenURI, allowPath: true), .caFile(\.caFile),
+               .connections(\.connections), .maxConnections(\.maxConnections, connections: \.connections),
+               .requestTimeout(\.requestTimeoutMillis)],
+        appKeys: [.text("topic", \.topic), .choice("api", \.api), .text("app_id", \.appID),
+                  .secretFile("client_secret_file", \.clientSecretFile), .secretFile("service_account_file", \.serviceAccountFile),
+                  .text("category", \.category), .text("system_category", \.systemCategory), .text("bulk_category", \.bulkCategory),
+                  .number("tokens_per_s", \.tokensPerSecond, min: 1),
+                  // The app's own region's host, where it differs from the block's.
+                  .httpsURL("endpoint", \.endpoint, empty: .hidden),
+                  .secretFile("receipt_secret_file", \.receiptSecretFile, empty: .hidden),
+                  .text("receipt_user_name", \.receiptUserName, empty: .hidden)],
+        settings: { HuaweiSettings() }, app: { HuaweiApp(topic: "") },
+        apps: \.apps, topic: \.topic,
+        finishApp: { app, key in
+            // The signature covers the user name: a secret without it (or the reverse) can check nothing.
+            guard app.receiptSecretFile.isEmpty == app.receiptUserName.isEmpty else {
+                throw ConfigurationError.invalid(key: key, reason: "receipts need both receipt_secret_file and receipt_user_name (the callback's user name registered with that secret), or neither")
+            }
+            switch app.api {
+            case .v1:
+                guard !app.appID.isEmpty, !app.clientSecretFile.isEmpty else {
+                    throw ConfigurationError.invalid(key: key, reason: "api v1 needs app_id and client_secret_file")
+                }
+            case .v3:
+                guard !app.serviceAccountFile.isEmpty else {
+                    throw ConfigurationError.invalid(key: key, reason: "api v3 needs service_account_file")
+                }
+            }
+        })
+
     public static let description = ProviderDescription(
         name: "huawei",
         // 4,096 bytes of message without the tokens (80300008), 1,000 tokens a request (80300010).
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, tokensPerRequest: 1000),
-        settingsKeys: ["endpoint", "token_uri", "ca_file", "connections", "max_connections", "request_timeout_ms"],
-        appKeys: ["topic", "api", "app_id", "client_secret_file", "service_account_file", "category", "system_category",
-                  "bulk_category", "tokens_per_s", "endpoint", "receipt_secret_file", "receipt_user_name"],
-        secretFileAppKeys: ["client_secret_file", "service_account_file", "receipt_secret_file"],
+        block: block,
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["80100001", "80100003", "80100004", "80100013", "80100016", "80100018", "80100022", "80300008",
                            "80300010", "80300011"])
@@ -26,80 +56,10 @@ public struct HuaweiModule: ProviderModule {
 
     /// Reads the `huawei` block; a bad value is an error naming its key.
     public init(block: ConfigurationBlock) throws {
-        var settings = HuaweiSettings()
-        settings.endpoint = try block.httpsURL("endpoint", settings.endpoint)
-        settings.tokenURI = try block.httpsURL("token_uri", settings.tokenURI, allowPath: true)
-        settings.caFile = block.string("ca_file", "")
-        settings.connections = try block.int("connections", settings.connections, min: 1, max: 1024)
-        settings.maxConnections = try block.int("max_connections", max(settings.maxConnections, settings.connections),
-                                                min: settings.connections, max: 1024)
-        settings.requestTimeoutMillis = try block.int("request_timeout_ms", settings.requestTimeoutMillis, min: 1)
-        var topics: Set<String> = []
-        for index in block.appIndices {
-            let key = "apps.\(index)"
-            let topic = block.string("\(key).topic", "").trimmingCharacters(in: .whitespaces)
-            guard !topic.isEmpty else { throw ConfigurationError.invalid(key: block.fullKey("\(key).topic"), reason: "is empty") }
-            guard topics.insert(topic).inserted else {
-                throw ConfigurationError.invalid(key: block.fullKey("\(key).topic"), reason: "\(topic) is configured twice")
-            }
-            let apiText = block.string("\(key).api", HuaweiAPI.v1.rawValue).trimmingCharacters(in: .whitespaces)
-            guard let api = HuaweiAPI(rawValue: apiText) else {
-                throw ConfigurationError.invalid(key: block.fullKey("\(key).api"), reason: "'\(Printable.clipped(apiText, to: 20))' is not v1 or v3")
-            }
-            // The app's own region's host, where it differs from the block's.
-            let regionEndpoint = block.string("\(key).endpoint", "").trimmingCharacters(in: .whitespaces).isEmpty
-                ? "" : try block.httpsURL("\(key).endpoint", "")
-            let app = HuaweiApp(
-                topic: topic, api: api,
-                appID: block.string("\(key).app_id", "").trimmingCharacters(in: .whitespaces),
-                clientSecretFile: block.string("\(key).client_secret_file", "").trimmingCharacters(in: .whitespaces),
-                serviceAccountFile: block.string("\(key).service_account_file", "").trimmingCharacters(in: .whitespaces),
-                category: block.string("\(key).category", "IM").trimmingCharacters(in: .whitespaces),
-                systemCategory: block.string("\(key).system_category", "").trimmingCharacters(in: .whitespaces),
-                bulkCategory: block.string("\(key).bulk_category", "").trimmingCharacters(in: .whitespaces),
-                tokensPerSecond: try block.int("\(key).tokens_per_s", 6000, min: 1),
-                endpoint: regionEndpoint,
-                receiptSecretFile: block.string("\(key).receipt_secret_file", "").trimmingCharacters(in: .whitespaces),
-                receiptUserName: block.string("\(key).receipt_user_name", "").trimmingCharacters(in: .whitespaces))
-            // The signature covers the user name: a secret without it (or the reverse) can check nothing.
-            guard app.receiptSecretFile.isEmpty == app.receiptUserName.isEmpty else {
-                throw ConfigurationError.invalid(key: block.fullKey(key), reason: "receipts need both receipt_secret_file and receipt_user_name (the callback's user name registered with that secret), or neither")
-            }
-            switch api {
-            case .v1:
-                guard !app.appID.isEmpty, !app.clientSecretFile.isEmpty else {
-                    throw ConfigurationError.invalid(key: block.fullKey(key), reason: "api v1 needs app_id and client_secret_file")
-                }
-            case .v3:
-                guard !app.serviceAccountFile.isEmpty else {
-                    throw ConfigurationError.invalid(key: block.fullKey(key), reason: "api v3 needs service_account_file")
-                }
-            }
-            settings.apps.append(app)
-        }
-        self.settings = settings
+        settings = try Self.block.read(block)
     }
 
-    public var summaryLines: [String] {
-        [
-            "huawei.endpoint: \(settings.endpoint)",
-            "huawei.token_uri: \(settings.tokenURI)",
-            "huawei.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
-            "huawei.connections: \(settings.connections)",
-            "huawei.max_connections: \(settings.maxConnections)",
-            "huawei.request_timeout_ms: \(settings.requestTimeoutMillis)",
-        ] + settings.apps.enumerated().map { index, app in
-            let credential = app.api == .v1
-                ? "app_id \(app.appID), client_secret_file \(app.clientSecretFile)"
-                : "service_account_file \(app.serviceAccountFile)"
-            return "huawei.apps.\(index): \(app.topic), api \(app.api.rawValue), \(credential), category \(Self.shown(app.category))"
-                + ", system_category \(Self.shown(app.systemCategory)), bulk_category \(Self.shown(app.bulkCategory))"
-                + ", tokens_per_s \(app.tokensPerSecond)" + (app.endpoint.isEmpty ? "" : ", endpoint \(app.endpoint)")
-                + (app.takesReceipts ? ", receipt_secret_file \(app.receiptSecretFile), receipt_user_name \(app.receiptUserName)" : "")
-        }
-    }
-
-    private static func shown(_ category: String) -> String { category.isEmpty ? "(none)" : category }
+    public var summaryLines: [String] { Self.block.summaryLines(settings) }
 
     /// An app without a chat class: Huawei counts its chat as marketing.
     public var warnings: [String] {

@@ -5,6 +5,26 @@ import PushCore
 /// Xiaomi MiPush as the worker builds it (`ProviderModule`): its name and message rules, its `xiaomi` block, its
 /// apps' lanes and its credential check. The worker names this type once, in its list of providers.
 public struct XiaomiModule: ProviderModule {
+    /// The `xiaomi` block, declared once: its keys, how each is read and shown (defaults: `XiaomiSettings`, `XiaomiApp`).
+    public static let block = SettingsBlock<XiaomiSettings, XiaomiApp>(
+        name: "xiaomi",
+        keys: [.endpoint(\.endpoint), .caFile(\.caFile), .connections(\.connections),
+               .maxConnections(\.maxConnections, connections: \.connections), .requestTimeout(\.requestTimeoutMillis),
+               .text("quota_reset", \.quotaReset)],
+        appKeys: [.text("topic", \.topic), .text("package", \.package), .secretFile("app_secret_file", \.appSecretFile),
+                  .text("channel_id", \.channelID), .text("template_id", \.templateID),
+                  .text("system_channel_id", \.systemChannelID), .text("bulk_channel_id", \.bulkChannelID),
+                  .number("requests_per_s", \.requestsPerSecond, min: 1),
+                  // Checked with the rest of the block (`XiaomiSettings.problems`), which names what is wrong with them.
+                  .text("endpoint", \.endpoint, empty: .hidden), .text("callback_url", \.callbackURL, empty: .hidden)],
+        settings: { XiaomiSettings() }, app: { XiaomiApp(topic: "", appSecretFile: "") },
+        apps: \.apps, topic: \.topic,
+        finishApp: { app, _ in
+            // The package defaults to the topic, which is usually the package name.
+            if app.package.isEmpty { app.package = app.topic }
+            if app.callbackURL.hasSuffix("/") { app.callbackURL = String(app.callbackURL.dropLast()) }
+        })
+
     public static let description = ProviderDescription(
         name: "xiaomi",
         // Xiaomi's limits on what it shows: a title under 50 characters, a description under 128, counted as its Java
@@ -13,10 +33,7 @@ public struct XiaomiModule: ProviderModule {
         messageRules: AndroidVendorRules(maxPayloadBytes: 4096, maxTitleCharacters: XiaomiMessageFields.maxTitleCharacters,
                                          maxBodyCharacters: XiaomiMessageFields.maxDescriptionCharacters,
                                          tokensPerRequest: XiaomiService.maxRegIDsPerRequest, countsUTF16: true),
-        settingsKeys: ["endpoint", "ca_file", "connections", "max_connections", "request_timeout_ms", "quota_reset"],
-        appKeys: ["topic", "package", "app_secret_file", "channel_id", "template_id", "system_channel_id", "bulk_channel_id",
-                  "requests_per_s", "endpoint", "callback_url"],
-        secretFileAppKeys: ["app_secret_file"],
+        block: block,
         // The codes that say the message itself is wrong: a replay sends it to the same refusal.
         permanentReasons: ["10008", "10012", "10016", "10017", "21305", "27001", "65009", "65014", "65015", "65036", "65037",
                            "65038"])
@@ -29,51 +46,12 @@ public struct XiaomiModule: ProviderModule {
 
     /// Reads the `xiaomi` block; a bad value is an error naming its key.
     public init(block: ConfigurationBlock) throws {
-        var settings = XiaomiSettings()
-        settings.endpoint = try block.httpsURL("endpoint", settings.endpoint)
-        settings.caFile = block.string("ca_file", "")
-        settings.connections = try block.int("connections", settings.connections, min: 1, max: 1024)
-        settings.maxConnections = try block.int("max_connections", max(settings.maxConnections, settings.connections),
-                                                min: settings.connections, max: 1024)
-        settings.requestTimeoutMillis = try block.int("request_timeout_ms", settings.requestTimeoutMillis, min: 1)
-        settings.quotaReset = block.string("quota_reset", settings.quotaReset).trimmingCharacters(in: .whitespaces)
-        for index in block.appIndices {
-            let key = "apps.\(index)"
-            let topic = block.string("\(key).topic", "").trimmingCharacters(in: .whitespaces)
-            let package = block.string("\(key).package", "").trimmingCharacters(in: .whitespaces)
-            settings.apps.append(XiaomiApp(
-                topic: topic, package: package.isEmpty ? nil : package,
-                appSecretFile: block.string("\(key).app_secret_file", "").trimmingCharacters(in: .whitespaces),
-                channelID: block.string("\(key).channel_id", "").trimmingCharacters(in: .whitespaces),
-                templateID: block.string("\(key).template_id", "").trimmingCharacters(in: .whitespaces),
-                systemChannelID: block.string("\(key).system_channel_id", "").trimmingCharacters(in: .whitespaces),
-                bulkChannelID: block.string("\(key).bulk_channel_id", "").trimmingCharacters(in: .whitespaces),
-                requestsPerSecond: try block.int("\(key).requests_per_s", XiaomiApp.defaultRequestsPerSecond, min: 1),
-                endpoint: block.string("\(key).endpoint", "").trimmingCharacters(in: .whitespaces),
-                callbackURL: block.string("\(key).callback_url", "").trimmingCharacters(in: .whitespaces)))
-        }
+        let settings = try Self.block.read(block)
         if let problem = settings.problems().first { throw ConfigurationError.invalid(key: "xiaomi", reason: problem) }
         self.settings = settings
     }
 
-    public var summaryLines: [String] {
-        [
-            "xiaomi.endpoint: \(settings.endpoint)",
-            "xiaomi.ca_file: \(settings.caFile.isEmpty ? "(system CAs)" : settings.caFile)",
-            "xiaomi.connections: \(settings.connections)",
-            "xiaomi.max_connections: \(settings.maxConnections)",
-            "xiaomi.request_timeout_ms: \(settings.requestTimeoutMillis)",
-            "xiaomi.quota_reset: \(settings.quotaReset)",
-        ] + settings.apps.enumerated().map { index, app in
-            "xiaomi.apps.\(index): \(app.topic), package \(app.package), app_secret_file \(app.appSecretFile)"
-                + ", channel_id \(app.channelID.isEmpty ? "(none)" : app.channelID)"
-                + ", template_id \(app.templateID.isEmpty ? "(none)" : app.templateID)"
-                + ", system_channel_id \(app.systemChannelID.isEmpty ? "(none)" : app.systemChannelID)"
-                + ", bulk_channel_id \(app.bulkChannelID.isEmpty ? "(none)" : app.bulkChannelID)"
-                + ", requests_per_s \(app.requestsPerSecond)" + (app.endpoint.isEmpty ? "" : ", endpoint \(app.endpoint)")
-                + (app.callbackURL.isEmpty ? "" : ", callback_url \(app.callbackURL)")
-        }
-    }
+    public var summaryLines: [String] { Self.block.summaryLines(settings) }
 
     /// An app without a chat class: Xiaomi caps its chat at one push per device per day.
     public var warnings: [String] {
