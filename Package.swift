@@ -89,7 +89,7 @@ let package = Package(
         // What China's Android vendors share, for their modules to build on: the common payload read once per job,
         // token-list bodies spliced per request, the vendor object merged last (RFC 7396), the renewal rejections
         // that pause an app, the vendor's quota day. Names no vendor.
-        .target(name: "AndroidPushKit", dependencies: ["PushCore"]),
+        .target(name: "AndroidPushKit", dependencies: ["ProviderKit", "PushCore"]),
         // Apple's APNs (docs/transport.md), the default provider: its message rules, `POST /3/device/<token>`,
         // provider tokens (ES256 JWTs) or client certificates, Apple's answers, its `apns` block and its apps' lanes.
         .target(name: "APNsProvider", dependencies: [
@@ -185,7 +185,7 @@ let package = Package(
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "ProviderKitTests", dependencies: ["ProviderKit", "PushCore"]),
-        .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "PushCore"]),
+        .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "ProviderKit", "PushCore"]),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
         .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "ProviderKit", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.

@@ -1,3 +1,4 @@
+import AndroidPushKit
 import ProviderKit
 import PushCore
 
@@ -25,21 +26,11 @@ public enum HuaweiLaneSettings {
     /// worker rather than to Huawei (the wait board and the lane's number on it, a test's clock) is the caller's to set.
     public static func transportSettings(for app: HuaweiApp, settings: HuaweiSettings, rateLimit: AppRateLimit,
                                          lanes: Int = 1, lane: Int = 0, retry: RetrySettings = RetrySettings()) -> TransportSettings {
-        let lanes = max(1, lanes)
-        // The app's own region, where it has one.
-        var transport = TransportSettings(baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint)
-        transport.caFile = settings.caFile
-        transport.driver = .nghttp2
-        transport.fallsBackToHTTP1 = true
-        transport.offersHTTP2 = true
-        transport.share(connections: settings.connections, maxConnections: settings.maxConnections, lanes: lanes, lane: lane)
-        transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
-        transport.responseBodyLimit = responseBodyLimit
-        // Apple's one-stream-until-success rule is Apple's alone.
-        transport.streamsBeforeFirstSuccess = nil
-        transport.rateLimit = rateLimit
+        var transport = VendorLanes.transportSettings(
+            baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint, caFile: settings.caFile, connections: settings.connections,
+            maxConnections: settings.maxConnections, requestTimeoutMillis: settings.requestTimeoutMillis,
+            responseBodyLimit: responseBodyLimit, rateLimit: rateLimit, app: app.topic, lanes: lanes, lane: lane)
         transport.retry = retry
-        transport.app = app.topic
         return transport
     }
 }

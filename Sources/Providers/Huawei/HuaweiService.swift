@@ -99,25 +99,15 @@ public final class HuaweiService: PushService {
         credential.renew(generation: generation)
     }
 
-    /// The job's body up to its tokens, made on its first request and kept in `serviceCache`; made again only when
-    /// the ttl (the seconds left until its expiration) has changed since.
+    /// The job's body up to its tokens, made on its first request and kept with the job (`VendorJobBody`); made
+    /// again only when the ttl (the seconds left until its expiration) has changed since.
     private func jobBody(_ job: JobContext) -> TokenListBody {
         let headers = job.job.headers
         let ttl = HuaweiTTL.seconds(expiration: headers.expiration, nowSeconds: headers.expiresAtATime ? clock.wallSeconds() : 0)
-        if let cached = job.serviceCache as? CachedBody {
-            if cached.ttl != ttl {
-                cached.body = makeBody(cached.payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass),
-                                       messageID: job.job.firstSourceID)
-                cached.ttl = ttl
-            }
-            return cached.body
+        return VendorJobBody.body(for: job, ttl: ttl, vendorKey: "huawei") { payload, ttl in
+            makeBody(payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass),
+                     messageID: job.job.firstSourceID)
         }
-        let payload = AndroidPayload(bytes: job.job.payload, vendorKey: "huawei")
-        let made = CachedBody(payload: payload, ttl: ttl,
-                              body: makeBody(payload, ttl: ttl, collapseID: headers.collapseID, category: app.category(for: job.messageClass),
-                                             messageID: job.job.firstSourceID))
-        job.serviceCache = made
-        return made.body
     }
 
     private func makeBody(_ payload: AndroidPayload, ttl: Int64?, collapseID: String?, category: String, messageID: String) -> TokenListBody {
@@ -131,17 +121,6 @@ public final class HuaweiService: PushService {
             let document = HuaweiV3Request.document(payload, category: category, ttlSeconds: ttl, collapseID: collapseID, messageID: messageID,
                                                     receiptTag: tag)
             return TokenListBody(document: document, path: ["target"])
-        }
-    }
-
-    private final class CachedBody {
-        let payload: AndroidPayload
-        var ttl: Int64?
-        var body: TokenListBody
-        init(payload: AndroidPayload, ttl: Int64?, body: TokenListBody) {
-            self.payload = payload
-            self.ttl = ttl
-            self.body = body
         }
     }
 }

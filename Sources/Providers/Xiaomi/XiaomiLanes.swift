@@ -1,3 +1,4 @@
+import AndroidPushKit
 import ProviderKit
 import PushCore
 
@@ -27,18 +28,10 @@ public enum XiaomiLanes {
     /// `retry`, `waitBoard`, `boardLane`, and `offersHTTP2` where a deployment must stay on HTTP/1.1.
     public static func transportSettings(for app: XiaomiApp, in settings: XiaomiSettings, rateLimit: AppRateLimit,
                                          lane: Int = 0, lanes: Int = 1) -> TransportSettings {
-        let lanes = max(1, lanes)
         // The app's own region, where it has one.
-        var transport = TransportSettings(baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint)
-        transport.caFile = settings.caFile
-        transport.driver = .nghttp2
-        transport.fallsBackToHTTP1 = true
-        transport.share(connections: settings.connections, maxConnections: settings.maxConnections, lanes: lanes, lane: lane)
-        transport.requestTimeoutMillis = max(1, settings.requestTimeoutMillis)
-        transport.responseBodyLimit = responseBodyLimit
-        transport.rateLimit = rateLimit
-        transport.streamsBeforeFirstSuccess = nil
-        transport.app = app.topic
-        return transport
+        VendorLanes.transportSettings(
+            baseURL: app.endpoint.isEmpty ? settings.endpoint : app.endpoint, caFile: settings.caFile, connections: settings.connections,
+            maxConnections: settings.maxConnections, requestTimeoutMillis: settings.requestTimeoutMillis,
+            responseBodyLimit: responseBodyLimit, rateLimit: rateLimit, app: app.topic, lanes: lanes, lane: lane)
     }
 }
