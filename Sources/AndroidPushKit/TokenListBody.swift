@@ -5,8 +5,8 @@ import PushCore
 /// and no JSON written or read (as the one-token services' bodies are made).
 ///
 /// Written canonically (keys in byte order at every level, no whitespace), so one job's requests are identical but
-/// for their tokens, and a test can compare bytes. The list is the last member named in `path`, in the object the
-/// names before it lead to (`["message", "token"]`); it must not be in the document itself.
+/// for their tokens, and a test can compare bytes. The list is the member `"token"` of the object `path` leads to
+/// (`["message"]`: `message.token`; `[]`: the document's own `token`); it must not be in the document itself.
 public struct TokenListBody: Equatable, Sendable {
     public let prefix: [UInt8]
     public let suffix: [UInt8]

@@ -24,6 +24,8 @@ public final class JobContext {
     /// Requests in flight keep their own reference, so a renewal never frees headers still in use.
     public var driverHeaders: AnyObject?
     public var headersGeneration = -1
+    /// The time slice the headers were built in (`PushService.headerLifetimeMillis`; 0 for services without one).
+    public var headersEpoch: Int64 = 0
     /// What a service builds once per job and reuses for each token (a request body up to the token).
     public var serviceCache: AnyObject?
 
@@ -35,13 +37,15 @@ public final class JobContext {
 
     deinit { stablePayload?.deallocate() }
 
-    /// The driver's headers for this generation of the credential, made by `build` when missing.
+    /// The driver's headers for this generation of the credential and this time slice, made by `build` when
+    /// missing.
     @inlinable
-    public func headers<T: AnyObject>(generation: Int, build: () -> T) -> T {
-        if headersGeneration == generation, let cached = driverHeaders as? T { return cached }
+    public func headers<T: AnyObject>(generation: Int, epoch: Int64 = 0, build: () -> T) -> T {
+        if headersGeneration == generation, headersEpoch == epoch, let cached = driverHeaders as? T { return cached }
         let made = build()
         driverHeaders = made
         headersGeneration = generation
+        headersEpoch = epoch
         return made
     }
 }

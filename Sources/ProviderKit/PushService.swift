@@ -17,8 +17,13 @@ public protocol PushService: AnyObject {
     var batchLimit: Int { get }
     /// `:path` for a request: a fixed part and the part that varies per token ("" when the tokens are in the body).
     func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String)
-    /// The request's header fields besides the pseudo-headers, the same for every request of `job`.
+    /// The request's header fields besides the pseudo-headers, the same for every request of `job` (within
+    /// `headerLifetimeMillis`).
     func headerFields(for job: JobContext, bearer: String?) -> [(name: String, value: String)]
+    /// How long a request's headers stay good, for a service whose headers carry the time (a vendor's
+    /// `timestamp` header): the drivers build them again once they are older; nil (most services): as long as the
+    /// credential's generation.
+    var headerLifetimeMillis: Int64? { get }
     /// The request body for `tokens` (for a service that sends the job's payload as is: that payload, shared by its
     /// tokens).
     func body(for job: JobContext, tokens: RequestTokens) -> RequestBody
@@ -31,6 +36,7 @@ public protocol PushService: AnyObject {
 
 extension PushService {
     public var batchLimit: Int { 1 }
+    public var headerLifetimeMillis: Int64? { nil }
 }
 
 /// A request's body.

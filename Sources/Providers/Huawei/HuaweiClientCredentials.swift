@@ -22,26 +22,15 @@ public struct HuaweiClientCredentials: Sendable, Equatable, CustomStringConverti
     /// trimmed. An empty client id, a missing or unreadable file, a file that is not UTF-8 or holds nothing but
     /// whitespace is an error that names the file.
     public static func load(clientID: String, secretFile path: String) throws(HuaweiCredentialError) -> HuaweiClientCredentials {
-        guard !clientID.isEmpty else {
-            throw HuaweiCredentialError(file: path, reason: "the app has no app_id (the OAuth client id of the secret)")
+        do {
+            let loaded = try ClientCredentials.load(clientID: clientID, clientIDKey: "app_id", secretFile: path)
+            return HuaweiClientCredentials(clientID: loaded.clientID, secret: loaded.secret, file: path)
+        } catch {
+            throw HuaweiCredentialError(file: error.file, reason: error.reason)
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw HuaweiCredentialError(file: path, reason: "client secret file not found or not readable")
-        }
-        guard let text = String(bytes: data, encoding: .utf8) else {
-            throw HuaweiCredentialError(file: path, reason: "the client secret file is not UTF-8 text")
-        }
-        let secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !secret.isEmpty else {
-            throw HuaweiCredentialError(file: path, reason: "the client secret file is empty")
-        }
-        return HuaweiClientCredentials(clientID: clientID, secret: Secret(secret), file: path)
     }
 
     /// The client-credentials grant, form-encoded (Huawei's secrets hold `+`, `/` and `=`, which a form must
     /// escape; Huawei's own Go demo concatenates them raw).
-    var grantForm: String {
-        "grant_type=client_credentials&client_id=\(TokenEndpoint.formEncode(clientID))"
-            + "&client_secret=\(TokenEndpoint.formEncode(secret.value))"
-    }
+    var grantForm: String { ClientCredentials(clientID: clientID, secret: secret).grantForm }
 }

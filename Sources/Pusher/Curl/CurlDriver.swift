@@ -51,7 +51,7 @@ final class CurlDriver: TransportDriver {
     func start(_ request: DriverRequest) {
         let slot = idle.popLast() ?? RequestSlot(settings: settings, connections: connections)
         let service = self.service
-        let headers = headerCache.block(for: request.job, generation: request.generation, bearer: request.bearer) {
+        let headers = headerCache.block(for: request.job, generation: request.generation, epoch: request.headerEpoch, bearer: request.bearer) {
             CurlHeaderList(service.headerFields(for: $0, bearer: $1))
         }
         let path = service.path(for: request.job, tokens: request.tokens)

@@ -76,7 +76,7 @@ final class NGHTTP2Driver: TransportDriver {
         }
         let job = request.job
         let service = self.service
-        let headers = headerCache.block(for: job, generation: request.generation, bearer: request.bearer) {
+        let headers = headerCache.block(for: job, generation: request.generation, epoch: request.headerEpoch, bearer: request.bearer) {
             HTTP2HeaderBlock(service.headerFields(for: $0, bearer: $1).map { ($0.name, $0.value, $0.name == "authorization") })
         }
         // The parts as arguments: an HTTP2Request would retain each of them once more, and release them after.

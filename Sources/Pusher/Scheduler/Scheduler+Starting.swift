@@ -146,7 +146,9 @@ extension Scheduler {
         inFlight[id] = InFlight(request: request, batch: batch, tokens: tokens, generation: generation, startedAt: now)
         active += 1
         if request.job.lane == .bulk { bulkActive += 1 }
-        driver.start(DriverRequest(id: id, job: request.job, tokens: tokens, bearer: bearer, generation: generation, now: now))
+        var started = DriverRequest(id: id, job: request.job, tokens: tokens, bearer: bearer, generation: generation, now: now)
+        if let lifetime = headerLifetimeMillis { started.headerEpoch = clock.wallMillis / lifetime }
+        driver.start(started)
         return true
     }
 

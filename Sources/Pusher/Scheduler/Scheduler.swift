@@ -32,6 +32,8 @@ public final class Scheduler: LaneWaking, @unchecked Sendable {
     let service: any PushService
     /// The service's `batchLimit`, read once: the most tokens one request carries.
     let batchLimit: Int
+    /// The service's `headerLifetimeMillis`, read once (at least 1 ms: it divides the clock).
+    let headerLifetimeMillis: Int64?
     /// Whether the app has a rate limit (`TransportSettings.rateLimit`), read once: the lanes without one (those
     /// of most services) never touch the shared limit object, whose reference count every lane's thread would
     /// otherwise write per request.
@@ -195,6 +197,7 @@ public final class Scheduler: LaneWaking, @unchecked Sendable {
         self.logger = logger
         self.service = service
         self.batchLimit = max(1, service.batchLimit)
+        self.headerLifetimeMillis = service.headerLifetimeMillis.map { max(1, $0) }
         self.rateLimited = !settings.rateLimit.isUnlimited
         self.metrics = service.metrics
         self.sink = sink

@@ -41,6 +41,8 @@ struct DriverRequest {
     /// `authorization: bearer …` for token auth (nil with a client certificate), and its generation.
     let bearer: String?
     let generation: Int
+    /// The headers' time slice (`PushService.headerLifetimeMillis`), 0 for services whose headers never age.
+    var headerEpoch: Int64 = 0
     /// When the scheduler started it (monotonic nanoseconds), read once for its fence and the driver.
     let now: UInt64
 }
