@@ -105,6 +105,10 @@ let package = Package(
         .target(name: "HuaweiProvider", dependencies: [
             "ProviderKit", "AndroidPushKit", "PushCore", "COpenSSL", "TLSClient", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/Huawei"),
+        // Honor Push (Honor phones on Magic UI 4+): OAuth client credentials, token lists of up to 1,000.
+        .target(name: "HonorProvider", dependencies: [
+            "ProviderKit", "AndroidPushKit", "PushCore", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/Honor"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
@@ -129,7 +133,7 @@ let package = Package(
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "ProviderKit", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability", "Receipts",
             // The provider modules (Sources/worker/Providers.swift names each once).
-            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider",
+            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider", "HonorProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -173,7 +177,7 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
-        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider",
+        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider", "HonorProvider",
                                                          .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["APNsProvider", "RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
@@ -184,6 +188,8 @@ let package = Package(
         .testTarget(name: "WorkerTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
+        .testTarget(name: "HonorProviderTests", dependencies: ["HonorProvider", "AndroidPushKit", "ProviderKit", "PushCore", "TestSupport",
+                                                              "PushEmulator", "Pusher", "QueueProtocol", "RedisClient"]),
         .testTarget(name: "ProviderKitTests", dependencies: ["ProviderKit", "PushCore"]),
         .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "ProviderKit", "PushCore"]),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),

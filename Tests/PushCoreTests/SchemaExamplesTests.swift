@@ -1,6 +1,7 @@
 import APNsProvider
 import Foundation
 import FCMProvider
+import HonorProvider
 import HuaweiProvider
 import PushCore
 import XiaomiProvider
@@ -17,6 +18,7 @@ final class SchemaExamplesTests: XCTestCase {
         PushProvider.register(FCMModule.description)
         PushProvider.register(HuaweiModule.description)
         PushProvider.register(XiaomiModule.description)
+        PushProvider.register(HonorModule.description)
     }
     private var examples: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
