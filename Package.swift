@@ -109,6 +109,10 @@ let package = Package(
         .target(name: "HonorProvider", dependencies: [
             "ProviderKit", "AndroidPushKit", "PushCore", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/Honor"),
+        // OPPO Push (OPPO, OnePlus, realme): a daily signed auth token, unicast and unicast_batch forms.
+        .target(name: "OPPOProvider", dependencies: [
+            "ProviderKit", "AndroidPushKit", "PushCore", "COpenSSL", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/OPPO"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
@@ -133,7 +137,7 @@ let package = Package(
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "ProviderKit", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability", "Receipts",
             // The provider modules (Sources/worker/Providers.swift names each once).
-            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider", "HonorProvider",
+            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -177,7 +181,7 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
-        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider", "HonorProvider",
+        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider",
                                                          .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["APNsProvider", "RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
@@ -190,6 +194,8 @@ let package = Package(
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.
         .testTarget(name: "HonorProviderTests", dependencies: ["HonorProvider", "AndroidPushKit", "ProviderKit", "PushCore", "TestSupport",
                                                               "PushEmulator", "Pusher", "QueueProtocol", "RedisClient"]),
+        .testTarget(name: "OPPOProviderTests", dependencies: ["OPPOProvider", "AndroidPushKit", "ProviderKit", "PushCore", "TestSupport",
+                                                             "PushEmulator", "Pusher", "QueueProtocol", "RedisClient"]),
         .testTarget(name: "ProviderKitTests", dependencies: ["ProviderKit", "PushCore"]),
         .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "ProviderKit", "PushCore"]),
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),

@@ -22,7 +22,7 @@ public struct VendorTTL: Sendable, Equatable {
         guard let expiration else { return nil }
         guard expiration != 0 else { return shortestSeconds }
         let (left, overflow) = expiration.subtractingReportingOverflow(nowSeconds)
-        // Overflow: the two are at opposite ends of Int64; an expiration far ahead of a clock far behind is the max.
+        // Overflow: the two are at the far ends of Int64; an expiration far ahead of a clock far behind is the max.
         if overflow { return expiration > nowSeconds ? maxSeconds : shortestSeconds }
         return min(max(left, shortestSeconds), maxSeconds)
     }

@@ -3,6 +3,7 @@ import Foundation
 import FCMProvider
 import HonorProvider
 import HuaweiProvider
+import OPPOProvider
 import PushCore
 import XiaomiProvider
 import XCTest
@@ -19,6 +20,7 @@ final class SchemaExamplesTests: XCTestCase {
         PushProvider.register(HuaweiModule.description)
         PushProvider.register(XiaomiModule.description)
         PushProvider.register(HonorModule.description)
+        PushProvider.register(OPPOModule.description)
     }
     private var examples: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
