@@ -29,6 +29,12 @@ public protocol PushService: AnyObject {
     func body(for job: JobContext, tokens: RequestTokens) -> RequestBody
     /// What an HTTP answer means for the request's tokens. `retryAfter`: the answer's `retry-after` header.
     func classify(status: Int, body: [UInt8], retryAfter: String?, job: JobContext, tokens: RequestTokens) -> ServiceAnswer
+    /// A step a request needs before it is sent, if any: a vendor's list body saved first (the list push then names
+    /// the id the save answered). Runs on the lane's thread just before the request would go, and may block for
+    /// one call of its own (never on Swift's cooperative pool). nil: send it. An answer: the request is not sent,
+    /// and its tokens are settled by that answer as if the service had given it (a retry, a spent quota, a
+    /// credential to renew).
+    func prepare(for job: JobContext, tokens: RequestTokens) -> ServiceAnswer?
     /// The server refused the credential of `generation` as expired or invalid: renew it (within the
     /// service's own rules: a minimum age between JWT renewals, an OAuth token's one renewal a second).
     func renew(generation: Int)
@@ -37,6 +43,7 @@ public protocol PushService: AnyObject {
 extension PushService {
     public var batchLimit: Int { 1 }
     public var headerLifetimeMillis: Int64? { nil }
+    public func prepare(for job: JobContext, tokens: RequestTokens) -> ServiceAnswer? { nil }
 }
 
 /// A request's body.

@@ -14,7 +14,7 @@ final class BatchRequestTests: XCTestCase {
     private let box = ResolutionBox()
 
     private func scheduler(batchLimit: Int = 1000, maxAttempts: Int = 20, maxDelayMillis: Int = 1000,
-                           rateLimit: AppRateLimit = .unlimited) throws -> Scheduler {
+                           rateLimit: AppRateLimit = .unlimited, service: ScriptedListService? = nil) throws -> Scheduler {
         var settings = TransportSettings(baseURL: "https://push.invalid")
         settings.clock = clock
         settings.initialActiveRequests = 100
@@ -23,7 +23,7 @@ final class BatchRequestTests: XCTestCase {
         settings.retry.maxDelayMillis = maxDelayMillis
         settings.retry.maxAttempts = maxAttempts
         settings.rateLimit = rateLimit
-        let scheduler = try Scheduler(settings: settings, service: ScriptedListService(batchLimit: batchLimit),
+        let scheduler = try Scheduler(settings: settings, service: service ?? ScriptedListService(batchLimit: batchLimit),
                                       driver: driver, sink: box.append)
         addTeardownBlock { scheduler.abort() }
         return scheduler
@@ -77,6 +77,27 @@ final class BatchRequestTests: XCTestCase {
         let sent = driver.starts.flatMap(\.tokens)
         XCTAssertEqual(sent.count, 1002, "nothing delivered was sent again")
         XCTAssertEqual(scheduler.outstanding.load(ordering: .relaxed), 0)
+    }
+
+    /// A request whose step before it fails (a vendor's list body that could not be saved) is not sent: its tokens
+    /// are settled by the step's answer, here a retry after the backoff, and then sent once, together.
+    func testARequestWhosePreparationFailsIsNotSentAndRetriesAsOne() throws {
+        let service = ScriptedListService(batchLimit: 1000)
+        service.preparations = [ServiceAnswer(.retry(reason: "SaveFailed"), reason: "SaveFailed")]
+        let scheduler = try scheduler(service: service)
+        let tokens = (0..<5).map { token("p1", $0) }
+        scheduler.submit([job(tokens)])
+        driver.step()
+        XCTAssertEqual(driver.starts.count, 0, "nothing sent while the step before it failed")
+        XCTAssertEqual(service.prepared, [tokens])
+        XCTAssertTrue(box.all.isEmpty, "the tokens wait for their retry")
+        clock.advance(by: .milliseconds(1000))
+        driver.step()
+        XCTAssertEqual(driver.starts.map(\.tokens), [tokens], "then sent once, together")
+        driver.answer(driver.starts[0].id, status: 200)
+        driver.step()
+        XCTAssertEqual(box.all.count, 5)
+        XCTAssertEqual(box.all.map(\.outcome), Array(repeating: .delivered, count: 5))
     }
 
     func testAJobIsCutIntoRequestsAtTheServiceLimitAndJobsNeverShareARequest() throws {

@@ -164,8 +164,19 @@ final class ScriptedListService: PushService {
     let name = "ScriptedList"
     let metrics = ServiceMetrics.of(.apns)
     let batchLimit: Int
+    /// What `prepare` answers, in turn, before the requests it lets go (nil: send); empty: every request goes.
+    var preparations: [ServiceAnswer?] = []
+    /// The token lists `prepare` was asked about.
+    private(set) var prepared: [[String]] = []
 
     init(batchLimit: Int) { self.batchLimit = batchLimit }
+
+    func prepare(for job: JobContext, tokens: RequestTokens) -> ServiceAnswer? {
+        var listed: [String] = []
+        tokens.forEach { _, index in listed.append(job.job.tokens[index]) }
+        prepared.append(listed)
+        return preparations.isEmpty ? nil : preparations.removeFirst()
+    }
 
     func authorization() -> Authorization { .none }
     func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) { ("/send", "") }

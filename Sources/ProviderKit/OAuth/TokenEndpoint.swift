@@ -56,19 +56,39 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
     /// `exchange(assertion:)`: never call it on Swift's cooperative pool.
     public func exchange(form: String, abandon: @escaping @Sendable () -> Bool = { false },
                          classify: ((_ status: Int, _ body: [UInt8]) -> TokenGrant)? = nil) -> TokenGrant {
+        switch post(body: form, contentType: "application/x-www-form-urlencoded", abandon: abandon) {
+        case .failure(let reason):
+            return .unavailable(reason: reason.description)
+        case .success(let answer):
+            return classify?(answer.status, answer.body) ?? Self.classify(status: answer.status, body: answer.body, uri: uri)
+        }
+    }
+
+    /// Why a POST got no answer: abandoned (shutting down) or the endpoint unreachable, in words for a log line.
+    public struct Unanswered: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// One POST of `body` (`contentType`, and any `headers` as `name: value` lines) to `uri`, over HTTPS (HTTP/2
+    /// when the server offers it), answered with its status and body (at most 64 KB kept). Blocks like
+    /// `exchange(form:)`: never call it on Swift's cooperative pool. For a provider's own calls besides its token
+    /// (a vendor's auth call in JSON, a list body saved before a list push).
+    public func post(body: String, contentType: String, headers extra: [String] = [],
+                     abandon: @escaping @Sendable () -> Bool = { false }) -> Result<(status: Int, body: [UInt8]), Unanswered> {
         CurlGlobal.initialize()
-        guard let easy = curl_easy_init() else { return .unavailable(reason: "libcurl: cannot create a handle") }
+        guard let easy = curl_easy_init() else { return .failure(Unanswered(description: "libcurl: cannot create a handle")) }
         defer { curl_easy_cleanup(easy) }
         let response = ResponseBuffer(abandon: abandon)
         let errorText = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorText.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         defer { errorText.deallocate() }
-        var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "content-type: application/x-www-form-urlencoded")
+        var headers: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "content-type: \(contentType)")
         headers = curl_slist_append(headers, "accept: application/json")
+        for line in extra { headers = curl_slist_append(headers, line) }
         defer { curl_slist_free_all(headers) }
 
         let code: CURLcode = withExtendedLifetime(response) {
-            form.withCString { body in
+            body.withCString { body in
                 _ = curlx_easy_ptr(easy, CURLOPT_URL, uri)
                 _ = curlx_easy_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
                 _ = curlx_easy_long(easy, CURLOPT_NOSIGNAL, 1)
@@ -106,15 +126,14 @@ public struct TokenEndpoint: Sendable, CustomStringConvertible {
             }
         }
         if code == CURLE_ABORTED_BY_CALLBACK {
-            return .unavailable(reason: "token request to \(uri) abandoned (shutting down)")
+            return .failure(Unanswered(description: "request to \(uri) abandoned (shutting down)"))
         }
         guard code == CURLE_OK else {
             let detail = String(cString: errorText)
             let text = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
-            return .unavailable(reason: "token endpoint \(uri) unreachable: \(text)")
+            return .failure(Unanswered(description: "token endpoint \(uri) unreachable: \(text)"))
         }
-        let status = curlx_response_code(easy)
-        return classify?(status, response.bytes) ?? Self.classify(status: status, body: response.bytes, uri: uri)
+        return .success((curlx_response_code(easy), response.bytes))
     }
 
     /// The answer's meaning (Google's token endpoint, RFC 6749 section 5).

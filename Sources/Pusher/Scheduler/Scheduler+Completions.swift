@@ -63,6 +63,19 @@ extension Scheduler {
         }
     }
 
+    /// A request the service's `prepare` answered without it being sent: its tokens settled by that answer (status
+    /// 0: no HTTP answer of the send itself), its reason counted as an answer's is.
+    func settleUnsent(_ id: Int, _ answer: ServiceAnswer) {
+        guard let entry = finished(id) else { return }
+        if answer.overRate { settings.rateLimit.overRate(now: clock.uptimeNanoseconds) }
+        answerCounts[AnswerKey(status: 0, reason: answer.reason), default: 0] += 1
+        if entry.batch.isEmpty && answer.exceptions.isEmpty {
+            settle(entry.request, answer.decision, status: 0, generation: entry.generation)
+        } else {
+            settleBatch(entry, answer, status: 0)
+        }
+    }
+
     /// Calls `body` with each token's pending request of an entry: the request's own, then a batch's others.
     /// A batch's tokens that retry come due together (`requestRetryDue`).
     func forEachToken(of entry: InFlight, _ body: (PendingRequest) -> Void) {

@@ -146,6 +146,11 @@ extension Scheduler {
         inFlight[id] = InFlight(request: request, batch: batch, tokens: tokens, generation: generation, startedAt: now)
         active += 1
         if request.job.lane == .bulk { bulkActive += 1 }
+        if let answer = service.prepare(for: request.job, tokens: tokens) {
+            // The step before it failed: nothing is sent, the answer settles its tokens.
+            settleUnsent(id, answer)
+            return true
+        }
         var started = DriverRequest(id: id, job: request.job, tokens: tokens, bearer: bearer, generation: generation, now: now)
         if let lifetime = headerLifetimeMillis { started.headerEpoch = clock.wallMillis / lifetime }
         driver.start(started)
