@@ -113,6 +113,10 @@ let package = Package(
         .target(name: "OPPOProvider", dependencies: [
             "ProviderKit", "AndroidPushKit", "PushCore", "COpenSSL", .product(name: "Logging", package: "swift-log"),
         ], path: "Sources/Providers/OPPO"),
+        // vivo Push (vivo, iQOO): a signed auth token, one send per regId, saved list bodies pushed to up to 1,000.
+        .target(name: "VivoProvider", dependencies: [
+            "ProviderKit", "AndroidPushKit", "PushCore", "COpenSSL", .product(name: "Logging", package: "swift-log"),
+        ], path: "Sources/Providers/Vivo"),
         // Prometheus text at /metrics, liveness and readiness on `metrics.listen` (docs/metrics.md).
         .target(name: "Observability", dependencies: [
             "PushCore",
@@ -137,7 +141,7 @@ let package = Package(
         .executableTarget(name: "worker", dependencies: [
             "PushCore", "ProviderKit", "RedisClient", "QueueProtocol", "Collector", "Merger", "Filter", "Pusher", "Observability", "Receipts",
             // The provider modules (Sources/worker/Providers.swift names each once).
-            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider",
+            "APNsProvider", "FCMProvider", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider", "VivoProvider",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -181,7 +185,7 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
-        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider",
+        .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider", "VivoProvider",
                                                          .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["APNsProvider", "RedisClient", "PushCore", "TestSupport", "CHiredis"]),
         .testTarget(name: "QueueProtocolTests", dependencies: ["FCMProvider", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
@@ -195,6 +199,8 @@ let package = Package(
         .testTarget(name: "HonorProviderTests", dependencies: ["HonorProvider", "AndroidPushKit", "ProviderKit", "PushCore", "TestSupport",
                                                               "PushEmulator", "Pusher", "QueueProtocol", "RedisClient"]),
         .testTarget(name: "OPPOProviderTests", dependencies: ["OPPOProvider", "AndroidPushKit", "ProviderKit", "PushCore", "TestSupport",
+                                                             "PushEmulator", "Pusher", "QueueProtocol", "RedisClient"]),
+        .testTarget(name: "VivoProviderTests", dependencies: ["VivoProvider", "AndroidPushKit", "ProviderKit", "PushCore", "TestSupport",
                                                              "PushEmulator", "Pusher", "QueueProtocol", "RedisClient"]),
         .testTarget(name: "ProviderKitTests", dependencies: ["ProviderKit", "PushCore"]),
         .testTarget(name: "AndroidPushKitTests", dependencies: ["AndroidPushKit", "ProviderKit", "PushCore"]),

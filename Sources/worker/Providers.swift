@@ -6,12 +6,13 @@ import OPPOProvider
 import ProviderKit
 import PushCore
 import Pusher
+import VivoProvider
 import XiaomiProvider
 
 /// The providers this worker is built with (docs/architecture.md, "Providers"), the default one first.
 /// Adding a provider is a folder under `Sources/Providers` and a line here: nothing else in the worker names one.
 enum Providers {
-    static let modules: [any ProviderModule.Type] = [APNsModule.self, FCMModule.self, HuaweiModule.self, XiaomiModule.self, HonorModule.self, OPPOModule.self]
+    static let modules: [any ProviderModule.Type] = [APNsModule.self, FCMModule.self, HuaweiModule.self, XiaomiModule.self, HonorModule.self, OPPOModule.self, VivoModule.self]
 
     /// Registers every module's name, message rules and configuration keys: before the configuration or any
     /// message is read (the start of `main`).

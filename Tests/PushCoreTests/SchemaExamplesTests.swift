@@ -5,6 +5,7 @@ import HonorProvider
 import HuaweiProvider
 import OPPOProvider
 import PushCore
+import VivoProvider
 import XiaomiProvider
 import XCTest
 
@@ -21,6 +22,7 @@ final class SchemaExamplesTests: XCTestCase {
         PushProvider.register(XiaomiModule.description)
         PushProvider.register(HonorModule.description)
         PushProvider.register(OPPOModule.description)
+        PushProvider.register(VivoModule.description)
     }
     private var examples: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
