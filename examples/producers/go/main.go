@@ -3,9 +3,17 @@
 //	producer            enqueue one chat message and one group message
 //	producer feedback   pop push:feedback (dead tokens) without losing an entry, then exit
 //
-// Build without a module download, against Debian's copy of redigo:
+// A Go module (go.mod, go.sum: redigo v1.8.3, the version Debian 12 packages). With a module proxy:
 //
-//	GO111MODULE=off GOPATH=/usr/share/gocode go build -o producer .
+//	go build -o producer .
+//
+// Without one, against Debian's copy of redigo (golang-github-gomodule-redigo-dev), nothing downloaded: point
+// the requirement at that copy in a go.mod of your own, here a copy beside the build (the checked-in one stays
+// as it is), as scripts/test-producers.sh does:
+//
+//	cp go.mod /tmp/producer.mod && cp go.sum /tmp/producer.sum
+//	go mod edit -replace github.com/gomodule/redigo=/usr/share/gocode/src/github.com/gomodule/redigo /tmp/producer.mod
+//	GOPROXY=off GOFLAGS=-mod=mod go build -modfile=/tmp/producer.mod -o producer .
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
