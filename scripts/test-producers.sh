@@ -2,14 +2,17 @@
 # Runs the example producers of examples/producers (Python, Go, Node.js, PHP) against a real pipeline and
 # checks what they promise: usage: scripts/test-producers.sh WORKER_BIN EMULATOR_BIN
 #
-# It starts its own redis-server (AOF, appendfsync always) with one replica, the emulator (APNs and FCM,
-# HTTP/2 + TLS) and two workers, all on free loopback ports: one worker on the prefix `push`, one on the
-# shards push:{0} and push:{1}. The producers connect as the ACL user of docs/producers.md (the lines are
-# read from that file). For each language it checks:
+# It starts its own redis-server (AOF, appendfsync always) with one replica, the emulator (APNs and FCM over
+# HTTP/2 + TLS, Huawei and Xiaomi on its vendor port) and two workers, all on free loopback ports: one worker on
+# the prefix `push`, one on the shards push:{0} and push:{1}. The producers connect as the ACL user of
+# docs/producers.md (the lines are read from that file). For each language it checks:
 #   - both messages (private and group), APNs and FCM, reached the emulator: its record files hold each good
 #     token with each message's body;
+#   - both messages, Huawei and Xiaomi, reached the emulator's vendor side: its stats count each good token
+#     delivered twice in the chat class (Huawei category IM, Xiaomi's private channel) and the dead token refused;
 #   - WAIT 1 after each LPUSH was answered by the replica (no warning);
-#   - the worker wrote the feedback of the token the emulator answers Unregistered, and `producer feedback`
+#   - the worker wrote the feedback of the token the emulator answers Unregistered (each of the four providers),
+#     and `producer feedback`
 #     handled it and left push:feedback and its processing list empty; an entry left in its processing
 #     list by a "crashed" run is handled too;
 #   - with shards, each message went to the shard that CRC-32 of its receiver picks, and was delivered, and
@@ -58,7 +61,7 @@ wait_for() {
   until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
 }
 free_port() { $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-redis_port=$(free_port); replica_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port)
+redis_port=$(free_port); replica_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port); vendor_port=$(free_port)
 metrics_a=$(free_port); metrics_b=$(free_port)
 q() { redis-cli -p "$redis_port" "$@"; }
 
@@ -82,13 +85,21 @@ json.dump({"type": "service_account", "project_id": "producers-test", "private_k
            "private_key": open(run + "/fcm-key.pem").read(), "client_email": "push-test@producers-test.iam.gserviceaccount.com",
            "client_id": "1", "token_uri": "https://127.0.0.1:%s/token" % port}, open(run + "/fcm-service-account.json", "w"))
 PY
-chmod 600 "$run/AuthKey_PROD000001.p8" "$run/fcm-key.pem" "$run/fcm-service-account.json"
+# China's vendors, as scripts/demo.sh sets them up: a Huawei Android app's OAuth client secret (Push Kit v1: base64
+# characters, as AppGallery Connect issues them) and a Xiaomi AppSecret, each in a file; the emulator answers tokens
+# starting with "unregistered" as dead (Huawei noRight, Xiaomi bad_regids).
+openssl rand -base64 32 >"$run/huawei-secret.txt"
+openssl rand -base64 24 >"$run/xiaomi-secret.txt"
+chmod 600 "$run/AuthKey_PROD000001.p8" "$run/fcm-key.pem" "$run/fcm-service-account.json" "$run"/*-secret.txt
 "$emulator" --port "$apns_port" --write-ca "$run/ca.pem" --provider-key "PROD000001:PROD000001:$run/AuthKey_PROD000001.p8" \
   --answer "410a=410:Unregistered@1700000000000" --record "$run/apns-delivered.jsonl" \
   --fcm-service-account "$run/fcm-service-account.json" --fcm-port "$fcm_port" --fcm-record "$run/fcm-delivered.jsonl" \
+  --vendor-port "$vendor_port" --huawei-app "104000001:$run/huawei-secret.txt" \
+  --xiaomi-app "$run/xiaomi-secret.txt:com.example.chat::im-private" \
   >"$run/emulator.log" 2>&1 &
 pids+=($!)
-wait_for 20 grep -q "fcm listening" "$run/emulator.log" || die "the emulator starts" "$run/emulator.log"
+emulator_up() { grep -q "fcm listening" "$run/emulator.log" && grep -q "vendor listening" "$run/emulator.log"; }
+wait_for 20 emulator_up || die "the emulator starts" "$run/emulator.log"
 
 # --- Two workers: one on the prefix push, one on two shards
 write_config() {  # FILE METRICS_PORT REDIS_LINES
@@ -110,6 +121,24 @@ fcm:
   apps:
     - topic: com.example.chat
       service_account_file: $run/fcm-service-account.json
+huawei:
+  endpoint: https://127.0.0.1:$vendor_port
+  token_uri: https://127.0.0.1:$vendor_port/oauth2/v3/token
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      api: v1
+      app_id: "104000001"
+      client_secret_file: $run/huawei-secret.txt
+      category: IM
+xiaomi:
+  endpoint: https://127.0.0.1:$vendor_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      package: com.example.chat
+      app_secret_file: $run/xiaomi-secret.txt
+      channel_id: im-private
 retry:
   max_attempts: 3
   base_delay_ms: 50
@@ -168,6 +197,17 @@ producer() {  # LANG ARGS...: runs that language's producer
 }
 tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the emulator answers 410a... Unregistered
 ftok() { printf '%s%dZq7:APA91b%s' "$1" "$2" "$(printf 'Xk_9-%.0s' $(seq 24))"; }   # FCM; unregistered...: UNREGISTERED
+vtok() { printf '%s%d-IQAAAACy0kYhAAB%08dXk/9+Zq7==' "$1" "$2" "$2"; }   # Huawei and Xiaomi; unregistered...: dead
+# vendor_stats PROVIDER DELIVERED DISTINCT CLASS: the emulator's stats of that vendor are exactly these: DELIVERED
+# deliveries (one per token and message) to DISTINCT tokens, all in the chat class CLASS, and DELIVERED dead tokens
+# refused (each message carries one good token and one dead one). Exact, so a message sent twice shows.
+vendor_stats() {
+  curl -sf --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/$1/stats" | "$py" -c '
+import json, sys
+s = json.load(sys.stdin); delivered, distinct, klass = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ok = (s["delivered"], s["distinct_tokens"], s["by_classification"].get(klass, 0), s["refused_tokens"]) == (delivered, distinct, delivered, delivered)
+sys.exit(0 if ok else 1)' "$2" "$3" "$4"
+}
 cat >"$run/delivered.py" <<'PY'
 # delivered.py PROVIDER RECORD_FILE TOKEN BODY: exit 0 if the emulator recorded a notification with that body
 import json, sys
@@ -210,22 +250,27 @@ enqueued_ok() {  # OUT_FILE ERR_FILE EXIT_CODE EXPECTED_KEYS...: exit 0, two mes
   [ "$(grep -c '^queued ' "$out")" = 2 ] || return 1
   [ "$(sed -n 's/^queued .* on //p' "$out" | tr '\n' ' ')" = "$* " ]
 }
-feedback_ok() {  # OUT EXIT_CODE LEFTOVER_TOKEN TOKENS...: the leftover and each token's two entries were handled
-  local out="$1" rc="$2" leftover="$3" t; shift 3
+feedback_ok() {  # OUT EXIT_CODE LEFTOVER_TOKEN TOKEN[|REASON]...: the leftover and each token's two entries (of that
+  local out="$1" rc="$2" leftover="$3" t; shift 3   # reason, Unregistered if none is given) were handled
   [ "$rc" = 0 ] && grep -qF "token=$leftover reason=Unregistered message_id=crashed-run" "$out" || return 1
-  for t in "$@"; do [ "$(grep -cF "token=$t reason=Unregistered" "$out")" -ge 2 ] || return 1; done
+  for t in "$@"; do
+    [[ "$t" == *"|"* ]] || t="$t|Unregistered"
+    [ "$(grep -cF "token=${t%|*} reason=${t##*|}" "$out")" -ge 2 ] || return 1
+  done
 }
 seed_leftover() {  # KEY TOKEN: an entry a crashed consumer had moved to its processing list and not handled
   q LPUSH "$1" "{\"token\":\"$2\",\"topic\":\"com.example.chat\",\"reason\":\"Unregistered\",\"timestamp\":1700000000000,\"message_id\":\"crashed-run\"}" >/dev/null
 }
 
 langs=(python go node php)
-# --- Phase 1: the prefix push; APNs and FCM; WAIT 1 after each LPUSH (the replica answers)
+# --- Phase 1: the prefix push; APNs, FCM, Huawei and Xiaomi; WAIT 1 after each LPUSH (the replica answers)
 i=0
 for lang in "${langs[@]}"; do
   i=$((i + 1))
   good=$(tok a1 $((100 + i))); dead=$(tok 410a $((100 + i)))
   fgood=$(ftok d $((100 + i))); fdead=$(ftok unregistered $((100 + i)))
+  hgood=$(vtok hw $((100 + i))); hdead=$(vtok unregistered-hw $((100 + i)))
+  xgood=$(vtok mi $((100 + i))); xdead=$(vtok unregistered-mi $((100 + i)))
   WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=apns TOKENS="$good,$dead" producer "$lang" >"$run/$lang-apns.out" 2>"$run/$lang-apns.err"
   rc=$?
   check "$lang: APNs messages queued on push:queue, WAIT 1 answered by the replica" \
@@ -234,15 +279,30 @@ for lang in "${langs[@]}"; do
   rc=$?
   check "$lang: FCM messages queued on push:queue, WAIT 1 answered by the replica" \
     enqueued_ok "$run/$lang-fcm.out" "$run/$lang-fcm.err" "$rc" push:queue push:queue
+  # Huawei and Xiaomi: the payload is FCM's shape, "provider" names the vendor (docs/vendors.md)
+  WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=huawei TOKENS="$hgood,$hdead" producer "$lang" >"$run/$lang-huawei.out" 2>"$run/$lang-huawei.err"
+  rc=$?
+  check "$lang: Huawei messages queued on push:queue, WAIT 1 answered by the replica" \
+    enqueued_ok "$run/$lang-huawei.out" "$run/$lang-huawei.err" "$rc" push:queue push:queue
+  WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=xiaomi TOKENS="$xgood,$xdead" producer "$lang" >"$run/$lang-xiaomi.out" 2>"$run/$lang-xiaomi.err"
+  rc=$?
+  check "$lang: Xiaomi messages queued on push:queue, WAIT 1 answered by the replica" \
+    enqueued_ok "$run/$lang-xiaomi.out" "$run/$lang-xiaomi.err" "$rc" push:queue push:queue
   check "$lang: APNs: the private and the group message reached the emulator" wait_for 60 delivered apns "$good"
   check "$lang: FCM: the private and the group message reached the emulator" wait_for 60 delivered fcm "$fgood"
-  check "$lang: the worker wrote feedback for the Unregistered tokens (APNs and FCM, 2 each)" \
-    wait_for 60 eval 'at_least 2 "$dead" push:feedback && at_least 2 "$fdead" push:feedback'
+  check "$lang: Huawei: both messages delivered once each, in the chat class (IM), the dead token refused" \
+    wait_for 60 vendor_stats huawei $((2 * i)) "$i" IM
+  check "$lang: Xiaomi: both messages delivered once each, on the private channel, the dead token refused" \
+    wait_for 60 vendor_stats xiaomi $((2 * i)) "$i" im-private
+  check "$lang: the worker wrote feedback for the dead tokens (APNs, FCM, Huawei, Xiaomi, 2 each)" \
+    wait_for 60 eval 'at_least 2 "$dead" push:feedback && at_least 2 "$fdead" push:feedback &&
+      at_least 2 "$hdead" push:feedback && at_least 2 "$xdead" push:feedback'
   seed_leftover "push:feedback:processing:$lang-consumer" "leftover-$lang"
   FEEDBACK_CONSUMER="$lang-consumer" producer "$lang" feedback >"$run/$lang-feedback.out" 2>&1
   rc=$?
-  check "$lang: feedback popped: the crashed run's leftover and every Unregistered entry handled" \
-    feedback_ok "$run/$lang-feedback.out" "$rc" "leftover-$lang" "$dead" "$fdead"
+  # Huawei v1 lists a dead token among illegal_tokens, which the worker reports as BadDeviceToken (docs/vendors.md).
+  check "$lang: feedback popped: the crashed run's leftover and every dead token's entries handled" \
+    feedback_ok "$run/$lang-feedback.out" "$rc" "leftover-$lang" "$dead" "$fdead" "$hdead|BadDeviceToken" "$xdead"
   check "$lang: push:feedback and the consumer's processing list are empty" \
     all_empty push:feedback "push:feedback:processing:$lang-consumer"
 done

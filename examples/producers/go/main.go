@@ -17,7 +17,7 @@
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
-// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns or fcm),
+// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
 // WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
 package main
@@ -91,11 +91,12 @@ type Message struct {
 }
 
 func newMessage(kind, title, body string) Message {
-	// The payload is the provider's: APNs's {"aps": ...}, or FCM's message object without its target.
+	// The payload is the provider's: APNs's {"aps": ...}; for Android, FCM's message object without its
+	// target, the one shape Huawei and Xiaomi take too (the worker maps it into each vendor's request).
 	payload := map[string]any{"aps": map[string]any{"alert": map[string]string{"title": title, "body": body}}}
 	m := Message{ID: "go-" + kind + "-" + randomID(), Kind: kind, Topic: topic, Tokens: tokens,
 		EnqueuedAt: time.Now().UnixMilli()}
-	if provider == "fcm" {
+	if provider != "apns" {
 		payload = map[string]any{"notification": map[string]string{"title": title, "body": body}}
 	}
 	if provider != "apns" {
@@ -230,6 +231,12 @@ func popFeedback(c redis.Conn) error {
 }
 
 func main() {
+	switch provider {
+	case "apns", "fcm", "huawei", "xiaomi":
+	default:
+		fmt.Fprintf(os.Stderr, "PROVIDER is %q: one of apns, fcm, huawei, xiaomi\n", provider)
+		os.Exit(2)
+	}
 	if len(shards) == 0 {
 		shards = []string{env("PUSH_PREFIX", "push")}
 	}

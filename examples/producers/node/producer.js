@@ -9,7 +9,7 @@
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
-// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns or fcm),
+// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
 // WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
 'use strict';
@@ -45,10 +45,11 @@ function crc32(text) {
 const shardFor = (receiver) => SHARDS[crc32(receiver) % SHARDS.length];
 
 function message(kind, title, body, extra = {}) {
-  // The payload is the provider's: APNs's {"aps": ...}, or FCM's message object without its target.
-  const payload = PROVIDER === 'fcm'
-    ? { notification: { title, body } }
-    : { aps: { alert: { title, body } } };
+  // The payload is the provider's: APNs's {"aps": ...}; for Android, FCM's message object without its target,
+  // the one shape Huawei and Xiaomi take too (the worker maps it into each vendor's request).
+  const payload = PROVIDER === 'apns'
+    ? { aps: { alert: { title, body } } }
+    : { notification: { title, body } };
   return {
     // Yours, in every dead letter, feedback entry and log line about the message. Not a dedupe key: the
     // worker sends every element it finds, so two elements with one id are two pushes.
@@ -141,6 +142,9 @@ async function popFeedback(client) {
 async function main() {
   const mode = process.argv.slice(2).join(' ');
   if (!['', 'enqueue', 'feedback'].includes(mode)) throw new Error('usage: node producer.js [enqueue|feedback]');
+  if (!['apns', 'fcm', 'huawei', 'xiaomi'].includes(PROVIDER)) {
+    throw new Error(`PROVIDER is ${JSON.stringify(PROVIDER)}: one of apns, fcm, huawei, xiaomi`);
+  }
   const client = createClient({
     url: REDIS_URL,
     // Give up after a few failed connection attempts instead of retrying for ever.

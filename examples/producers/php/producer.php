@@ -6,7 +6,7 @@
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
-// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns or fcm),
+// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
 // WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
 
@@ -62,10 +62,11 @@ function message(string $kind, string $title, string $body, array $extra = []): 
         'kind' => $kind,
         'topic' => env('TOPIC', 'com.example.chat'),
         'tokens' => envList('TOKENS'),
-        // The provider's payload: APNs's {"aps": ...}, or FCM's message object without its target.
-        'payload' => $provider === 'fcm'
-            ? ['notification' => ['title' => $title, 'body' => $body]]
-            : ['aps' => ['alert' => ['title' => $title, 'body' => $body]]],
+        // The provider's payload: APNs's {"aps": ...}; for Android, FCM's message object without its target,
+        // the one shape Huawei and Xiaomi take too (the worker maps it into each vendor's request).
+        'payload' => $provider === 'apns'
+            ? ['aps' => ['alert' => ['title' => $title, 'body' => $body]]]
+            : ['notification' => ['title' => $title, 'body' => $body]],
         'enqueued_at' => (int) floor(microtime(true) * 1000), // UNIX ms: queue-to-provider latency
     ];
     if ($provider !== 'apns') {
@@ -187,6 +188,9 @@ function popFeedback(Redis $redis, array $shards): void
 
 $mode = implode(' ', array_slice($argv, 1));
 try {
+    if (!in_array(env('PROVIDER', 'apns'), ['apns', 'fcm', 'huawei', 'xiaomi'], true)) {
+        throw new RuntimeException('PROVIDER is ' . json_encode(env('PROVIDER', 'apns')) . ': one of apns, fcm, huawei, xiaomi');
+    }
     $redis = connectRedis();
     if ($mode === 'feedback') {
         popFeedback($redis, $shards);

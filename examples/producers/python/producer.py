@@ -11,7 +11,7 @@ Configuration (environment):
                        unset: one shard, PUSH_PREFIX
     TOPIC              the app's bundle id (an app of the worker's apns.apps or fcm.apps)   default com.example.chat
     TOKENS             the receiver's device tokens, comma-separated (required to enqueue)
-    PROVIDER           apns or fcm                               default apns
+    PROVIDER           apns, fcm, huawei or xiaomi (an app of that provider's apps)   default apns
     RECEIVER, GROUP    who the chat message is for, and the group; they choose the shard   default user-42, group-7
     WAIT_REPLICAS      after each LPUSH, WAIT until this many replicas have it (0: do not wait)   default 0
     WAIT_TIMEOUT_MS    the longest such wait                     default 100
@@ -34,6 +34,7 @@ SHARDS = [s for s in os.environ.get("PUSH_SHARDS", "").split(",") if s] or [PREF
 TOPIC = os.environ.get("TOPIC", "com.example.chat")
 TOKENS = [t for t in os.environ.get("TOKENS", "").split(",") if t]
 PROVIDER = os.environ.get("PROVIDER", "apns")
+PROVIDERS = ("apns", "fcm", "huawei", "xiaomi")
 WAIT_REPLICAS = int(os.environ.get("WAIT_REPLICAS", "0"))
 WAIT_TIMEOUT_MS = int(os.environ.get("WAIT_TIMEOUT_MS", "100"))
 CONSUMER = os.environ.get("FEEDBACK_CONSUMER") or socket.gethostname()
@@ -49,10 +50,12 @@ def shard_for(receiver):
 
 
 def payload(title, body):
-    # The payload is the provider's: APNs's {"aps": ...}, or FCM's message object without its target.
-    if PROVIDER == "fcm":
-        return {"notification": {"title": title, "body": body}}
-    return {"aps": {"alert": {"title": title, "body": body}}}
+    # The payload is the provider's: APNs's {"aps": ...}; for Android, FCM's message object without its target,
+    # the one shape Huawei and Xiaomi take too (docs/vendors.md: the worker maps it into each vendor's request).
+    # Xiaomi refuses a notification without a title, and counts title and body against its limits (docs/vendors.md).
+    if PROVIDER == "apns":
+        return {"aps": {"alert": {"title": title, "body": body}}}
+    return {"notification": {"title": title, "body": body}}
 
 
 def message(kind, title, body, **extra):
@@ -154,6 +157,8 @@ def pop_feedback(r):
 
 
 def main():
+    if PROVIDER not in PROVIDERS:
+        sys.exit("PROVIDER is %r: one of %s" % (PROVIDER, ", ".join(PROVIDERS)))
     # decode_responses: entries come back as str. No client-side retries are configured: a silent retry of
     # LPUSH is a possible duplicate, and enqueue() decides that itself.
     # Timeouts: a Redis that stops answering fails the call after 5 s instead of hanging the producer. Retries
