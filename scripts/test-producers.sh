@@ -18,7 +18,12 @@
 #   - with shards, each message went to the shard that CRC-32 of its receiver picks, and was delivered, and
 #     the feedback of every shard was popped.
 # Then: nothing left in the queues, the processing hashes or the dead letters; the ACL refused nothing the
-# producers did, and refuses what a producer must not do. Ends with `producers: N passed, M failed`.
+# producers did, and refuses what a producer must not do. Last, against a Redis of their own (a proxy in between
+# for the faults): each producer sends both messages, LPUSH and WAIT each, over one connection (PHP: its persistent
+# connection, handed back for the second); pushes once more, and goes on, when a connection breaks before an
+# LPUSH's answer; pushes once more and then fails when no answer comes, its client library never sending anything
+# again by itself; and fails within its timeouts against a Redis that never answers. Every producer run is bounded
+# (120 s). Ends with `producers: N passed, M failed`.
 set -uo pipefail
 if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
   echo "usage: $0 WORKER_BIN EMULATOR_BIN" >&2
@@ -186,14 +191,24 @@ else
   cat "$run/go-build.log"
 fi
 
-producer() {  # LANG ARGS...: runs that language's producer
-  local lang="$1"; shift
+producer() {  # LANG ARGS...: runs that language's producer; its exit status, or 124 if it was still running after
+  local lang="$1" child deadline=$((SECONDS + 120)); shift   # 120 s (then it is killed: a producer must not hang)
   case "$lang" in
-    python) "$py" "$ex/python/producer.py" "$@" ;;
-    go) "$run/go-producer" "$@" ;;
-    node) NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" node "$ex/node/producer.js" "$@" ;;
-    php) php "$ex/php/producer.php" "$@" ;;
+    python) "$py" "$ex/python/producer.py" "$@" & ;;
+    go) "$run/go-producer" "$@" & ;;
+    node) NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" node "$ex/node/producer.js" "$@" & ;;
+    php) php "$ex/php/producer.php" "$@" & ;;
   esac
+  child=$!
+  while kill -0 "$child" 2>/dev/null; do
+    if [ $SECONDS -ge $deadline ]; then
+      kill -9 "$child" 2>/dev/null; wait "$child" 2>/dev/null
+      echo "test-producers: the $lang producer still ran after 120 s: killed" >&2
+      return 124
+    fi
+    sleep 0.05
+  done
+  wait "$child"
 }
 tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the emulator answers 410a... Unregistered
 ftok() { printf '%s%dZq7:APA91b%s' "$1" "$2" "$(printf 'Xk_9-%.0s' $(seq 24))"; }   # FCM; unregistered...: UNREGISTERED
@@ -402,6 +417,154 @@ acl_denies_plain() {
   return $ok
 }
 check "the ACL (prefix push) refuses reading, taking or deleting queue elements, forging records, other keys" acl_denies_plain
+
+# --- Phase 3: how each producer treats its connection, against a Redis of its own (no worker, no replica), so that
+# every connection and command it counts is the producer's: LPUSH and WAIT over one connection (PHP: the persistent
+# connection handed back for the second message); an LPUSH whose connection breaks before its answer is sent once
+# more by the producer, which then goes on (3 elements for 2 messages); when no LPUSH's answer ever comes, the
+# producer sends the first message twice, each time waiting out its timeout, and gives up (2 elements and a failure:
+# a client library that also retried by itself would leave more); a Redis that accepts the connection and never
+# answers at all fails the producer within its timeouts.
+solo_port=$(free_port)
+mkdir -p "$run/solo"
+redis-server --port "$solo_port" --bind 127.0.0.1 --dir "$run/solo" --save "" --appendonly no >"$run/solo.log" 2>&1 &
+pids+=($!)
+solo() { redis-cli -p "$solo_port" "$@"; }
+wait_for 10 solo PING >/dev/null 2>&1 || die "the producers' own redis-server starts" "$run/solo.log"
+check "docs/producers.md's ACL line is accepted by the producers' own redis-server" eval '[ "$(printf "%s\n" "$acl_plain" | solo)" = OK ]'
+solo_url="redis://producer:$password@127.0.0.1:$solo_port/0"
+cat >"$run/netfault.py" <<'PY'
+# netfault.py lose-first|lose-all PORT_FILE UPSTREAM_PORT | netfault.py silent PORT_FILE: listens on a free loopback
+# port, written to PORT_FILE once it listens.
+#   lose-first: passes every connection through to Redis at UPSTREAM_PORT, except the first command chunk that carries
+#         an LPUSH: that one reaches Redis, whose answer is awaited (so the LPUSH happened) and dropped, and then the
+#         client's connection is closed. The client cannot know whether its LPUSH happened. PORT_FILE.lost is written.
+#   lose-all: every chunk that carries an LPUSH reaches Redis, and its answer is awaited and dropped; the client's
+#         connection then stays open, and nothing more is answered on it: the client waits out its timeout.
+#   silent: accepts connections and reads what comes, and never answers.
+import os, selectors, socket, sys, threading
+mode, port_file = sys.argv[1], sys.argv[2]
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(64)
+lost = threading.Lock()   # held once the one answer has been lost
+def silent(client):
+    while client.recv(65536):
+        pass
+def lose(client):
+    upstream = socket.create_connection(("127.0.0.1", int(sys.argv[3])))
+    sel = selectors.DefaultSelector()
+    sel.register(client, selectors.EVENT_READ, upstream)
+    sel.register(upstream, selectors.EVENT_READ, client)
+    try:
+        while True:
+            for key, _ in sel.select():
+                data = key.fileobj.recv(65536)
+                if not data:
+                    return
+                if key.fileobj is client and b"\r\nlpush\r\n" in data.lower() and (
+                        mode == "lose-all" or lost.acquire(blocking=False)):
+                    upstream.sendall(data)
+                    upstream.recv(65536)   # Redis answered: the LPUSH happened; the client never hears it
+                    open(port_file + ".lost", "w").close()
+                    if mode == "lose-all":
+                        silent(client)
+                    return
+                key.data.sendall(data)
+    finally:
+        client.close()
+        upstream.close()
+def serve():
+    while True:
+        client, _ = server.accept()
+        threading.Thread(target=silent if mode == "silent" else lose, args=(client,), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.getsockname()[1]))
+os.rename(port_file + ".tmp", port_file)
+threading.Event().wait()
+PY
+start_netfault() {  # MODE NAME [UPSTREAM_PORT]: starts netfault.py; sets netfault_pid and netfault_port
+  "$py" "$run/netfault.py" "$1" "$run/$2.port" "${3:-}" >"$run/$2.log" 2>&1 &
+  netfault_pid=$!
+  pids+=("$netfault_pid")
+  wait_for 10 test -s "$run/$2.port" || return 1
+  netfault_port=$(cat "$run/$2.port")
+}
+stop_netfault() { kill "$netfault_pid" 2>/dev/null; wait "$netfault_pid" 2>/dev/null; }
+solo_stat() {  # FIELD...: the values of these INFO stats/commandstats fields, in one connection (counted by the caller)
+  local info field
+  info="$(solo INFO stats commandstats | tr -d '\r')"
+  for field in "$@"; do
+    case "$field" in
+      cmdstat_*) sed -n "s/^$field:calls=\([0-9]*\),.*/\1/p" <<<"$info" | grep . || echo 0 ;;
+      *) sed -n "s/^$field://p" <<<"$info" ;;
+    esac
+  done | tr '\n' ' '
+}
+one_connection_ok() {  # LANG RC BEFORE AFTER: one connection, 2 LPUSH and 2 WAIT, both shortfalls reported, 2 elements
+  local lang="$1" rc="$2" c0 l0 w0 e0 c1 l1 w1 e1
+  read -r c0 l0 w0 e0 <<<"$3"; read -r c1 l1 w1 e1 <<<"$4"
+  [ "$rc" = 0 ] || { echo "    exit $rc"; return 1; }
+  # The INFO that read AFTER is a connection too: one more than the producer's.
+  [ $((c1 - c0 - 1)) = 1 ] || { echo "    the producer opened $((c1 - c0 - 1)) connections"; return 1; }
+  [ $((l1 - l0)) = 2 ] && [ $((w1 - w0)) = 2 ] || { echo "    LPUSH $((l1 - l0)), WAIT $((w1 - w0))"; return 1; }
+  [ "$(grep -c 'reached 0 of 1 replicas' "$run/$lang-solo.err")" = 2 ] || { echo "    WAIT's shortfall not reported twice"; return 1; }
+  [ "$(solo LLEN push:queue)" = 2 ] || { echo "    push:queue holds $(solo LLEN push:queue)"; return 1; }
+  # phpredis hands the pooled connection out again after AUTH and ECHO on it: one ECHO, one connection.
+  if [ "$lang" = php ]; then [ $((e1 - e0)) = 1 ] || { echo "    ECHO $((e1 - e0)) (the pool's check of a reused connection)"; return 1; }; fi
+}
+fields=(total_connections_received cmdstat_lpush cmdstat_wait cmdstat_echo)
+start_netfault silent silent || die "the silent server starts" "$run/silent.log"
+silent_port=$netfault_port
+i=0
+for lang in "${langs[@]}"; do
+  i=$((i + 1))
+  token=$(tok a1 $((300 + i)))
+  solo DEL push:queue >/dev/null
+  # No replica here: WAIT 1 answers 0 after 10 ms, and the producer must report it, not push again.
+  before="$(solo_stat "${fields[@]}")"
+  REDIS_URL="$solo_url" WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=10 PROVIDER=apns TOKENS="$token" producer "$lang" \
+    >"$run/$lang-solo.out" 2>"$run/$lang-solo.err"
+  rc=$?
+  after="$(solo_stat "${fields[@]}")"
+  if [ "$lang" = php ]; then
+    what="php: both messages over one persistent connection (pconnect: handed back after AUTH and ECHO), LPUSH and WAIT each"
+  else
+    what="$lang: both messages over one connection, LPUSH and WAIT each"
+  fi
+  check "$what; WAIT's shortfall reported, nothing pushed again" one_connection_ok "$lang" "$rc" "$before" "$after"
+
+  for mode in lose-first lose-all; do
+    solo DEL push:queue >/dev/null
+    rm -f "$run/$mode.port" "$run/$mode.port.lost"
+    if start_netfault "$mode" "$mode" "$solo_port"; then
+      REDIS_URL="redis://producer:$password@127.0.0.1:$netfault_port/0" REDIS_TIMEOUT_MS=500 PROVIDER=apns \
+        TOKENS="$token" producer "$lang" >"$run/$lang-$mode.out" 2>"$run/$lang-$mode.err"
+      rc=$?
+      stop_netfault
+    else
+      rc=x
+    fi
+    if [ "$mode" = lose-first ]; then
+      check "$lang: an LPUSH whose connection broke before the answer is pushed once more, and the producer goes on (3 elements for 2 messages)" \
+        eval '[ "$rc" = 0 ] && [ -e "$run/$mode.port.lost" ] && [ "$(grep -c "^queued " "$run/$lang-$mode.out")" = 2 ] &&
+          [ "$(solo LLEN push:queue)" = 3 ]'
+    else
+      check "$lang: no LPUSH answered in time: pushed twice by the producer, never again by its client, then it fails (2 elements, exit $rc)" \
+        eval '[ "$rc" != 0 ] && [ "$rc" != 124 ] && [ -e "$run/$mode.port.lost" ] && ! grep -q "^queued " "$run/$lang-$mode.out" &&
+          [ "$(solo LLEN push:queue)" = 2 ]'
+    fi
+  done
+
+  # producer's 120 s bound only catches a hang (exit 124): it must fail by itself, within its own timeouts (500 ms
+  # each here).
+  REDIS_URL="redis://producer:$password@127.0.0.1:$silent_port/0" REDIS_TIMEOUT_MS=500 PROVIDER=apns TOKENS="$token" \
+    producer "$lang" >"$run/$lang-silent.out" 2>&1
+  rc=$?
+  check "$lang: a Redis that never answers fails the producer (exit $rc) within its timeouts, no hang" \
+    eval '[ "$rc" != 0 ] && [ "$rc" != 124 ] && ! grep -q "^queued " "$run/$lang-silent.out"'
+done
 
 kill -TERM "$worker_a" "$worker_b" 2>/dev/null
 wait_for 40 eval '! kill -0 "$worker_a" 2>/dev/null && ! kill -0 "$worker_b" 2>/dev/null' ||

@@ -19,7 +19,8 @@
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
 // TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
-// WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
+// WAIT_TIMEOUT_MS (100), REDIS_TIMEOUT_MS (5000: connect, write, and each answer, plus WAIT_TIMEOUT_MS when
+// waiting), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
 package main
 
 import (
@@ -107,10 +108,20 @@ func newMessage(kind, title, body string) Message {
 }
 
 func dial() redis.Conn {
-	// Timeouts: a Redis that stops answering fails the call instead of hanging the producer. redigo never
-	// retries a command by itself, so enqueue alone decides whether an LPUSH is sent again.
-	c, err := redis.DialURL(redisURL, redis.DialConnectTimeout(5*time.Second),
-		redis.DialReadTimeout(5*time.Second), redis.DialWriteTimeout(5*time.Second))
+	// Timeouts: a Redis that stops answering fails the call instead of hanging the producer. The read timeout
+	// also covers a WAIT, which may take WAIT_TIMEOUT_MS to answer: shorter, a slow replica would look like a
+	// dead connection, and the LPUSH would be sent again. redigo never retries a command by itself, nor
+	// reconnects (a connection that failed stays failed), so enqueue alone decides whether an LPUSH is sent
+	// again, and WAIT always goes over the connection that sent the LPUSH.
+	ms, _ := strconv.Atoi(env("REDIS_TIMEOUT_MS", "5000"))
+	timeout := time.Duration(ms) * time.Millisecond
+	read := timeout
+	if n, _ := strconv.Atoi(env("WAIT_REPLICAS", "0")); n > 0 {
+		wait, _ := strconv.Atoi(env("WAIT_TIMEOUT_MS", "100"))
+		read += time.Duration(wait) * time.Millisecond
+	}
+	c, err := redis.DialURL(redisURL, redis.DialConnectTimeout(timeout),
+		redis.DialReadTimeout(read), redis.DialWriteTimeout(timeout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redis:", err)
 		os.Exit(1)
