@@ -182,9 +182,9 @@ export REDIS_URL="redis://producer:$password@127.0.0.1:$redis_port/0" TOPIC=com.
 redigo_mod="$(dpkg -L golang-github-gomodule-redigo-dev 2>/dev/null | grep -m1 '/github.com/gomodule/redigo/go.mod$' || true)"
 cp "$ex/go/go.mod" "$run/go-producer.mod" && cp "$ex/go/go.sum" "$run/go-producer.sum"
 if [ -n "$redigo_mod" ] && (cd "$ex/go" &&
+    export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMODCACHE="$run/go-modcache" GOWORK=off &&
     go mod edit -replace "github.com/gomodule/redigo=${redigo_mod%/go.mod}" "$run/go-producer.mod" &&
-    GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMODCACHE="$run/go-modcache" GOWORK=off \
-      go build -modfile="$run/go-producer.mod" -o "$run/go-producer" .) >"$run/go-build.log" 2>&1; then
+    go build -modfile="$run/go-producer.mod" -o "$run/go-producer" .) >"$run/go-build.log" 2>&1; then
   ok "go: the producer module builds against Debian's redigo (${redigo_mod%/go.mod})"
 else
   bad "go: the producer module builds against Debian's redigo (${redigo_mod:-golang-github-gomodule-redigo-dev has no go.mod})"
