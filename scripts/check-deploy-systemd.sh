@@ -4,7 +4,10 @@
 # ExecStart runs, the configuration, the documents Documentation= names, and for every instance the unit's
 # header starts a required EnvironmentFile with its own WORKER_ID and metrics port),
 # creates the user the unit runs as, and `systemd-analyze verify` (Debian's systemd; it needs no running
-# systemd) finds nothing to say about the unit. Exit 0 when all holds, 1 with the reasons otherwise.
+# systemd) finds nothing to say about the unit. The installed configuration loads with the worker's own loader
+# (`worker check-config`), has apps of every provider (APNs, FCM, Huawei, Xiaomi), and every credential file it
+# names lies in /etc/push/keys, the directory install.sh makes for them (0750: the push group reads it, nobody
+# else). Exit 0 when all holds, 1 with the reasons otherwise.
 #   scripts/check-deploy-systemd.sh [WORKER_BINARY]      (default: the debug build's worker)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +56,42 @@ for url in $docs; do
     *) ;;
   esac
 done
+# The configuration install.sh puts in place, read by the worker itself: check-config loads it (an unknown key or a
+# bad value is a "configuration" failure) and names each app's credential file when it cannot read it. The copy it
+# reads has /etc/push/keys pointed at the stage's own, empty, keys directory: every credential is then missing
+# for certain (a real /etc/push/keys on this machine is never read, and no provider is asked for a token), and
+# each failure names its file. Redis: a free loopback port nothing listens on; the environment is emptied, so that
+# no variable of the caller's (REDIS_URL, APNS_APPS_0_KEY_FILE, ...) replaces what the file says.
+keys_dir="$stage/etc/push/keys"
+[ -d "$keys_dir" ] && [ "$(stat -c %a "$keys_dir")" = 750 ] || fail "install.sh does not make /etc/push/keys with mode 0750"
+sed "s|/etc/push/keys/|$keys_dir/|g" "$stage$config" > "$stage/check-config.yaml"
+closed_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+report="$(env -i PATH="$PATH" REDIS_URL="redis://127.0.0.1:$closed_port/0" \
+  "$stage$exec_path" check-config --config "$stage/check-config.yaml" --json --redis-timeout 1 2>/dev/null || true)"
+if ! problems="$(python3 - "$keys_dir" "$report" <<'PY'
+import json, sys
+keys_dir, report = sys.argv[1], sys.argv[2]
+try:
+    checks = json.loads(report)["checks"]
+except (ValueError, KeyError):
+    sys.exit("worker check-config printed no JSON report: %r" % report[:200])
+problems = []
+for check in checks:
+    name, detail = check["name"], check.get("detail", "")
+    if name == "configuration" and not check["ok"]:
+        problems.append("the installed configuration does not load: " + detail)
+    elif ".apps." in name and keys_dir + "/" not in detail:
+        problems.append("%s: its credential is not a file in /etc/push/keys (%s)" % (name, detail))
+for provider in ("apns", "fcm", "huawei", "xiaomi"):
+    if not any(check["name"].startswith(provider + ".apps.") for check in checks):
+        problems.append("the installed configuration has no %s app" % provider)
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+)"; then
+  while IFS= read -r problem; do fail "$problem"; done <<<"$problems"
+fi
+
 timeout_stop="$(sed -n 's/^TimeoutStopSec=//p' "$unit")"
 [ "${timeout_stop:-0}" -ge 35 ] || fail "TimeoutStopSec=$timeout_stop is shorter than shutdown.timeout_s (25) plus 10 s"
 
@@ -74,4 +113,6 @@ if [ "$failures" -gt 0 ]; then
   echo "check-deploy-systemd: $failures failures"
   exit 1
 fi
-echo "check-deploy-systemd: install.sh stages the binary, user, configuration, documents and the environment files (instances" $instances "on metrics ports"$seen_listen") the unit names; systemd-analyze verify is silent"
+echo "check-deploy-systemd: install.sh stages the binary, user, configuration (apps of APNs, FCM, Huawei and Xiaomi, credentials in" \
+  "/etc/push/keys), documents and the environment files (instances" $instances "on metrics ports"$seen_listen") the unit names;" \
+  "systemd-analyze verify is silent"

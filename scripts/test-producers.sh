@@ -2,20 +2,28 @@
 # Runs the example producers of examples/producers (Python, Go, Node.js, PHP) against a real pipeline and
 # checks what they promise: usage: scripts/test-producers.sh WORKER_BIN EMULATOR_BIN
 #
-# It starts its own redis-server (AOF, appendfsync always) with one replica, the emulator (APNs and FCM,
-# HTTP/2 + TLS) and two workers, all on free loopback ports: one worker on the prefix `push`, one on the
-# shards push:{0} and push:{1}. The producers connect as the ACL user of docs/producers.md (the lines are
-# read from that file). For each language it checks:
+# It starts its own redis-server (AOF, appendfsync always) with one replica, the emulator (APNs and FCM over
+# HTTP/2 + TLS, Huawei and Xiaomi on its vendor port) and two workers, all on free loopback ports: one worker on
+# the prefix `push`, one on the shards push:{0} and push:{1}. The producers connect as the ACL user of
+# docs/producers.md (the lines are read from that file). For each language it checks:
 #   - both messages (private and group), APNs and FCM, reached the emulator: its record files hold each good
 #     token with each message's body;
+#   - both messages, Huawei and Xiaomi, reached the emulator's vendor side: its stats count each good token
+#     delivered twice in the chat class (Huawei category IM, Xiaomi's private channel) and the dead token refused;
 #   - WAIT 1 after each LPUSH was answered by the replica (no warning);
-#   - the worker wrote the feedback of the token the emulator answers Unregistered, and `producer feedback`
+#   - the worker wrote the feedback of the token the emulator answers Unregistered (each of the four providers),
+#     and `producer feedback`
 #     handled it and left push:feedback and its processing list empty; an entry left in its processing
 #     list by a "crashed" run is handled too;
 #   - with shards, each message went to the shard that CRC-32 of its receiver picks, and was delivered, and
 #     the feedback of every shard was popped.
 # Then: nothing left in the queues, the processing hashes or the dead letters; the ACL refused nothing the
-# producers did, and refuses what a producer must not do. Ends with `producers: N passed, M failed`.
+# producers did, and refuses what a producer must not do. Last, against a Redis of their own (a proxy in between
+# for the faults): each producer sends both messages, LPUSH and WAIT each, over one connection (PHP: its persistent
+# connection, handed back for the second); pushes once more, and goes on, when a connection breaks before an
+# LPUSH's answer; pushes once more and then fails when no answer comes, its client library never sending anything
+# again by itself; and fails within its timeouts against a Redis that never answers. Every producer run is bounded
+# (120 s). Ends with `producers: N passed, M failed`.
 set -uo pipefail
 if [ $# -ne 2 ] || [ ! -x "$1" ] || [ ! -x "$2" ]; then
   echo "usage: $0 WORKER_BIN EMULATOR_BIN" >&2
@@ -58,7 +66,7 @@ wait_for() {
   until "$@"; do [ $SECONDS -ge $deadline ] && return 1; sleep 0.2; done
 }
 free_port() { $py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-redis_port=$(free_port); replica_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port)
+redis_port=$(free_port); replica_port=$(free_port); apns_port=$(free_port); fcm_port=$(free_port); vendor_port=$(free_port)
 metrics_a=$(free_port); metrics_b=$(free_port)
 q() { redis-cli -p "$redis_port" "$@"; }
 
@@ -82,13 +90,21 @@ json.dump({"type": "service_account", "project_id": "producers-test", "private_k
            "private_key": open(run + "/fcm-key.pem").read(), "client_email": "push-test@producers-test.iam.gserviceaccount.com",
            "client_id": "1", "token_uri": "https://127.0.0.1:%s/token" % port}, open(run + "/fcm-service-account.json", "w"))
 PY
-chmod 600 "$run/AuthKey_PROD000001.p8" "$run/fcm-key.pem" "$run/fcm-service-account.json"
+# China's vendors, as scripts/demo.sh sets them up: a Huawei Android app's OAuth client secret (Push Kit v1: base64
+# characters, as AppGallery Connect issues them) and a Xiaomi AppSecret, each in a file; the emulator answers tokens
+# starting with "unregistered" as dead (Huawei noRight, Xiaomi bad_regids).
+openssl rand -base64 32 >"$run/huawei-secret.txt"
+openssl rand -base64 24 >"$run/xiaomi-secret.txt"
+chmod 600 "$run/AuthKey_PROD000001.p8" "$run/fcm-key.pem" "$run/fcm-service-account.json" "$run"/*-secret.txt
 "$emulator" --port "$apns_port" --write-ca "$run/ca.pem" --provider-key "PROD000001:PROD000001:$run/AuthKey_PROD000001.p8" \
   --answer "410a=410:Unregistered@1700000000000" --record "$run/apns-delivered.jsonl" \
   --fcm-service-account "$run/fcm-service-account.json" --fcm-port "$fcm_port" --fcm-record "$run/fcm-delivered.jsonl" \
+  --vendor-port "$vendor_port" --huawei-app "104000001:$run/huawei-secret.txt" \
+  --xiaomi-app "$run/xiaomi-secret.txt:com.example.chat::im-private" \
   >"$run/emulator.log" 2>&1 &
 pids+=($!)
-wait_for 20 grep -q "fcm listening" "$run/emulator.log" || die "the emulator starts" "$run/emulator.log"
+emulator_up() { grep -q "fcm listening" "$run/emulator.log" && grep -q "vendor listening" "$run/emulator.log"; }
+wait_for 20 emulator_up || die "the emulator starts" "$run/emulator.log"
 
 # --- Two workers: one on the prefix push, one on two shards
 write_config() {  # FILE METRICS_PORT REDIS_LINES
@@ -110,6 +126,24 @@ fcm:
   apps:
     - topic: com.example.chat
       service_account_file: $run/fcm-service-account.json
+huawei:
+  endpoint: https://127.0.0.1:$vendor_port
+  token_uri: https://127.0.0.1:$vendor_port/oauth2/v3/token
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      api: v1
+      app_id: "104000001"
+      client_secret_file: $run/huawei-secret.txt
+      category: IM
+xiaomi:
+  endpoint: https://127.0.0.1:$vendor_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      package: com.example.chat
+      app_secret_file: $run/xiaomi-secret.txt
+      channel_id: im-private
 retry:
   max_attempts: 3
   base_delay_ms: 50
@@ -141,24 +175,54 @@ check "docs/producers.md's ACL line (prefix push) is accepted by redis-server" s
 q ACL LOG RESET >/dev/null
 export REDIS_URL="redis://producer:$password@127.0.0.1:$redis_port/0" TOPIC=com.example.chat
 
-# --- Build the Go producer against Debian's redigo (GOPATH mode, nothing downloaded)
-if (cd "$ex/go" && GO111MODULE=off GOFLAGS= GOPATH=/usr/share/gocode go build -o "$run/go-producer" .) >"$run/go-build.log" 2>&1; then
-  ok "go: the producer builds against Debian's redigo"
+# --- Build the Go producer, a module, against Debian's redigo: nothing downloaded (no Go proxy is reachable here).
+# The module's go.mod and go.sum are copied into the run's directory and the copy's requirement is pointed at the
+# directory the Debian package installed (asked of dpkg, not assumed), so the checked-in files stay what a user
+# with a module proxy builds. GOMODCACHE in the run's directory: the build leaves nothing in the home directory.
+redigo_mod="$(dpkg -L golang-github-gomodule-redigo-dev 2>/dev/null | grep -m1 '/github.com/gomodule/redigo/go.mod$' || true)"
+cp "$ex/go/go.mod" "$run/go-producer.mod" && cp "$ex/go/go.sum" "$run/go-producer.sum"
+if [ -n "$redigo_mod" ] && (cd "$ex/go" &&
+    export GOPROXY=off GOFLAGS=-mod=mod GOTOOLCHAIN=local GOMODCACHE="$run/go-modcache" GOWORK=off &&
+    go mod edit -replace "github.com/gomodule/redigo=${redigo_mod%/go.mod}" "$run/go-producer.mod" &&
+    go build -modfile="$run/go-producer.mod" -o "$run/go-producer" .) >"$run/go-build.log" 2>&1; then
+  ok "go: the producer module builds against Debian's redigo (${redigo_mod%/go.mod})"
 else
-  bad "go: the producer builds against Debian's redigo"; cat "$run/go-build.log"
+  bad "go: the producer module builds against Debian's redigo (${redigo_mod:-golang-github-gomodule-redigo-dev has no go.mod})"
+  cat "$run/go-build.log"
 fi
 
-producer() {  # LANG ARGS...: runs that language's producer
-  local lang="$1"; shift
+producer() {  # LANG ARGS...: runs that language's producer; its exit status, or 124 if it was still running after
+  local lang="$1" child deadline=$((SECONDS + 120)); shift   # 120 s (then it is killed: a producer must not hang)
   case "$lang" in
-    python) "$py" "$ex/python/producer.py" "$@" ;;
-    go) "$run/go-producer" "$@" ;;
-    node) NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" node "$ex/node/producer.js" "$@" ;;
-    php) php "$ex/php/producer.php" "$@" ;;
+    python) "$py" "$ex/python/producer.py" "$@" & ;;
+    go) "$run/go-producer" "$@" & ;;
+    node) NODE_PATH="/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}" node "$ex/node/producer.js" "$@" & ;;
+    php) php "$ex/php/producer.php" "$@" & ;;
   esac
+  child=$!
+  while kill -0 "$child" 2>/dev/null; do
+    if [ $SECONDS -ge $deadline ]; then
+      kill -9 "$child" 2>/dev/null; wait "$child" 2>/dev/null
+      echo "test-producers: the $lang producer still ran after 120 s: killed" >&2
+      return 124
+    fi
+    sleep 0.05
+  done
+  wait "$child"
 }
 tok() { printf '%s%0*x' "$1" $((64 - ${#1})) "$2"; }   # 64 hex digits; the emulator answers 410a... Unregistered
 ftok() { printf '%s%dZq7:APA91b%s' "$1" "$2" "$(printf 'Xk_9-%.0s' $(seq 24))"; }   # FCM; unregistered...: UNREGISTERED
+vtok() { printf '%s%d-IQAAAACy0kYhAAB%08dXk/9+Zq7==' "$1" "$2" "$2"; }   # Huawei and Xiaomi; unregistered...: dead
+# vendor_stats PROVIDER DELIVERED DISTINCT CLASS: the emulator's stats of that vendor are exactly these: DELIVERED
+# deliveries (one per token and message) to DISTINCT tokens, all in the chat class CLASS, and DELIVERED dead tokens
+# refused (each message carries one good token and one dead one). Exact, so a message sent twice shows.
+vendor_stats() {
+  curl -sf --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/$1/stats" | "$py" -c '
+import json, sys
+s = json.load(sys.stdin); delivered, distinct, klass = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ok = (s["delivered"], s["distinct_tokens"], s["by_classification"].get(klass, 0), s["refused_tokens"]) == (delivered, distinct, delivered, delivered)
+sys.exit(0 if ok else 1)' "$2" "$3" "$4"
+}
 cat >"$run/delivered.py" <<'PY'
 # delivered.py PROVIDER RECORD_FILE TOKEN BODY: exit 0 if the emulator recorded a notification with that body
 import json, sys
@@ -201,22 +265,27 @@ enqueued_ok() {  # OUT_FILE ERR_FILE EXIT_CODE EXPECTED_KEYS...: exit 0, two mes
   [ "$(grep -c '^queued ' "$out")" = 2 ] || return 1
   [ "$(sed -n 's/^queued .* on //p' "$out" | tr '\n' ' ')" = "$* " ]
 }
-feedback_ok() {  # OUT EXIT_CODE LEFTOVER_TOKEN TOKENS...: the leftover and each token's two entries were handled
-  local out="$1" rc="$2" leftover="$3" t; shift 3
+feedback_ok() {  # OUT EXIT_CODE LEFTOVER_TOKEN TOKEN[|REASON]...: the leftover and each token's two entries (of that
+  local out="$1" rc="$2" leftover="$3" t; shift 3   # reason, Unregistered if none is given) were handled
   [ "$rc" = 0 ] && grep -qF "token=$leftover reason=Unregistered message_id=crashed-run" "$out" || return 1
-  for t in "$@"; do [ "$(grep -cF "token=$t reason=Unregistered" "$out")" -ge 2 ] || return 1; done
+  for t in "$@"; do
+    [[ "$t" == *"|"* ]] || t="$t|Unregistered"
+    [ "$(grep -cF "token=${t%|*} reason=${t##*|}" "$out")" -ge 2 ] || return 1
+  done
 }
 seed_leftover() {  # KEY TOKEN: an entry a crashed consumer had moved to its processing list and not handled
   q LPUSH "$1" "{\"token\":\"$2\",\"topic\":\"com.example.chat\",\"reason\":\"Unregistered\",\"timestamp\":1700000000000,\"message_id\":\"crashed-run\"}" >/dev/null
 }
 
 langs=(python go node php)
-# --- Phase 1: the prefix push; APNs and FCM; WAIT 1 after each LPUSH (the replica answers)
+# --- Phase 1: the prefix push; APNs, FCM, Huawei and Xiaomi; WAIT 1 after each LPUSH (the replica answers)
 i=0
 for lang in "${langs[@]}"; do
   i=$((i + 1))
   good=$(tok a1 $((100 + i))); dead=$(tok 410a $((100 + i)))
   fgood=$(ftok d $((100 + i))); fdead=$(ftok unregistered $((100 + i)))
+  hgood=$(vtok hw $((100 + i))); hdead=$(vtok unregistered-hw $((100 + i)))
+  xgood=$(vtok mi $((100 + i))); xdead=$(vtok unregistered-mi $((100 + i)))
   WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=apns TOKENS="$good,$dead" producer "$lang" >"$run/$lang-apns.out" 2>"$run/$lang-apns.err"
   rc=$?
   check "$lang: APNs messages queued on push:queue, WAIT 1 answered by the replica" \
@@ -225,15 +294,30 @@ for lang in "${langs[@]}"; do
   rc=$?
   check "$lang: FCM messages queued on push:queue, WAIT 1 answered by the replica" \
     enqueued_ok "$run/$lang-fcm.out" "$run/$lang-fcm.err" "$rc" push:queue push:queue
+  # Huawei and Xiaomi: the payload is FCM's shape, "provider" names the vendor (docs/vendors.md)
+  WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=huawei TOKENS="$hgood,$hdead" producer "$lang" >"$run/$lang-huawei.out" 2>"$run/$lang-huawei.err"
+  rc=$?
+  check "$lang: Huawei messages queued on push:queue, WAIT 1 answered by the replica" \
+    enqueued_ok "$run/$lang-huawei.out" "$run/$lang-huawei.err" "$rc" push:queue push:queue
+  WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=5000 PROVIDER=xiaomi TOKENS="$xgood,$xdead" producer "$lang" >"$run/$lang-xiaomi.out" 2>"$run/$lang-xiaomi.err"
+  rc=$?
+  check "$lang: Xiaomi messages queued on push:queue, WAIT 1 answered by the replica" \
+    enqueued_ok "$run/$lang-xiaomi.out" "$run/$lang-xiaomi.err" "$rc" push:queue push:queue
   check "$lang: APNs: the private and the group message reached the emulator" wait_for 60 delivered apns "$good"
   check "$lang: FCM: the private and the group message reached the emulator" wait_for 60 delivered fcm "$fgood"
-  check "$lang: the worker wrote feedback for the Unregistered tokens (APNs and FCM, 2 each)" \
-    wait_for 60 eval 'at_least 2 "$dead" push:feedback && at_least 2 "$fdead" push:feedback'
+  check "$lang: Huawei: both messages delivered once each, in the chat class (IM), the dead token refused" \
+    wait_for 60 vendor_stats huawei $((2 * i)) "$i" IM
+  check "$lang: Xiaomi: both messages delivered once each, on the private channel, the dead token refused" \
+    wait_for 60 vendor_stats xiaomi $((2 * i)) "$i" im-private
+  check "$lang: the worker wrote feedback for the dead tokens (APNs, FCM, Huawei, Xiaomi, 2 each)" \
+    wait_for 60 eval 'at_least 2 "$dead" push:feedback && at_least 2 "$fdead" push:feedback &&
+      at_least 2 "$hdead" push:feedback && at_least 2 "$xdead" push:feedback'
   seed_leftover "push:feedback:processing:$lang-consumer" "leftover-$lang"
   FEEDBACK_CONSUMER="$lang-consumer" producer "$lang" feedback >"$run/$lang-feedback.out" 2>&1
   rc=$?
-  check "$lang: feedback popped: the crashed run's leftover and every Unregistered entry handled" \
-    feedback_ok "$run/$lang-feedback.out" "$rc" "leftover-$lang" "$dead" "$fdead"
+  # Huawei v1 lists a dead token among illegal_tokens, which the worker reports as BadDeviceToken (docs/vendors.md).
+  check "$lang: feedback popped: the crashed run's leftover and every dead token's entries handled" \
+    feedback_ok "$run/$lang-feedback.out" "$rc" "leftover-$lang" "$dead" "$fdead" "$hdead|BadDeviceToken" "$xdead"
   check "$lang: push:feedback and the consumer's processing list are empty" \
     all_empty push:feedback "push:feedback:processing:$lang-consumer"
 done
@@ -333,6 +417,154 @@ acl_denies_plain() {
   return $ok
 }
 check "the ACL (prefix push) refuses reading, taking or deleting queue elements, forging records, other keys" acl_denies_plain
+
+# --- Phase 3: how each producer treats its connection, against a Redis of its own (no worker, no replica), so that
+# every connection and command it counts is the producer's: LPUSH and WAIT over one connection (PHP: the persistent
+# connection handed back for the second message); an LPUSH whose connection breaks before its answer is sent once
+# more by the producer, which then goes on (3 elements for 2 messages); when no LPUSH's answer ever comes, the
+# producer sends the first message twice, each time waiting out its timeout, and gives up (2 elements and a failure:
+# a client library that also retried by itself would leave more); a Redis that accepts the connection and never
+# answers at all fails the producer within its timeouts.
+solo_port=$(free_port)
+mkdir -p "$run/solo"
+redis-server --port "$solo_port" --bind 127.0.0.1 --dir "$run/solo" --save "" --appendonly no >"$run/solo.log" 2>&1 &
+pids+=($!)
+solo() { redis-cli -p "$solo_port" "$@"; }
+wait_for 10 solo PING >/dev/null 2>&1 || die "the producers' own redis-server starts" "$run/solo.log"
+check "docs/producers.md's ACL line is accepted by the producers' own redis-server" eval '[ "$(printf "%s\n" "$acl_plain" | solo)" = OK ]'
+solo_url="redis://producer:$password@127.0.0.1:$solo_port/0"
+cat >"$run/netfault.py" <<'PY'
+# netfault.py lose-first|lose-all PORT_FILE UPSTREAM_PORT | netfault.py silent PORT_FILE: listens on a free loopback
+# port, written to PORT_FILE once it listens.
+#   lose-first: passes every connection through to Redis at UPSTREAM_PORT, except the first command chunk that carries
+#         an LPUSH: that one reaches Redis, whose answer is awaited (so the LPUSH happened) and dropped, and then the
+#         client's connection is closed. The client cannot know whether its LPUSH happened. PORT_FILE.lost is written.
+#   lose-all: every chunk that carries an LPUSH reaches Redis, and its answer is awaited and dropped; the client's
+#         connection then stays open, and nothing more is answered on it: the client waits out its timeout.
+#   silent: accepts connections and reads what comes, and never answers.
+import os, selectors, socket, sys, threading
+mode, port_file = sys.argv[1], sys.argv[2]
+server = socket.socket()
+server.bind(("127.0.0.1", 0))
+server.listen(64)
+lost = threading.Lock()   # held once the one answer has been lost
+def silent(client):
+    while client.recv(65536):
+        pass
+def lose(client):
+    upstream = socket.create_connection(("127.0.0.1", int(sys.argv[3])))
+    sel = selectors.DefaultSelector()
+    sel.register(client, selectors.EVENT_READ, upstream)
+    sel.register(upstream, selectors.EVENT_READ, client)
+    try:
+        while True:
+            for key, _ in sel.select():
+                data = key.fileobj.recv(65536)
+                if not data:
+                    return
+                if key.fileobj is client and b"\r\nlpush\r\n" in data.lower() and (
+                        mode == "lose-all" or lost.acquire(blocking=False)):
+                    upstream.sendall(data)
+                    upstream.recv(65536)   # Redis answered: the LPUSH happened; the client never hears it
+                    open(port_file + ".lost", "w").close()
+                    if mode == "lose-all":
+                        silent(client)
+                    return
+                key.data.sendall(data)
+    finally:
+        client.close()
+        upstream.close()
+def serve():
+    while True:
+        client, _ = server.accept()
+        threading.Thread(target=silent if mode == "silent" else lose, args=(client,), daemon=True).start()
+threading.Thread(target=serve, daemon=True).start()
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.getsockname()[1]))
+os.rename(port_file + ".tmp", port_file)
+threading.Event().wait()
+PY
+start_netfault() {  # MODE NAME [UPSTREAM_PORT]: starts netfault.py; sets netfault_pid and netfault_port
+  "$py" "$run/netfault.py" "$1" "$run/$2.port" "${3:-}" >"$run/$2.log" 2>&1 &
+  netfault_pid=$!
+  pids+=("$netfault_pid")
+  wait_for 10 test -s "$run/$2.port" || return 1
+  netfault_port=$(cat "$run/$2.port")
+}
+stop_netfault() { kill "$netfault_pid" 2>/dev/null; wait "$netfault_pid" 2>/dev/null; }
+solo_stat() {  # FIELD...: the values of these INFO stats/commandstats fields, in one connection (counted by the caller)
+  local info field
+  info="$(solo INFO stats commandstats | tr -d '\r')"
+  for field in "$@"; do
+    case "$field" in
+      cmdstat_*) sed -n "s/^$field:calls=\([0-9]*\),.*/\1/p" <<<"$info" | grep . || echo 0 ;;
+      *) sed -n "s/^$field://p" <<<"$info" ;;
+    esac
+  done | tr '\n' ' '
+}
+one_connection_ok() {  # LANG RC BEFORE AFTER: one connection, 2 LPUSH and 2 WAIT, both shortfalls reported, 2 elements
+  local lang="$1" rc="$2" c0 l0 w0 e0 c1 l1 w1 e1
+  read -r c0 l0 w0 e0 <<<"$3"; read -r c1 l1 w1 e1 <<<"$4"
+  [ "$rc" = 0 ] || { echo "    exit $rc"; return 1; }
+  # The INFO that read AFTER is a connection too: one more than the producer's.
+  [ $((c1 - c0 - 1)) = 1 ] || { echo "    the producer opened $((c1 - c0 - 1)) connections"; return 1; }
+  [ $((l1 - l0)) = 2 ] && [ $((w1 - w0)) = 2 ] || { echo "    LPUSH $((l1 - l0)), WAIT $((w1 - w0))"; return 1; }
+  [ "$(grep -c 'reached 0 of 1 replicas' "$run/$lang-solo.err")" = 2 ] || { echo "    WAIT's shortfall not reported twice"; return 1; }
+  [ "$(solo LLEN push:queue)" = 2 ] || { echo "    push:queue holds $(solo LLEN push:queue)"; return 1; }
+  # phpredis hands the pooled connection out again after AUTH and ECHO on it: one ECHO, one connection.
+  if [ "$lang" = php ]; then [ $((e1 - e0)) = 1 ] || { echo "    ECHO $((e1 - e0)) (the pool's check of a reused connection)"; return 1; }; fi
+}
+fields=(total_connections_received cmdstat_lpush cmdstat_wait cmdstat_echo)
+start_netfault silent silent || die "the silent server starts" "$run/silent.log"
+silent_port=$netfault_port
+i=0
+for lang in "${langs[@]}"; do
+  i=$((i + 1))
+  token=$(tok a1 $((300 + i)))
+  solo DEL push:queue >/dev/null
+  # No replica here: WAIT 1 answers 0 after 10 ms, and the producer must report it, not push again.
+  before="$(solo_stat "${fields[@]}")"
+  REDIS_URL="$solo_url" WAIT_REPLICAS=1 WAIT_TIMEOUT_MS=10 PROVIDER=apns TOKENS="$token" producer "$lang" \
+    >"$run/$lang-solo.out" 2>"$run/$lang-solo.err"
+  rc=$?
+  after="$(solo_stat "${fields[@]}")"
+  if [ "$lang" = php ]; then
+    what="php: both messages over one persistent connection (pconnect: handed back after AUTH and ECHO), LPUSH and WAIT each"
+  else
+    what="$lang: both messages over one connection, LPUSH and WAIT each"
+  fi
+  check "$what; WAIT's shortfall reported, nothing pushed again" one_connection_ok "$lang" "$rc" "$before" "$after"
+
+  for mode in lose-first lose-all; do
+    solo DEL push:queue >/dev/null
+    rm -f "$run/$mode.port" "$run/$mode.port.lost"
+    if start_netfault "$mode" "$mode" "$solo_port"; then
+      REDIS_URL="redis://producer:$password@127.0.0.1:$netfault_port/0" REDIS_TIMEOUT_MS=500 PROVIDER=apns \
+        TOKENS="$token" producer "$lang" >"$run/$lang-$mode.out" 2>"$run/$lang-$mode.err"
+      rc=$?
+      stop_netfault
+    else
+      rc=x
+    fi
+    if [ "$mode" = lose-first ]; then
+      check "$lang: an LPUSH whose connection broke before the answer is pushed once more, and the producer goes on (3 elements for 2 messages)" \
+        eval '[ "$rc" = 0 ] && [ -e "$run/$mode.port.lost" ] && [ "$(grep -c "^queued " "$run/$lang-$mode.out")" = 2 ] &&
+          [ "$(solo LLEN push:queue)" = 3 ]'
+    else
+      check "$lang: no LPUSH answered in time: pushed twice by the producer, never again by its client, then it fails (2 elements, exit $rc)" \
+        eval '[ "$rc" != 0 ] && [ "$rc" != 124 ] && [ -e "$run/$mode.port.lost" ] && ! grep -q "^queued " "$run/$lang-$mode.out" &&
+          [ "$(solo LLEN push:queue)" = 2 ]'
+    fi
+  done
+
+  # producer's 120 s bound only catches a hang (exit 124): it must fail by itself, within its own timeouts (500 ms
+  # each here).
+  REDIS_URL="redis://producer:$password@127.0.0.1:$silent_port/0" REDIS_TIMEOUT_MS=500 PROVIDER=apns TOKENS="$token" \
+    producer "$lang" >"$run/$lang-silent.out" 2>&1
+  rc=$?
+  check "$lang: a Redis that never answers fails the producer (exit $rc) within its timeouts, no hang" \
+    eval '[ "$rc" != 0 ] && [ "$rc" != 124 ] && ! grep -q "^queued " "$run/$lang-silent.out"'
+done
 
 kill -TERM "$worker_a" "$worker_b" 2>/dev/null
 wait_for 40 eval '! kill -0 "$worker_a" 2>/dev/null && ! kill -0 "$worker_b" 2>/dev/null' ||

@@ -1,19 +1,24 @@
 import APNsProvider
 @testable import FCMProvider
 import Foundation
+import HuaweiProvider
 import PushCore
 import TestSupport
 import XCTest
+import XiaomiProvider
 import Yams
 
 /// The deployment files cannot be run here (no Docker, no cluster), so what they promise is checked
 /// against the worker itself: their configuration loads, and every stop deadline is longer than the drain.
 final class DeploymentFilesTests: XCTestCase {
-    /// Each provider's block is its module's: registered, as the worker registers them, before a configuration is read.
+    /// Each provider's block is its module's: registered, as the worker registers them, before a configuration is read
+    /// (the compose configuration has every provider's: without its module, a block is an unknown key).
     override class func setUp() {
         super.setUp()
         _ = APNsModule.provider
         _ = PushProvider.fcm
+        _ = HuaweiModule.provider
+        _ = XiaomiModule.provider
     }
 
     let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -29,6 +34,9 @@ final class DeploymentFilesTests: XCTestCase {
     func testComposeConfigurationLoadsAndStopsAfterTheDrain() throws {
         let configuration = try loader.load(yaml: try text("deploy/compose-worker.yaml"), origin: "compose-worker.yaml")
         XCTAssertEqual(try ListenAddress.parse(configuration.metricsListen)?.host, "0.0.0.0", "other containers scrape it")
+        for provider in ["apns", "fcm", "huawei", "xiaomi"] {
+            XCTAssertEqual(configuration.providerBlocks[provider]?.appTopics, ["com.example.chat"], "the compose stack has an app of \(provider)")
+        }
         let compose = try XCTUnwrap(try Yams.load(yaml: try text("deploy/docker-compose.yml")) as? [String: Any])
         let anchor = try XCTUnwrap(compose["x-worker"] as? [String: Any])
         let grace = try XCTUnwrap((anchor["stop_grace_period"] as? String)?.dropLast()).flatMap { Int($0) }

@@ -2,14 +2,16 @@
 # Installs the worker as systemd services (deploy/systemd/push-worker@.service), from a checkout:
 #   swift build -c release --product worker
 #   sudo deploy/systemd/install.sh                 # or: --binary PATH for a worker built elsewhere
-#   sudo editor /etc/push/worker.yaml              # Redis, apps, key files (docs/deploy.md)
+#   sudo editor /etc/push/worker.yaml              # Redis, the apps of each provider, their key files (docs/deploy.md)
+#   sudo install -o push -g push -m 0600 AuthKey_ABC123DEFG.p8 ... /etc/push/keys/
 #   sudo systemctl enable --now push-worker@1 push-worker@2
 # What it does: creates the system user and group `push` (no home, no shell), installs the binary as
-# /usr/local/bin/worker, the unit, /etc/push/worker.example.yaml, /etc/push/worker.yaml and one
+# /usr/local/bin/worker, the unit, /etc/push/worker.example.yaml, /etc/push/worker.yaml (deploy/systemd/worker.yaml:
+# an example app for each provider, APNs, FCM, Huawei and Xiaomi, its credentials in /etc/push/keys) and one
 # /etc/push/worker-N.env per instance (--instances COUNT, default 2: WORKER_ID=<host>-N and a metrics port of its
 # own, 9463+N, or the next one no other environment file uses) if they are missing (never overwritten),
-# /etc/push/keys for the APNs keys and FCM service accounts, and the documents the unit's Documentation= names
-# under /usr/share/doc/push-worker.
+# /etc/push/keys for the credentials (APNs keys, FCM service accounts, Huawei client secrets and service accounts,
+# Xiaomi AppSecrets), and the documents the unit's Documentation= names under /usr/share/doc/push-worker.
 # Run it again to upgrade: the binary, the unit, the example and the documents are replaced, your files kept.
 #
 # DESTDIR=DIR stages everything under DIR instead (packaging, scripts/check-deploy-systemd.sh): no user is
@@ -22,7 +24,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --binary) binary="$2"; shift 2 ;;
     --instances) instances="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "install.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -64,8 +66,9 @@ install -D -m 0644 "$repo/deploy/systemd/push-worker@.service" "$root/etc/system
 install -d -m 0750 "${owner[@]}" "$root/etc/push" "$root/etc/push/keys"
 install -m 0644 "$repo/config/worker.example.yaml" "$root/etc/push/worker.example.yaml"
 if [ ! -e "$root/etc/push/worker.yaml" ]; then
-  install -m 0640 "${owner[@]}" "$repo/config/worker.example.yaml" "$root/etc/push/worker.yaml"
-  echo "installed /etc/push/worker.yaml from the example: edit it (Redis, apps, key files under /etc/push/keys)"
+  install -m 0640 "${owner[@]}" "$repo/deploy/systemd/worker.yaml" "$root/etc/push/worker.yaml"
+  echo "installed /etc/push/worker.yaml (an example app for APNs, FCM, Huawei and Xiaomi): edit it (Redis, your apps;" \
+    "delete the providers you do not use), and put each credential file it names in /etc/push/keys"
 fi
 # One environment file per instance, each with its own worker id and metrics port: two instances binding the
 # same port, the second would exit. A port another environment file already names is skipped.
@@ -91,5 +94,6 @@ if [ "$staged" = 0 ] && [ -d /run/systemd/system ]; then
   systemctl daemon-reload
 fi
 echo "installed $("$root/usr/local/bin/worker" --version 2>/dev/null || echo worker) under ${root:-/}; next: edit /etc/push/worker.yaml," \
-  "put keys in /etc/push/keys (install -o push -g push -m 0600 AuthKey_X.p8 /etc/push/keys/), then" \
-  "systemctl enable --now push-worker@1 push-worker@2"
+  "put the credential files it names in /etc/push/keys (install -o push -g push -m 0600 AuthKey_X.p8" \
+  "firebase-service-account.json huawei-client-secret.txt xiaomi-app-secret.txt /etc/push/keys/)," \
+  "check them with worker check-config --config /etc/push/worker.yaml, then systemctl enable --now push-worker@1 push-worker@2"

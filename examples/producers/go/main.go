@@ -3,15 +3,24 @@
 //	producer            enqueue one chat message and one group message
 //	producer feedback   pop push:feedback (dead tokens) without losing an entry, then exit
 //
-// Build without a module download, against Debian's copy of redigo:
+// A Go module (go.mod, go.sum: redigo v1.8.3, the version Debian 12 packages). With a module proxy:
 //
-//	GO111MODULE=off GOPATH=/usr/share/gocode go build -o producer .
+//	go build -o producer .
+//
+// Without one, against Debian's copy of redigo (golang-github-gomodule-redigo-dev), nothing downloaded: point
+// the requirement at that copy in a go.mod of your own, here a copy beside the build (the checked-in one stays
+// as it is), as scripts/test-producers.sh does:
+//
+//	cp go.mod /tmp/producer.mod && cp go.sum /tmp/producer.sum
+//	go mod edit -replace github.com/gomodule/redigo=/usr/share/gocode/src/github.com/gomodule/redigo /tmp/producer.mod
+//	GOPROXY=off GOFLAGS=-mod=mod go build -modfile=/tmp/producer.mod -o producer .
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
-// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns or fcm),
+// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
-// WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
+// WAIT_TIMEOUT_MS (100), REDIS_TIMEOUT_MS (5000: connect, write, and each answer, plus WAIT_TIMEOUT_MS when
+// waiting), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
 package main
 
 import (
@@ -83,11 +92,12 @@ type Message struct {
 }
 
 func newMessage(kind, title, body string) Message {
-	// The payload is the provider's: APNs's {"aps": ...}, or FCM's message object without its target.
+	// The payload is the provider's: APNs's {"aps": ...}; for Android, FCM's message object without its
+	// target, the one shape Huawei and Xiaomi take too (the worker maps it into each vendor's request).
 	payload := map[string]any{"aps": map[string]any{"alert": map[string]string{"title": title, "body": body}}}
 	m := Message{ID: "go-" + kind + "-" + randomID(), Kind: kind, Topic: topic, Tokens: tokens,
 		EnqueuedAt: time.Now().UnixMilli()}
-	if provider == "fcm" {
+	if provider != "apns" {
 		payload = map[string]any{"notification": map[string]string{"title": title, "body": body}}
 	}
 	if provider != "apns" {
@@ -98,10 +108,20 @@ func newMessage(kind, title, body string) Message {
 }
 
 func dial() redis.Conn {
-	// Timeouts: a Redis that stops answering fails the call instead of hanging the producer. redigo never
-	// retries a command by itself, so enqueue alone decides whether an LPUSH is sent again.
-	c, err := redis.DialURL(redisURL, redis.DialConnectTimeout(5*time.Second),
-		redis.DialReadTimeout(5*time.Second), redis.DialWriteTimeout(5*time.Second))
+	// Timeouts: a Redis that stops answering fails the call instead of hanging the producer. The read timeout
+	// also covers a WAIT, which may take WAIT_TIMEOUT_MS to answer: shorter, a slow replica would look like a
+	// dead connection, and the LPUSH would be sent again. redigo never retries a command by itself, nor
+	// reconnects (a connection that failed stays failed), so enqueue alone decides whether an LPUSH is sent
+	// again, and WAIT always goes over the connection that sent the LPUSH.
+	ms, _ := strconv.Atoi(env("REDIS_TIMEOUT_MS", "5000"))
+	timeout := time.Duration(ms) * time.Millisecond
+	read := timeout
+	if n, _ := strconv.Atoi(env("WAIT_REPLICAS", "0")); n > 0 {
+		wait, _ := strconv.Atoi(env("WAIT_TIMEOUT_MS", "100"))
+		read += time.Duration(wait) * time.Millisecond
+	}
+	c, err := redis.DialURL(redisURL, redis.DialConnectTimeout(timeout),
+		redis.DialReadTimeout(read), redis.DialWriteTimeout(timeout))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "redis:", err)
 		os.Exit(1)
@@ -222,6 +242,12 @@ func popFeedback(c redis.Conn) error {
 }
 
 func main() {
+	switch provider {
+	case "apns", "fcm", "huawei", "xiaomi":
+	default:
+		fmt.Fprintf(os.Stderr, "PROVIDER is %q: one of apns, fcm, huawei, xiaomi\n", provider)
+		os.Exit(2)
+	}
 	if len(shards) == 0 {
 		shards = []string{env("PUSH_PREFIX", "push")}
 	}

@@ -9,9 +9,10 @@
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
-// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns or fcm),
+// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
-// WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
+// WAIT_TIMEOUT_MS (100), REDIS_TIMEOUT_MS (5000: connect, and each answer, plus WAIT_TIMEOUT_MS for a WAIT),
+// FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
 'use strict';
 
 const crypto = require('crypto');
@@ -28,6 +29,7 @@ const TOKENS = list('TOKENS');
 const PROVIDER = env('PROVIDER', 'apns');
 const WAIT_REPLICAS = Number(env('WAIT_REPLICAS', '0'));
 const WAIT_TIMEOUT_MS = Number(env('WAIT_TIMEOUT_MS', '100'));
+const TIMEOUT_MS = Number(env('REDIS_TIMEOUT_MS', '5000'));
 const CONSUMER = env('FEEDBACK_CONSUMER', os.hostname());
 
 // CRC-32 (IEEE), bit by bit: the hash every example uses, so that one receiver's pushes always go to one
@@ -45,10 +47,11 @@ function crc32(text) {
 const shardFor = (receiver) => SHARDS[crc32(receiver) % SHARDS.length];
 
 function message(kind, title, body, extra = {}) {
-  // The payload is the provider's: APNs's {"aps": ...}, or FCM's message object without its target.
-  const payload = PROVIDER === 'fcm'
-    ? { notification: { title, body } }
-    : { aps: { alert: { title, body } } };
+  // The payload is the provider's: APNs's {"aps": ...}; for Android, FCM's message object without its target,
+  // the one shape Huawei and Xiaomi take too (the worker maps it into each vendor's request).
+  const payload = PROVIDER === 'apns'
+    ? { aps: { alert: { title, body } } }
+    : { notification: { title, body } };
   return {
     // Yours, in every dead letter, feedback entry and log line about the message. Not a dedupe key: the
     // worker sends every element it finds, so two elements with one id are two pushes.
@@ -63,42 +66,118 @@ function message(kind, title, body, extra = {}) {
   };
 }
 
+class TimeoutError extends Error {}
+
+// node-redis 4 bounds connecting (socket.connectTimeout) but not an answer: a Redis that stops answering would
+// hold a call for ever. within() bounds one; past the bound the caller drops the connection (drop below), so
+// the command can neither be answered later nor be sent late.
+async function within(promise, what, ms = TIMEOUT_MS) {
+  let timer;
+  const expiry = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expiry]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// Closes a connection at once: whatever still waits on it (to be written, or for its answer) is failed, not sent.
+async function drop(client) {
+  await client.disconnect().catch(() => {});
+}
+
+// After a broken connection node-redis reconnects by itself, at once: waits until it is back or has given up
+// (closed). Dropping the client while that reconnect is under way could leave its new socket open.
+async function settled(client) {
+  await within(new Promise((resolve) => {
+    const check = () => { if (client.isReady || !client.isOpen) resolve(); };
+    client.on('ready', check).on('error', check).on('end', check);
+    check();
+  }), 'reconnect');
+}
+
+// One connection, and the client's own retries off. node-redis never writes a command twice: a command written
+// before the connection broke is failed. But by default it reconnects again and again, and commands given while
+// it is disconnected wait in its offline queue and go out once it is back, possibly long after the caller gave up
+// on them and pushed again, which would make a second message. disableOfflineQueue fails such a command at once,
+// and a reconnect strategy that returns an error stops after the one attempt node-redis makes right after a
+// break: enqueue decides about pushing again, once.
+async function connect() {
+  const client = createClient({
+    url: REDIS_URL,
+    disableOfflineQueue: true,
+    socket: {
+      connectTimeout: TIMEOUT_MS,
+      reconnectStrategy: () => new Error('not reconnecting: the producer decides whether to send again'),
+    },
+  });
+  client.on('error', (err) => console.error('redis:', err.message));
+  try {
+    await within(client.connect(), 'connect (and AUTH)');
+  } catch (err) {
+    await drop(client);
+    throw err;
+  }
+  return client;
+}
+
 // LPUSH one message onto its shard's queue: <prefix>:queue for pushes a person waits for,
-// <prefix>:queue:bulk (not used here) for broadcasts and other work that may wait.
+// <prefix>:queue:bulk (not used here) for broadcasts and other work that may wait. Returns the connection to
+// go on with (a new one if this one broke).
 async function enqueue(client, receiver, msg) {
   const key = `${shardFor(receiver)}:queue`;
   const element = JSON.stringify(msg); // compact; at most collector.max_element_bytes (1 MiB by default)
+  // LPUSH and WAIT in one pipeline on this connection, written together. WAIT counts the writes of its own
+  // connection: sent on another one (after a reconnect between the two, say), it would wait for nothing and
+  // answer "replicated" at once. If the connection breaks, node-redis fails the rest of the pipeline rather
+  // than sending it on the next connection.
+  const send = (c) => {
+    const pipeline = c.multi().lPush(key, element);
+    if (WAIT_REPLICAS > 0) pipeline.wait(WAIT_REPLICAS, WAIT_TIMEOUT_MS);
+    // WAIT may take WAIT_TIMEOUT_MS to answer: that is not Redis failing to answer.
+    return within(pipeline.execAsPipeline(), `LPUSH ${key}`, TIMEOUT_MS + (WAIT_REPLICAS > 0 ? WAIT_TIMEOUT_MS : 0));
+  };
+  let replies;
   try {
-    await client.lPush(key, element);
+    replies = await send(client);
   } catch (err) {
-    // An error reply (NOPERM, OOM, WRONGTYPE) means Redis did not apply it. Anything else is a broken
-    // connection: the LPUSH may or may not have happened. Pushing again may make a second message (the
-    // worker does not dedupe by id), not pushing may lose this one; for chat a notification twice beats
-    // none, so push once more (the client reconnects and sends it then).
+    // An error reply (NOPERM, OOM, WRONGTYPE) means Redis did not apply it. Anything else (a broken
+    // connection, no answer in time) leaves the LPUSH's outcome unknown: it may or may not have happened.
+    // Pushing again may make a second message (the worker does not dedupe by id), not pushing may lose this
+    // one; for chat a notification twice beats none, so push once more, on a new connection, and only once.
     if (err instanceof ErrorReply) throw err;
-    await client.lPush(key, element);
+    if (err instanceof TimeoutError) {
+      await drop(client); // it may still answer: never use it again
+    } else {
+      await settled(client);
+    }
+    if (!client.isReady) client = await connect();
+    replies = await send(client);
   }
   if (WAIT_REPLICAS > 0) {
     // Durability. LPUSH is answered once the primary has the element in memory (and on disk first only
     // with appendfsync always). Replication is asynchronous: a failover right now would lose it. WAIT
     // blocks until that many replicas have it or the timeout passes. Fewer means "not replicated yet",
     // not "lost": do not push again (that would be a duplicate).
-    const acked = await client.wait(WAIT_REPLICAS, WAIT_TIMEOUT_MS);
+    const acked = replies[replies.length - 1];
     if (acked < WAIT_REPLICAS) {
       console.error(`warning: ${msg.id} reached ${acked} of ${WAIT_REPLICAS} replicas within ${WAIT_TIMEOUT_MS} ms`);
     }
   }
   console.log(`queued ${msg.id} on ${key}`);
+  return client;
 }
 
 async function produce(client) {
   if (TOKENS.length === 0) throw new Error("TOKENS is empty: give the receiver's device tokens, comma-separated");
   const group = env('GROUP', 'group-7');
   // A 1:1 chat message to the receiver's devices.
-  await enqueue(client, env('RECEIVER', 'user-42'), message('private', 'Alice', 'Are you coming?'));
+  client = await enqueue(client, env('RECEIVER', 'user-42'), message('private', 'Alice', 'Are you coming?'));
   // A group message: elements with one uuid (and identical topic, headers and payload) that meet in one
   // collection window are sent as one job, each token once. The group is the receiver for the shard.
-  await enqueue(client, group, message('group', 'Team', 'Lunch at noon',
+  return enqueue(client, group, message('group', 'Team', 'Lunch at noon',
     { uuid: `${group}-${crypto.randomBytes(6).toString('hex')}` }));
 }
 
@@ -125,15 +204,15 @@ async function popFeedback(client) {
     const feedback = `${shard}:feedback`;
     // Same hash tag as the feedback list: LMOVE stays in one slot on Redis Cluster.
     const processing = `${shard}:feedback:processing:${CONSUMER}`;
-    for (const entry of (await client.lRange(processing, 0, -1)).reverse()) { // oldest first
+    for (const entry of (await within(client.lRange(processing, 0, -1), 'LRANGE')).reverse()) { // oldest first
       handle(shard, entry);
-      await client.lRem(processing, 1, entry);
+      await within(client.lRem(processing, 1, entry), 'LREM');
     }
     for (;;) {
-      const entry = await client.lMove(feedback, processing, 'RIGHT', 'LEFT');
+      const entry = await within(client.lMove(feedback, processing, 'RIGHT', 'LEFT'), 'LMOVE');
       if (entry === null) break;
       handle(shard, entry);
-      await client.lRem(processing, 1, entry);
+      await within(client.lRem(processing, 1, entry), 'LREM');
     }
   }
 }
@@ -141,17 +220,17 @@ async function popFeedback(client) {
 async function main() {
   const mode = process.argv.slice(2).join(' ');
   if (!['', 'enqueue', 'feedback'].includes(mode)) throw new Error('usage: node producer.js [enqueue|feedback]');
-  const client = createClient({
-    url: REDIS_URL,
-    // Give up after a few failed connection attempts instead of retrying for ever.
-    socket: { reconnectStrategy: (retries) => (retries >= 5 ? new Error('Redis unreachable') : 200 * (retries + 1)) },
-  });
-  client.on('error', (err) => console.error('redis:', err.message));
-  await client.connect();
+  if (!['apns', 'fcm', 'huawei', 'xiaomi'].includes(PROVIDER)) {
+    throw new Error(`PROVIDER is ${JSON.stringify(PROVIDER)}: one of apns, fcm, huawei, xiaomi`);
+  }
+  let client = await connect();
   try {
-    await (mode === 'feedback' ? popFeedback(client) : produce(client));
-  } finally {
-    await client.quit();
+    if (mode === 'feedback') await popFeedback(client);
+    else client = await produce(client);
+    await within(client.quit(), 'QUIT');
+  } catch (err) {
+    await drop(client);
+    throw err;
   }
 }
 

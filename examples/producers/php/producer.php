@@ -6,9 +6,13 @@
 //
 // Configuration (environment): REDIS_URL (default redis://127.0.0.1:6379/0), PUSH_PREFIX (push),
 // PUSH_SHARDS (the worker's redis.shards, comma-separated, same order; unset: one shard, PUSH_PREFIX),
-// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns or fcm),
+// TOPIC (com.example.chat), TOKENS (comma-separated, required to enqueue), PROVIDER (apns, fcm, huawei or xiaomi),
 // RECEIVER and GROUP (user-42, group-7: they choose the shard), WAIT_REPLICAS (0: no WAIT) and
-// WAIT_TIMEOUT_MS (100), FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
+// WAIT_TIMEOUT_MS (100), REDIS_TIMEOUT_MS (5000: connect, and each answer, plus WAIT_TIMEOUT_MS when waiting),
+// FEEDBACK_CONSUMER (this consumer's stable name; default the host name).
+//
+// The Redis user needs +echo besides the commands it sends (docs/producers.md, ACL): phpredis checks a persistent
+// connection with ECHO before it hands it out again.
 
 declare(strict_types=1);
 
@@ -25,21 +29,45 @@ function envList(string $name): array
 
 $shards = envList('PUSH_SHARDS') ?: [env('PUSH_PREFIX', 'push')];
 
+// A connection to Redis, as each web request would take one. pconnect: the connection outlives the request (the
+// PHP process keeps it in phpredis's pool, per host and port), and the next request of the same php-fpm or
+// mod_php process gets it back instead of connecting and authenticating again. Before handing a pooled connection
+// out, phpredis sends AUTH and an ECHO on it and reads the answers; a connection that fails that check (closed by
+// the server, or holding an answer nobody read) is closed and a new one opened. So a connection left with an unread
+// answer is never used for the next command.
 // phpredis takes host and port, not a URL: redis[s]://[user:password@]host:port/db.
 function connectRedis(): Redis
 {
     $url = parse_url(env('REDIS_URL', 'redis://127.0.0.1:6379/0'));
-    $redis = new Redis();
     $host = (($url['scheme'] ?? 'redis') === 'rediss' ? 'tls://' : '') . ($url['host'] ?? '127.0.0.1');
-    $redis->connect($host, $url['port'] ?? 6379, 5.0);
+    // Timeouts: connecting, and reading each answer. A Redis that stops answering fails the call (RedisException)
+    // instead of holding the request. A WAIT may take WAIT_TIMEOUT_MS to answer: that is not a silent Redis.
+    $timeout = (float) env('REDIS_TIMEOUT_MS', '5000') / 1000;
+    $readTimeout = $timeout + ((int) env('WAIT_REPLICAS', '0') > 0 ? (float) env('WAIT_TIMEOUT_MS', '100') / 1000 : 0.0);
+    $options = [];
     if (isset($url['pass'])) {
-        // [user, password]: an ACL user (Redis 6+); a password alone authenticates as "default".
-        $redis->auth(isset($url['user']) && $url['user'] !== ''
-            ? [rawurldecode($url['user']), rawurldecode($url['pass'])] : rawurldecode($url['pass']));
+        // Given to pconnect rather than sent with auth() after it: phpredis then authenticates when it opens the
+        // connection and in the check of a pooled one, with no extra round trip per request. [user, password]
+        // for an ACL user (Redis 6+); a password alone authenticates as "default".
+        $options['auth'] = isset($url['user']) && $url['user'] !== ''
+            ? [rawurldecode($url['user']), rawurldecode($url['pass'])] : rawurldecode($url['pass']);
     }
+    $redis = new Redis();
+    // host, port, connect timeout, persistent id (null: the pool of this host and port), retry interval (ms),
+    // read timeout, options.
+    if (!$redis->pconnect($host, (int) ($url['port'] ?? 6379), $timeout, null, 0, $readTimeout, $options)) {
+        throw new RedisException('cannot connect to ' . $host . ': ' . ($redis->getLastError() ?? 'no reason given'));
+    }
+    // Retries off. phpredis never sends a command twice by itself, but by default (10 retries) it reconnects
+    // when it finds the connection closed before it writes a command or reads an answer: a WAIT would then go out
+    // on a new connection that carried no LPUSH, and answer "replicated" for nothing, and an answer would be
+    // awaited on a connection that never got the command. With 0 the call fails at once, and enqueue decides.
+    $redis->setOption(Redis::OPT_MAX_RETRIES, 0);
+    // A pooled connection keeps the database it had: select it every time when it is not 0 (the ACL user then
+    // needs +select; every user of the pool must agree on the database otherwise).
     $db = (int) ltrim($url['path'] ?? '', '/');
-    if ($db !== 0) {
-        $redis->select($db);
+    if ($db !== 0 && !$redis->select($db)) {
+        throw new RuntimeException("SELECT $db: " . $redis->getLastError());
     }
     return $redis;
 }
@@ -62,10 +90,11 @@ function message(string $kind, string $title, string $body, array $extra = []): 
         'kind' => $kind,
         'topic' => env('TOPIC', 'com.example.chat'),
         'tokens' => envList('TOKENS'),
-        // The provider's payload: APNs's {"aps": ...}, or FCM's message object without its target.
-        'payload' => $provider === 'fcm'
-            ? ['notification' => ['title' => $title, 'body' => $body]]
-            : ['aps' => ['alert' => ['title' => $title, 'body' => $body]]],
+        // The provider's payload: APNs's {"aps": ...}; for Android, FCM's message object without its target,
+        // the one shape Huawei and Xiaomi take too (the worker maps it into each vendor's request).
+        'payload' => $provider === 'apns'
+            ? ['aps' => ['alert' => ['title' => $title, 'body' => $body]]]
+            : ['notification' => ['title' => $title, 'body' => $body]],
         'enqueued_at' => (int) floor(microtime(true) * 1000), // UNIX ms: queue-to-provider latency
     ];
     if ($provider !== 'apns') {
@@ -84,9 +113,10 @@ function enqueue(Redis &$redis, array $shards, string $receiver, array $message)
     try {
         $pushed = $redis->lPush($key, $element);
     } catch (RedisException $e) {
-        // The connection broke: the LPUSH may or may not have happened. Pushing again may make a second
-        // message (the worker does not dedupe by id), not pushing may lose this one; for chat a
-        // notification twice beats none, so push once more on a new connection.
+        // The connection broke, or no answer came in time: the LPUSH may or may not have happened. Pushing
+        // again may make a second message (the worker does not dedupe by id), not pushing may lose this one;
+        // for chat a notification twice beats none, so push once more on a new connection, and only once.
+        // (phpredis closed the broken connection: it does not go back to the pool.)
         $redis = connectRedis();
         $pushed = $redis->lPush($key, $element);
     }
@@ -99,7 +129,9 @@ function enqueue(Redis &$redis, array $shards, string $receiver, array $message)
         // Durability. LPUSH is answered once the primary has the element in memory (and on disk first
         // only with appendfsync always). Replication is asynchronous: a failover right now would lose it.
         // WAIT blocks until that many replicas have it or the timeout passes. Fewer means "not replicated
-        // yet", not "lost": do not push again (that would be a duplicate).
+        // yet", not "lost": do not push again (that would be a duplicate). WAIT counts the writes of its own
+        // connection: this one, which sent the LPUSH (phpredis does not reconnect between the two, see
+        // connectRedis).
         $timeout = (int) env('WAIT_TIMEOUT_MS', '100');
         $acked = $redis->wait($replicas, $timeout);
         if ($acked === false) {
@@ -112,16 +144,22 @@ function enqueue(Redis &$redis, array $shards, string $receiver, array $message)
     echo "queued {$message['id']} on $key\n";
 }
 
-function produce(Redis $redis, array $shards): void
+// Each message is sent as a web request would send it: with a connection from connectRedis(), let go at the
+// end (the object goes away; the connection goes back to phpredis's pool, still open). The second message gets
+// the same connection back: both go over one connection, opened and authenticated once.
+function produce(array $shards): void
 {
     if (envList('TOKENS') === []) {
         throw new RuntimeException("TOKENS is empty: give the receiver's device tokens, comma-separated");
     }
     $group = env('GROUP', 'group-7');
     // A 1:1 chat message to the receiver's devices.
+    $redis = connectRedis();
     enqueue($redis, $shards, env('RECEIVER', 'user-42'), message('private', 'Alice', 'Are you coming?'));
+    $redis = null; // the end of a request
     // A group message: elements with one uuid (and identical topic, headers and payload) that meet in one
     // collection window are sent as one job, each token once. The group is the receiver for the shard.
+    $redis = connectRedis();
     enqueue($redis, $shards, $group,
         message('group', 'Team', 'Lunch at noon', ['uuid' => "$group-" . bin2hex(random_bytes(6))]));
 }
@@ -187,11 +225,13 @@ function popFeedback(Redis $redis, array $shards): void
 
 $mode = implode(' ', array_slice($argv, 1));
 try {
-    $redis = connectRedis();
+    if (!in_array(env('PROVIDER', 'apns'), ['apns', 'fcm', 'huawei', 'xiaomi'], true)) {
+        throw new RuntimeException('PROVIDER is ' . json_encode(env('PROVIDER', 'apns')) . ': one of apns, fcm, huawei, xiaomi');
+    }
     if ($mode === 'feedback') {
-        popFeedback($redis, $shards);
+        popFeedback(connectRedis(), $shards);
     } elseif ($mode === '' || $mode === 'enqueue') {
-        produce($redis, $shards);
+        produce($shards);
     } else {
         throw new RuntimeException('usage: php producer.php [enqueue|feedback]');
     }

@@ -11,10 +11,11 @@ Configuration (environment):
                        unset: one shard, PUSH_PREFIX
     TOPIC              the app's bundle id (an app of the worker's apns.apps or fcm.apps)   default com.example.chat
     TOKENS             the receiver's device tokens, comma-separated (required to enqueue)
-    PROVIDER           apns or fcm                               default apns
+    PROVIDER           apns, fcm, huawei or xiaomi (an app of that provider's apps)   default apns
     RECEIVER, GROUP    who the chat message is for, and the group; they choose the shard   default user-42, group-7
     WAIT_REPLICAS      after each LPUSH, WAIT until this many replicas have it (0: do not wait)   default 0
     WAIT_TIMEOUT_MS    the longest such wait                     default 100
+    REDIS_TIMEOUT_MS   the longest wait to connect, and for an answer (plus WAIT_TIMEOUT_MS for a WAIT)   default 5000
     FEEDBACK_CONSUMER  this consumer's name: its processing list is <prefix>:feedback:processing:<name>;
                        keep it stable across restarts               default the host name
 """
@@ -27,6 +28,8 @@ import uuid
 import zlib
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 REDIS_URL = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
 PREFIX = os.environ.get("PUSH_PREFIX", "push")
@@ -34,8 +37,10 @@ SHARDS = [s for s in os.environ.get("PUSH_SHARDS", "").split(",") if s] or [PREF
 TOPIC = os.environ.get("TOPIC", "com.example.chat")
 TOKENS = [t for t in os.environ.get("TOKENS", "").split(",") if t]
 PROVIDER = os.environ.get("PROVIDER", "apns")
+PROVIDERS = ("apns", "fcm", "huawei", "xiaomi")
 WAIT_REPLICAS = int(os.environ.get("WAIT_REPLICAS", "0"))
 WAIT_TIMEOUT_MS = int(os.environ.get("WAIT_TIMEOUT_MS", "100"))
+TIMEOUT_MS = int(os.environ.get("REDIS_TIMEOUT_MS", "5000"))
 CONSUMER = os.environ.get("FEEDBACK_CONSUMER") or socket.gethostname()
 
 
@@ -49,10 +54,12 @@ def shard_for(receiver):
 
 
 def payload(title, body):
-    # The payload is the provider's: APNs's {"aps": ...}, or FCM's message object without its target.
-    if PROVIDER == "fcm":
-        return {"notification": {"title": title, "body": body}}
-    return {"aps": {"alert": {"title": title, "body": body}}}
+    # The payload is the provider's: APNs's {"aps": ...}; for Android, FCM's message object without its target,
+    # the one shape Huawei and Xiaomi take too (docs/vendors.md: the worker maps it into each vendor's request).
+    # Xiaomi refuses a notification without a title, and counts title and body against its limits (docs/vendors.md).
+    if PROVIDER == "apns":
+        return {"aps": {"alert": {"title": title, "body": body}}}
+    return {"notification": {"title": title, "body": body}}
 
 
 def message(kind, title, body, **extra):
@@ -81,19 +88,22 @@ def enqueue(r, receiver, msg, bulk=False):
     element = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
     # LPUSH and WAIT in one pipeline: both go over one connection of the pool, in order. WAIT counts the writes of
     # its own connection, so a WAIT that the pool sent over another connection would wait for nothing.
-    pipe = r.pipeline(transaction=False)
-    pipe.lpush(key, element)
-    if WAIT_REPLICAS > 0:
-        pipe.wait(WAIT_REPLICAS, WAIT_TIMEOUT_MS)
+    def send():
+        # A new pipeline each time: execute() empties the pipeline it ran, even when it fails.
+        pipe = r.pipeline(transaction=False)
+        pipe.lpush(key, element)
+        if WAIT_REPLICAS > 0:
+            pipe.wait(WAIT_REPLICAS, WAIT_TIMEOUT_MS)
+        return pipe.execute()
     try:
-        replies = pipe.execute()
+        replies = send()
     except (redis.ConnectionError, redis.TimeoutError):
         # The connection broke (or timed out, socket_timeout below) before the reply: the LPUSH may or may not
         # have happened. Pushing again may make a second message (the worker does not dedupe by id), not pushing
         # may lose this one. For chat a notification twice beats none, so push once more, and only once: the
         # client's own retries are off (see main), so this is the only place a push is repeated. An error
         # *reply* (NOPERM, OOM, WRONGTYPE: redis.ResponseError) means Redis did not apply it, and is raised as is.
-        replies = pipe.execute()
+        replies = send()
     if WAIT_REPLICAS > 0:
         # Durability. LPUSH is answered once the primary has the element in memory (and on disk first only
         # with appendfsync always). Replication is asynchronous: a failover right now would lose the
@@ -154,13 +164,20 @@ def pop_feedback(r):
 
 
 def main():
-    # decode_responses: entries come back as str. No client-side retries are configured: a silent retry of
-    # LPUSH is a possible duplicate, and enqueue() decides that itself.
-    # Timeouts: a Redis that stops answering fails the call after 5 s instead of hanging the producer. Retries
-    # off: redis-py may retry a command on a timeout or a reset by itself (retry_on_timeout, and a default Retry in
-    # newer versions), which sends an LPUSH twice without saying so; enqueue decides once, knowing the risk.
-    r = redis.Redis.from_url(REDIS_URL, decode_responses=True, socket_timeout=5, socket_connect_timeout=5,
-                             retry_on_timeout=False)
+    if PROVIDER not in PROVIDERS:
+        sys.exit("PROVIDER is %r: one of %s" % (PROVIDER, ", ".join(PROVIDERS)))
+    # decode_responses: entries come back as str.
+    # Timeouts: a Redis that stops answering fails the call (redis.TimeoutError) instead of hanging the producer.
+    # The read timeout also covers a WAIT, which may take WAIT_TIMEOUT_MS to answer: shorter, a slow replica would
+    # look like a dead connection, and the LPUSH would be sent again.
+    # Retries off, whatever the version: redis-py can send a command again by itself when its answer was lost, which
+    # for LPUSH is a second message nobody asked for. 4.3 (Debian 12) does so only with retry_on_timeout=True;
+    # newer versions retry by default (8.2's Redis(host=..., port=...) sent an LPUSH whose answer was lost 11 times,
+    # docs/producers.md). Retry(NoBackoff(), 0) turns it off in every version; enqueue decides, once.
+    read_timeout = (TIMEOUT_MS + (WAIT_TIMEOUT_MS if WAIT_REPLICAS > 0 else 0)) / 1000
+    r = redis.Redis.from_url(REDIS_URL, decode_responses=True, socket_timeout=read_timeout,
+                             socket_connect_timeout=TIMEOUT_MS / 1000, retry_on_timeout=False,
+                             retry=Retry(NoBackoff(), 0))
     if sys.argv[1:] == ["feedback"]:
         pop_feedback(r)
     elif sys.argv[1:] in ([], ["enqueue"]):
