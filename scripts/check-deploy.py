@@ -55,8 +55,9 @@ TARGETS = {
 }
 # The components (deploy/kubernetes/components/NAME) and the providers a render has once one is added. Each is
 # also rendered on every Redis overlay, in a kustomization of its own made in a temporary directory.
-COMPONENTS = {"apns-only": {"apns"}, "fcm-only": {"fcm"}, "china-vendors": {"apns", "fcm", "huawei", "xiaomi"}}
-PROVIDERS = ("apns", "fcm", "huawei", "xiaomi")
+COMPONENTS = {"apns-only": {"apns"}, "fcm-only": {"fcm"},
+              "china-vendors": {"apns", "fcm", "huawei", "xiaomi", "honor", "oppo", "vivo"}}
+PROVIDERS = ("apns", "fcm", "huawei", "xiaomi", "honor", "oppo", "vivo")
 REDIS_OVERLAYS = ("redis", "sentinel", "cluster")
 # Fields kustomize 5 deprecates (it warns, `kustomize edit fix` rewrites them), and what replaces each.
 DEPRECATED_FIELDS = {
@@ -216,22 +217,15 @@ def container_environment(container, objects):
 
 
 def credential_files(config):
-    """(key, path) of every file the worker must read to authenticate, as the configuration names them."""
+    """(key, path) of every file the worker must read to authenticate, as the configuration names them: each app's
+    keys that name a file (key_file, cert_file, service_account_file, client_secret_file, app_secret_file, ...),
+    in every provider's block."""
     files = []
-    for index, app in enumerate((config.get("apns") or {}).get("apps") or []):
-        for field in ("key_file", "cert_file"):
-            if app.get(field):
-                files.append((f"apns.apps.{index}.{field}", app[field]))
-    for index, app in enumerate((config.get("fcm") or {}).get("apps") or []):
-        if app.get("service_account_file"):
-            files.append((f"fcm.apps.{index}.service_account_file", app["service_account_file"]))
-    for index, app in enumerate((config.get("huawei") or {}).get("apps") or []):
-        for field in ("client_secret_file", "service_account_file", "receipt_secret_file"):
-            if app.get(field):
-                files.append((f"huawei.apps.{index}.{field}", app[field]))
-    for index, app in enumerate((config.get("xiaomi") or {}).get("apps") or []):
-        if app.get("app_secret_file"):
-            files.append((f"xiaomi.apps.{index}.app_secret_file", app["app_secret_file"]))
+    for provider in PROVIDERS:
+        for index, app in enumerate((config.get(provider) or {}).get("apps") or []):
+            for field, value in app.items():
+                if field.endswith("_file") and value:
+                    files.append((f"{provider}.apps.{index}.{field}", value))
     return files
 
 

@@ -1,8 +1,11 @@
 import APNsProvider
 @testable import FCMProvider
+import HonorProvider
 import HuaweiProvider
+import OPPOProvider
 import PushCore
 import TestSupport
+import VivoProvider
 import XCTest
 import XiaomiProvider
 
@@ -15,6 +18,9 @@ final class ConfigurationTests: XCTestCase {
         _ = PushProvider.fcm
         _ = HuaweiModule.provider
         _ = XiaomiModule.provider
+        _ = HonorModule.provider
+        _ = OPPOModule.provider
+        _ = VivoModule.provider
     }
 
     /// The example file's vendor blocks load as each vendor's module reads them, and the environment wins.
@@ -29,6 +35,12 @@ final class ConfigurationTests: XCTestCase {
         XCTAssertEqual(xiaomi.apps.map(\.topic), ["com.example.chat"])
         XCTAssertEqual(xiaomi.apps.first?.requestsPerSecond, 500)
         XCTAssertEqual(xiaomi.maxConnections, 64)
+        let honor = try HonorModule(block: try XCTUnwrap(config.providerBlocks["honor"])).settings
+        XCTAssertEqual(honor.apps.first?.importance, "NORMAL")
+        let oppo = try OPPOModule(block: try XCTUnwrap(config.providerBlocks["oppo"])).settings
+        XCTAssertEqual(oppo.apps.first?.notifyLevel, 2)
+        let vivo = try VivoModule(block: try XCTUnwrap(config.providerBlocks["vivo"])).settings
+        XCTAssertEqual(vivo.apps.first?.classification, 1)
     }
 
     func testDefaultsNeedNoFile() throws {
