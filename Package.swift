@@ -185,6 +185,9 @@ let package = Package(
                                                   .product(name: "Logging", package: "swift-log")], path: "Tests/TestSupport",
                 exclude: ["blackhole_proxy.py"]),
         // The provider modules too: the schema's examples name them (SchemaExamplesTests registers them).
+        // The provider kit's testing library: the smallest provider (FakeModule) and its services, and a driver that
+        // sends nothing and runs the scheduler's loop only when a test steps it (ScriptedDriver), for the core's tests.
+        .target(name: "ProviderTesting", dependencies: ["ProviderKit", "Pusher", "PushCore"], path: "Tests/ProviderTesting"),
         .testTarget(name: "PushCoreTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "TestSupport", "HuaweiProvider", "XiaomiProvider", "HonorProvider", "OPPOProvider", "VivoProvider",
                                                          .product(name: "Yams", package: "Yams")]),
         .testTarget(name: "RedisClientTests", dependencies: ["APNsProvider", "RedisClient", "PushCore", "TestSupport", "CHiredis"]),
@@ -192,7 +195,7 @@ let package = Package(
         .testTarget(name: "FilterTests", dependencies: ["APNsProvider", "FCMProvider", "Filter", "PushCore", "TestSupport"]),
         .testTarget(name: "MergerTests", dependencies: ["APNsProvider", "FCMProvider", "Merger", "PushCore"]),
         .testTarget(name: "CollectorTests", dependencies: ["APNsProvider", "FCMProvider", "Collector", "QueueProtocol", "RedisClient", "PushCore", "TestSupport"]),
-        .testTarget(name: "PusherTests", dependencies: ["APNsProvider", "FCMProvider", "Pusher", "ProviderKit", "PushCore", "TestSupport", "COpenSSL"]),
+        .testTarget(name: "PusherTests", dependencies: ["APNsProvider", "FCMProvider", "Pusher", "ProviderKit", "ProviderTesting", "PushCore", "TestSupport", "COpenSSL"]),
         .testTarget(name: "WorkerTests", dependencies: ["APNsProvider", "FCMProvider", "PushCore", "RedisClient", "QueueProtocol", "TestSupport"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["FCMProvider", "Observability", "PushCore"]),
         // Only HTTP2Client (no TestSupport, no NIO) so it builds fast; the peer is a python3-h2 script.

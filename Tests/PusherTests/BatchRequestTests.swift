@@ -1,6 +1,7 @@
 import Foundation
 import PushCore
 @testable import ProviderKit
+import ProviderTesting
 @testable import Pusher
 import TestSupport
 import XCTest
@@ -14,7 +15,7 @@ final class BatchRequestTests: XCTestCase {
     private let box = ResolutionBox()
 
     private func scheduler(batchLimit: Int = 1000, maxAttempts: Int = 20, maxDelayMillis: Int = 1000,
-                           rateLimit: AppRateLimit = .unlimited, service: ScriptedListService? = nil) throws -> Scheduler {
+                           rateLimit: AppRateLimit = .unlimited, service: FakeListService? = nil) throws -> Scheduler {
         var settings = TransportSettings(baseURL: "https://push.invalid")
         settings.clock = clock
         settings.initialActiveRequests = 100
@@ -23,7 +24,7 @@ final class BatchRequestTests: XCTestCase {
         settings.retry.maxDelayMillis = maxDelayMillis
         settings.retry.maxAttempts = maxAttempts
         settings.rateLimit = rateLimit
-        let scheduler = try Scheduler(settings: settings, service: service ?? ScriptedListService(batchLimit: batchLimit),
+        let scheduler = try Scheduler(settings: settings, service: service ?? FakeListService(batchLimit: batchLimit),
                                       driver: driver, sink: box.append)
         addTeardownBlock { scheduler.abort() }
         return scheduler
@@ -82,7 +83,7 @@ final class BatchRequestTests: XCTestCase {
     /// A request whose step before it fails (a vendor's list body that could not be saved) is not sent: its tokens
     /// are settled by the step's answer, here a retry after the backoff, and then sent once, together.
     func testARequestWhosePreparationFailsIsNotSentAndRetriesAsOne() throws {
-        let service = ScriptedListService(batchLimit: 1000)
+        let service = FakeListService(batchLimit: 1000)
         service.preparations = [ServiceAnswer(.retry(reason: "SaveFailed"), reason: "SaveFailed")]
         let scheduler = try scheduler(service: service)
         let tokens = (0..<5).map { token("p1", $0) }

@@ -2,6 +2,7 @@
 import Foundation
 import PushCore
 @testable import ProviderKit
+import ProviderTesting
 @testable import Pusher
 import TestSupport
 import XCTest
@@ -23,7 +24,7 @@ final class SchedulerClockTests: XCTestCase {
         settings.retry.baseDelayMillis = 1000
         settings.retry.maxDelayMillis = 1000
         adjust(&settings)
-        let scheduler = try Scheduler(settings: settings, service: ScriptedService(), driver: driver, sink: box.append)
+        let scheduler = try Scheduler(settings: settings, service: FakeService(), driver: driver, sink: box.append)
         addTeardownBlock { scheduler.abort() }
         return scheduler
     }

@@ -186,7 +186,7 @@ public final class Scheduler: LaneWaking, @unchecked Sendable {
     }
 
     /// `driver`: a driver of the caller's instead of the one `settings.driver` names (tests).
-    init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
+    package init(settings: TransportSettings, service: any PushService, readiness: Readiness? = nil, logger: Logger? = nil,
          credential: CredentialState = CredentialState(), lease: OwnershipLease = .unfenced(),
          driver injected: (any TransportDriver)?, sink: @escaping @Sendable ([Resolution]) -> Void) throws {
         self.settings = settings

@@ -5,7 +5,7 @@ import ProviderKit
 /// credential pause, deadlines, metrics); a driver only moves bytes. Two drivers: `NGHTTP2Driver` (our
 /// own sessions, libnghttp2 and OpenSSL) and `CurlDriver` (libcurl multi). A driver is used from the
 /// transport's thread only, except `wake`, which any thread may call, also after `close`.
-protocol TransportDriver: AnyObject {
+package protocol TransportDriver: AnyObject {
     /// How many more requests may start now. `limit` is how many the scheduler would still allow.
     func room(limit: Int) -> Int
     /// Starts `request` on a connection; its completion comes later from `process` (also for a failure).
@@ -33,23 +33,23 @@ protocol TransportDriver: AnyObject {
 
 /// One request, as a driver sends it: a notification to one device token, or to a batch of them for a service
 /// that takes a list.
-struct DriverRequest {
+package struct DriverRequest {
     /// The scheduler's handle for it: unique among requests in flight.
-    let id: Int
-    let job: JobContext
-    let tokens: RequestTokens
+    package let id: Int
+    package let job: JobContext
+    package let tokens: RequestTokens
     /// `authorization: bearer …` for token auth (nil with a client certificate), and its generation.
-    let bearer: String?
-    let generation: Int
+    package let bearer: String?
+    package let generation: Int
     /// The headers' time slice (`PushService.headerLifetimeMillis`), 0 for services whose headers never age.
-    var headerEpoch: Int64 = 0
+    package var headerEpoch: Int64 = 0
     /// When the scheduler started it (monotonic nanoseconds), read once for its fence and the driver.
-    let now: UInt64
+    package let now: UInt64
 }
 
 /// How a request ended, as far as the driver can tell.
-struct DriverCompletion {
-    enum Result {
+package struct DriverCompletion {
+    package enum Result {
         /// An HTTP answer, how long the request was on the wire, and its `retry-after` header if any.
         case answered(status: Int, body: [UInt8], wireMicros: Int64, retryAfter: String? = nil)
         /// The server never processed it (REFUSED_STREAM, a stream above a GOAWAY's last stream id, a
@@ -59,8 +59,14 @@ struct DriverCompletion {
         case failed(reason: String, sent: Bool)
     }
 
-    let id: Int
-    let result: Result
+    package let id: Int
+    package let result: Result
     /// Times the HTTP client sent the request again on its own (libcurl 7.88 does; counted and logged).
-    var resends = 0
+    package var resends = 0
+
+    package init(id: Int, result: Result, resends: Int = 0) {
+        self.id = id
+        self.result = result
+        self.resends = resends
+    }
 }
