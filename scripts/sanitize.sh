@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 kind="${1:?usage: scripts/sanitize.sh address|thread}"
 shift
 scripts/install-deps.sh
-suites="${SANITIZE_FILTER:-RedisClientTests|QueueProtocolTests|CollectorTests|PusherTests|HTTP2ClientTests|PushCoreTests|FCMProviderTests|HuaweiProviderTests|XiaomiProviderTests}"
+suites="${SANITIZE_FILTER:-RedisClientTests|QueueProtocolTests|CollectorTests|PusherTests|HTTP2ClientTests|PushCoreTests|FCMProviderTests|HuaweiProviderTests|XiaomiProviderTests|HonorProviderTests|OPPOProviderTests|VivoProviderTests|ProviderKitTests|AndroidPushKitTests}"
 swift build --build-tests --scratch-path ".build-$kind" -Xswiftc "-sanitize=$kind"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
