@@ -11,7 +11,8 @@ emulator="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
 expected_commit="${3:-}"
 run="$(mktemp -d /tmp/push-release-XXXXXX)"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$run"; }
+# Reaped with wait, so that bash prints no "Killed" notice for them.
+cleanup() { for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done; rm -rf "$run"; }
 trap cleanup EXIT
 passed=0; failed=0
 check() { if eval "$2"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi; }
