@@ -50,7 +50,7 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["/us
 # OCI labels, last so that another VERSION rebuilds no layer. VERSION is what `worker --version` prints
 # (Sources/PushCore/Metrics/BuildInfo.swift; scripts/check-deploy.py checks that they agree); SOURCE, where the
 # source is, is yours to give.
-ARG VERSION=0.6.0-dev
+ARG VERSION=0.7.0
 ARG COMMIT=unknown
 ARG SOURCE=""
 LABEL org.opencontainers.image.title="push-worker" \

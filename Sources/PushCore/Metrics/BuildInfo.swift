@@ -2,5 +2,5 @@
 /// the repository's `VERSION` file, which a test holds this to (and the Dockerfile's `ARG VERSION`), and from
 /// which `scripts/release.sh` names its tarball. The commit is the worker executable's (`Sources/worker/Build.swift`).
 public enum BuildInfo {
-    public static let version = "0.6.0-dev"
+    public static let version = "0.7.0"
 }
