@@ -1,6 +1,9 @@
 # The worker (and the emulator, for trying it out) in a small runtime image.
-# Build:  docker build -t push-worker .
-#         (--build-arg SOURCE=<your repository's URL> fills the org.opencontainers.image.source label)
+# Build:  docker build -t push-worker --build-arg COMMIT="$(git rev-parse HEAD)" .
+#         (COMMIT is what `worker --version` and push_build_info{commit} report, and the
+#         org.opencontainers.image.revision label: the build context has no .git to read it from;
+#         --build-arg SOURCE=<your repository's URL> fills the org.opencontainers.image.source label)
+# Without a registry: scripts/release.sh, then scripts/image.sh builds the same worker into an OCI archive.
 # Stage 1 builds with Swift's Debian 12 (bookworm) image; stage 2 is debian:bookworm-slim with only the
 # shared libraries the binaries load (Swift's runtime and Foundation are linked in statically).
 ARG SWIFT_VERSION=6.3
@@ -13,9 +16,13 @@ WORKDIR /src
 COPY Package.swift ./
 RUN swift package resolve
 COPY Sources ./Sources
+COPY Plugins ./Plugins
 COPY Tests ./Tests
 COPY Benchmarks ./Benchmarks
 COPY Fuzz ./Fuzz
+# The commit, as scripts/release.sh writes it into the tree it builds (BuildInfo.commit).
+ARG COMMIT=unknown
+RUN printf '// Written by the Dockerfile (ARG COMMIT); never edited by hand.\nlet buildCommit = "%s"\n' "$COMMIT" > Sources/worker/BuildCommit.swift
 RUN swift build -c release --static-swift-stdlib --product worker \
  && swift build -c release --static-swift-stdlib --product push-emulator \
  && mkdir -p /out && cp "$(swift build -c release --show-bin-path)/worker" "$(swift build -c release --show-bin-path)/push-emulator" /out/
@@ -43,11 +50,13 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["/us
 # OCI labels, last so that another VERSION rebuilds no layer. VERSION is what `worker --version` prints
 # (Sources/PushCore/Metrics/BuildInfo.swift; scripts/check-deploy.py checks that they agree); SOURCE, where the
 # source is, is yours to give.
-ARG VERSION=0.6.0-dev
+ARG VERSION=0.7.0
+ARG COMMIT=unknown
 ARG SOURCE=""
 LABEL org.opencontainers.image.title="push-worker" \
       org.opencontainers.image.description="Redis lists to APNs and FCM over HTTP/2: the push pipeline's worker, and its APNs/FCM emulator" \
       org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${COMMIT}" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.source="${SOURCE}"
 ENTRYPOINT ["/usr/local/bin/worker"]

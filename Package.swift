@@ -146,7 +146,10 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             "CJemalloc",
-        ]),
+        ], plugins: ["GitCommit"]),
+        // Before every build of the worker: the checkout's commit into a generated GitCommit.swift under .build
+        // (git; nothing in the source tree). On the executable, a leaf: a new commit recompiles it alone.
+        .plugin(name: "GitCommit", capability: .buildTool(), path: "Plugins/GitCommit"),
 
         // A stand-in for APNs, FCM, Huawei and Xiaomi (docs/emulator.md) for tests, the demo, benchmarks and users' own
         // development setups: each service's side in files of its own.

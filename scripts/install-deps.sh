@@ -6,18 +6,22 @@
 # the demo fetches nothing but Debian packages and the Swift dependencies.
 # --bench adds what scripts/bench.sh compares against: nginx (the cheap HTTP/2 endpoint, at once or after --latency-ms with its echo module), h2load,
 # Go with x/net/http2 (the Go peer sender) and python3-aioapns (the Python peer sender).
+# --image adds what scripts/image.sh and scripts/test-image.sh need to build and run the container image without
+# a registry: debootstrap and the archive's keyring (the base), buildah (the image), podman with the runc runtime
+# (crun, podman's other choice, refuses some cgroup layouts) and uidmap.
 set -euo pipefail
 packages=(redis-server redis-tools libhiredis-dev libcurl4-openssl-dev libnghttp2-dev libjemalloc-dev python3-h2 libssl-dev libicu-dev openssl pkg-config python3 curl)
 # scripts/check-deploy.py (DeploymentFilesTests): kubectl renders the Kustomize overlays and components, which
 # needs kubectl 1.21 or later on PATH (Debian 12's kubernetes-client, kubectl 1.20, is too old: the script says
 # so); python3-venv holds kubernetes-validate.
 packages+=(python3-venv)
-bench=0; tests=0
+bench=0; tests=0; image=0
 for arg in "$@"; do
   case "$arg" in
     --bench) bench=1 ;;
     --tests) tests=1 ;;
-    *) echo "install-deps.sh: unknown argument $arg (--tests, --bench)" >&2; exit 2 ;;
+    --image) image=1 ;;
+    *) echo "install-deps.sh: unknown argument $arg (--tests, --bench, --image)" >&2; exit 2 ;;
   esac
 done
 if [ "$tests" = 1 ]; then
@@ -29,6 +33,9 @@ if [ "$tests" = 1 ]; then
   # scripts/check-alerts.sh: promtool (Debian's prometheus package) checks and unit-tests the alerting rules,
   # python3-yaml reads their names. The package's own prometheus service is not needed and left as it is.
   packages+=(prometheus python3-yaml)
+fi
+if [ "$image" = 1 ]; then
+  packages+=(debootstrap debian-archive-keyring buildah podman runc uidmap)
 fi
 if [ "$bench" = 1 ]; then
   packages+=(nginx-light libnginx-mod-http-echo nghttp2-client golang-go golang-golang-x-net-dev python3-aioapns)

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Checks a release tarball the way an operator meets it: unpacked on this machine, run with a PATH and library
-# path that hold no Swift. The binary must not link a Swift runtime library, must print the VERSION it ships,
-# pass `check-config` on a configuration for a local Redis and the emulator, and deliver an APNs and an FCM
-# message through them. Prints `release: N passed, M failed`.
-# Usage: scripts/test-release.sh TARBALL EMULATOR_BIN
+# path that hold no Swift. The binary must not link a Swift runtime library, must find every library it loads,
+# from the Debian packages its runtime-packages.txt names (each installed here), must print the VERSION it ships
+# and the commit it was built from (COMMIT, when given), pass `check-config` on a configuration for a local Redis
+# and the emulator, and deliver an APNs and an FCM message through them. Prints `release: N passed, M failed`.
+# Usage: scripts/test-release.sh TARBALL EMULATOR_BIN [COMMIT]
 set -euo pipefail
 tarball="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 emulator="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"
+expected_commit="${3:-}"
 run="$(mktemp -d /tmp/push-release-XXXXXX)"
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; }
+# Reaped with wait, so that bash prints no "Killed" notice for them.
+cleanup() { for p in "${pids[@]}"; do { kill -9 "$p" && wait "$p"; } 2>/dev/null || true; done; rm -rf "$run"; }
 trap cleanup EXIT
 passed=0; failed=0
 check() { if eval "$2"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi; }
@@ -19,8 +22,22 @@ dir="$(find "$run" -maxdepth 1 -type d -name 'push-worker-*' | head -1)"
 worker="$dir/bin/worker"
 noswift() { env -i PATH=/usr/bin:/bin HOME="$run" LANG=C.UTF-8 "$@"; }
 check "the binary links no Swift runtime library" "! ldd '$worker' | grep -q libswift"
-check "worker --version prints the VERSION it ships ($(cat "$dir/VERSION"))" \
-  "[ \"\$(noswift '$worker' --version)\" = \"$(tr -d '[:space:]' < "$dir/VERSION")\" ]"
+check "every library the binary loads is found (ldd)" "ldd '$worker' >'$run/ldd.txt' && ! grep -q 'not found' '$run/ldd.txt'"
+# The first word of each line that is no comment: the packages an operator installs (README, docs/deploy.md).
+packages="$(grep -v '^#' "$dir/runtime-packages.txt" 2>/dev/null | cut -d' ' -f1 | tr '\n' ' ' || true)"
+packages_installed() {
+  local p
+  [ -n "$packages" ] || return 1
+  for p in $packages; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || return 1; done
+}
+check "runtime-packages.txt names the Debian packages ($packages), each installed here" packages_installed
+version="$(tr -d '[:space:]' < "$dir/VERSION")"
+printed="$(noswift "$worker" --version 2>&1 || true)"
+version_pattern="^${version//./\\.} \\(commit [0-9a-f]{40}\\)$"
+check "worker --version prints the VERSION it ships and its commit ($printed)" '[[ $printed =~ $version_pattern ]]'
+if [ -n "$expected_commit" ]; then
+  check "the commit it prints is the one it was built from ($expected_commit)" '[ "$printed" = "$version (commit $expected_commit)" ]'
+fi
 check "LICENSE, CHANGELOG.md, the example configuration and the systemd unit are in it" \
   "[ -s '$dir/LICENSE' ] && [ -s '$dir/CHANGELOG.md' ] && [ -s '$dir/config/worker.example.yaml' ] && ls '$dir'/deploy/systemd/*.service >/dev/null"
 

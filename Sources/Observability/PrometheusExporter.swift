@@ -12,13 +12,14 @@ public enum PrometheusExporter {
         .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30),
     ]
 
-    /// Installs the Prometheus factory as swift-metrics' backend and returns the registry `/metrics` serves.
-    public static func bootstrap(version: String) -> PrometheusCollectorRegistry {
+    /// Installs the Prometheus factory as swift-metrics' backend and returns the registry `/metrics` serves;
+    /// `push_build_info` says `version` and `commit`.
+    public static func bootstrap(version: String, commit: String) -> PrometheusCollectorRegistry {
         let registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = latencyBuckets
         MetricsSystem.bootstrap(factory)
-        PushMetrics.shared.buildInfo(version: version)
+        PushMetrics.shared.buildInfo(version: version, commit: commit)
         PushMetrics.shared.registerKnownSeries()
         return registry
     }

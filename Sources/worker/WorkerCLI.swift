@@ -13,7 +13,7 @@ struct WorkerCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "worker",
         abstract: "Turns messages an IM backend LPUSHes onto a Redis list into pushes to iPhones and Android phones, losing none.",
-        version: BuildInfo.version,
+        version: Build.versionLine,
         subcommands: [Run.self, CheckConfig.self, EnqueueCommand.self, ExplainCommand.self, StatusCommand.self, DLQCommand.self, ParkedCommand.self, HealthCommand.self]
     )
 
@@ -66,7 +66,7 @@ struct Run: AsyncParsableCommand {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         // The listener starts first and so stops last: /readyz answers "draining" while the pipeline drains.
         if let address = try? ListenAddress.parse(configuration.metricsListen) {
-            let registry = PrometheusExporter.bootstrap(version: BuildInfo.version)
+            let registry = PrometheusExporter.bootstrap(version: BuildInfo.version, commit: Build.commit)
             let routes = HealthRoutes(readiness: readiness) { registry.emitToBuffer() }
             do {
                 services.append(.init(service: try await ObservabilityServer.bind(address, routes: routes, logger: logger)))

@@ -57,7 +57,7 @@ final class MetricsEndpointTests: XCTestCase {
         let worker = try startWorker()
         try await eventually(timeout: .seconds(30)) { await self.readiness()?.status == 200 }
         let before = await metrics()
-        XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version]), 1, before)
+        XCTAssertEqual(prometheusSample(before, "push_build_info", ["version": BuildInfo.version, "commit": try VersionTests.printedVersion().commit]), 1, before)
         // Series with labels known in advance exist at 0 from the first scrape, before any event.
         XCTAssertEqual(prometheusSample(before, "push_provider_retries_total", ["provider": "apns", "reason": "ServiceUnavailable"]), 0, before)
         XCTAssertEqual(prometheusSample(before, "push_provider_retries_total", ["provider": "apns", "reason": "GoawayUnprocessed"]), 0, before)

@@ -164,7 +164,7 @@ public final class PushMetrics: Sendable {
 
     /// `push_build_info{version, commit}`: always 1, so dashboards can show which version each worker runs and a
     /// rollout's progress.
-    public func buildInfo(version: String, commit: String = BuildInfo.commit) {
+    public func buildInfo(version: String, commit: String) {
         Gauge(label: "push_build_info", dimensions: [("version", MetricLabel.reason(version, keep: MetricLabel.topicCharacters)),
                                                      ("commit", MetricLabel.reason(commit, keep: MetricLabel.topicCharacters))]).record(1)
     }

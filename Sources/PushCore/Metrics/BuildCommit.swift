@@ -1,2 +1,0 @@
-// Written by scripts/release.sh in the copy of the tree it builds (the commit of the release); never edited by hand.
-let buildCommit = "unknown"
