@@ -107,9 +107,4 @@ struct HuaweiJSON {
     /// Huawei's categories (IM classification), v1 and v3.
     static let categories = ["IM", "VOIP", "SUBSCRIPTION", "TRAVEL", "HEALTH", "WORK", "ACCOUNT", "EXPRESS", "FINANCE",
                              "DEVICE_REMINDER", "MAIL", "PLAY_VOICE", "MARKETING"]
-
-    /// Tokens (Huawei's and Xiaomi's rules, docs/emulator.md): 1..1,024 bytes of printable ASCII without spaces or commas; anything else is malformed.
-    static func isWellFormedToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 1024 && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != 0x2c }
-    }
 }

@@ -74,7 +74,7 @@ struct HuaweiShared: Sendable {
 
     /// The reason a token is refused for, if it is: malformed, or a configured prefix.
     func refusal(of token: String) -> String? {
-        guard HuaweiJSON.isWellFormedToken(token) else { return "tokenFormatError" }
+        guard VendorToken.isWellFormed(token) else { return "tokenFormatError" }
         return tokenAnswers.first { token.hasPrefix($0.prefix) }?.reason
     }
 

@@ -52,7 +52,7 @@ struct XiaomiSendJudge: Sendable {
         var delivered: [String] = []
         var bad: [String] = []
         for regID in accepted.regIDs {
-            if !HuaweiJSON.isWellFormedToken(regID) || tokenAnswers.contains(where: { regID.hasPrefix($0.prefix) }) {
+            if !VendorToken.isWellFormed(regID) || tokenAnswers.contains(where: { regID.hasPrefix($0.prefix) }) {
                 bad.append(regID)
             } else {
                 delivered.append(regID)
