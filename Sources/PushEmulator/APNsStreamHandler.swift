@@ -11,8 +11,8 @@ struct EmulatorCore: Sendable {
     let recorder: DeliveryRecorder
     let fcmTokenEndpoint: FCMTokenEndpoint
     let fcm: FCMCore
-    /// Huawei Push Kit and Xiaomi MiPush (ChinaVendors.swift).
-    let vendors: ChinaVendors
+    /// The vendor sides (`EmulatedServices.swift`).
+    let services: ServiceRouter
 }
 
 /// One HTTP/2 stream = one notification. Answers only after the whole request (END_STREAM) arrived,
@@ -66,7 +66,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
             connection.activeStreams += 1
             holdsSlot = true
             core.stats.noteActiveStreams(connection.activeStreams)
-            if FCMSendJudge.handles(path: requestHead.uri) && !ChinaVendors.handles(path: requestHead.uri) {
+            if FCMSendJudge.handles(path: requestHead.uri) && !core.services.handles(path: requestHead.uri) {
                 isFCMSend = true
                 connection.activeFCMStreams += 1
                 core.fcm.stats.noteActiveStreams(connection.activeFCMStreams)
@@ -97,8 +97,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
         let bytes = body.map { Array($0.readableBytesView) } ?? []
         let request = IncomingRequest(method: head.method.rawValue, path: head.uri,
                                       headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: bytes)
-        if let answer = core.vendors.answer(request) {
-            // Huawei's and Xiaomi's paths: their own checks, counters and faults (Huawei's v1 path is under /v1/ too).
+        if let answer = core.services.answer(request) {
+            // A vendor side's paths: its own checks, counters and faults (a vendor's path may be under /v1/ too).
             if answer.delayMillis > 0 {
                 delayedAnswers.answer(afterMillis: answer.delayMillis) {
                     self.writeUnlessReset(context: context, status: answer.status, headers: answer.headers, body: answer.body)
