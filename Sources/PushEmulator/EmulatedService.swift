@@ -3,9 +3,9 @@
 /// the router (`ServiceRouter`) asks every side registered in `EmulatedServices.swift`, in turn. A side lives in its
 /// own folder, `Sources/PushEmulator/<Vendor>/`, with its settings, flags and what a test sees of it.
 protocol EmulatedService: Sendable {
-    /// The vendor's name in texts ("Huawei"); lower-cased, the side's name in URLs (`/_emulator/<name>/stats`).
+    /// The vendor's name in texts; lower-cased, the side's name in URLs (`/_emulator/<name>/stats`).
     static var vendor: String { get }
-    /// What the side stands in for, in `push-emulator`'s overview ("Huawei Push Kit").
+    /// What the side stands in for, in `push-emulator`'s overview (the vendor's name and its service's).
     static var title: String { get }
 
     init(configuration: EmulatorConfiguration) throws

@@ -13,6 +13,8 @@ extension EmulatorConfiguration {
         public var tokenAnswers = VendorTokenAnswer.huaweiDefaults
         /// See `EmulatorConfiguration.receiptDeadPrefixes`: Huawei's receipts give them status 2 (uninstalled).
         public var receiptDeadPrefixes = EmulatorConfiguration.receiptDeadPrefixes
+        /// Flow control (HTTP 503: "distribute the sending speed evenly"), requests or tokens per second per app
+        /// (Huawei counts devices; over either: 503), latency.
         public var faults = VendorFaults()
         public init() {}
     }

@@ -4,7 +4,9 @@ import Foundation
 /// expiry and rate checks read, the access tokens issued, and the faults to change while it runs.
 /// `PushEmulator.huawei`.
 public final class HuaweiSide: Sendable {
-    /// Deliveries per token, answers by status and code, requests to the token endpoint.
+    /// Deliveries per token, answers by status and code (Huawei's: "80000000", "80100000", ...), deliveries by
+    /// `category`, refused tokens (`illegal_tokens` / `illegalTokens`, or all of a request answered 80300007),
+    /// requests to the token endpoint (v1's OAuth). `GET /_emulator/huawei/stats`.
     public let stats: VendorStats
     /// Move it to expire access tokens and JWTs without waiting; freeze it to hold a rate window still.
     public let clock: VendorClock

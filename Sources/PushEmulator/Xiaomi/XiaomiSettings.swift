@@ -8,6 +8,8 @@ extension EmulatorConfiguration {
         public var tokenAnswers = VendorTokenAnswer.xiaomiDefaults
         /// See `EmulatorConfiguration.receiptDeadPrefixes`: Xiaomi's receipts report them as type 16 (target invalid).
         public var receiptDeadPrefixes = EmulatorConfiguration.receiptDeadPrefixes
+        /// Flow control (HTTP 503), requests per second per app (over it: code 10027), `Retry-After` on the 503
+        /// answers, latency.
         public var faults = VendorFaults()
         public init() {}
     }

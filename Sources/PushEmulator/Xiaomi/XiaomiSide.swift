@@ -3,6 +3,8 @@ import Foundation
 /// The emulator's Xiaomi MiPush side as a program embedding it (a test) sees it: counters, the clock its rate
 /// windows and quota day read, the quotas, and the faults to change while it runs. `PushEmulator.xiaomi`.
 public final class XiaomiSide: Sendable {
+    /// Deliveries per token, answers by status and code (Xiaomi's: "0", "10027", ...), deliveries by
+    /// `extra.channel_id`, refused regIds (`bad_regids`). `GET /_emulator/xiaomi/stats`.
     public let stats: VendorStats
     /// Freeze it to hold a rate window still; `startNextDay()` moves it to the next quota day.
     public let clock: VendorClock
