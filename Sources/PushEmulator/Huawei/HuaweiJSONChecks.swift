@@ -32,19 +32,19 @@ struct HuaweiJSON {
 
     func string(_ name: String) throws -> String? {
         guard let found = value(name) else { return nil }
-        guard let text = found as? String, !FCMMessageValidator.isBool(found) else { throw wrongType(name, "a string") }
+        guard let text = found as? String, !JSONNumber.isBool(found) else { throw wrongType(name, "a string") }
         return text
     }
 
     func int(_ name: String) throws -> Int? {
         guard let found = value(name) else { return nil }
-        guard FCMMessageValidator.isInteger(found), let number = found as? NSNumber else { throw wrongType(name, "an integer") }
+        guard JSONNumber.isInteger(found), let number = found as? NSNumber else { throw wrongType(name, "an integer") }
         return number.intValue
     }
 
     func bool(_ name: String) throws -> Bool? {
         guard let found = value(name) else { return nil }
-        guard FCMMessageValidator.isBool(found), let flag = found as? Bool else { throw wrongType(name, "a boolean") }
+        guard JSONNumber.isBool(found), let flag = found as? Bool else { throw wrongType(name, "a boolean") }
         return flag
     }
 

@@ -56,7 +56,7 @@ struct HuaweiSendJudge: Sendable {
             return HuaweiAnswer.flowControl
         }
         var answer = shared.perToken(accepted.tokens, queued: shared.faults.next()) { illegal, delivered in
-            #"{"success":\#(delivered),"failure":\#(illegal.count),"illegal_tokens":[\#(illegal.map { "\"\(FCMError.escaped($0.token))\"" }.joined(separator: ","))]}"#
+            #"{"success":\#(delivered),"failure":\#(illegal.count),"illegal_tokens":[\#(illegal.map { "\"\(JSONText.escaped($0.token))\"" }.joined(separator: ","))]}"#
         }
         answer.validatedOnly = accepted.validateOnly
         answer.category = accepted.category ?? ""

@@ -29,7 +29,7 @@ struct XiaomiCore: EmulatedService {
         guard XiaomiSendJudge.handles(path: request.path) else { return nil }
         let answer = judge.judge(request)
         if answer.code == 0, !answer.delivered.isEmpty {
-            XiaomiReceipts.send(form: FCMTokenEndpoint.formFields(request.body), delivered: answer.delivered,
+            XiaomiReceipts.send(form: FormFields.parse(request.body), delivered: answer.delivered,
                                 deadPrefixes: receiptDeadPrefixes, stats: stats)
         }
         stats.record(request, status: answer.status, code: String(answer.code), delivered: answer.delivered,

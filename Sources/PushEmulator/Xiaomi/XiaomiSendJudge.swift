@@ -37,7 +37,7 @@ struct XiaomiSendJudge: Sendable {
         guard rate.admit(app: app.appSecret, tokens: 0, now: now, requestsPerSecond: faultsNow.requestsPerSecond, tokensPerSecond: nil) else {
             return .error(10027, "Too many requests this second for this app.")
         }
-        let form = FCMTokenEndpoint.formFields(request.body)
+        let form = FormFields.parse(request.body)
         let accepted: XiaomiMessageValidator.Accepted
         do {
             accepted = try XiaomiMessageValidator.validate(form, app: app)
