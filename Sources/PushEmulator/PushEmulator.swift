@@ -170,7 +170,7 @@ public final class PushEmulator: Sendable {
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandlers([
                                 HTTP2FramePayloadToHTTP1ServerCodec(),
-                                APNsStreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
+                                HTTP2StreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
                             ])
                         }
                     }.flatMapThrowing { _ in

@@ -43,7 +43,7 @@ enum VendorListener {
                             stream.eventLoop.makeCompletedFuture {
                                 try stream.pipeline.syncOperations.addHandlers([
                                     HTTP2FramePayloadToHTTP1ServerCodec(),
-                                    APNsStreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
+                                    HTTP2StreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
                                 ])
                             }
                         }.flatMapThrowing { _ in
