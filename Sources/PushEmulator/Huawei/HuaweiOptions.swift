@@ -30,7 +30,7 @@ struct HuaweiOptions: EmulatedServiceOptions {
         for text in huaweiApps {
             let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw ValidationError("--huawei-app '\(text)' is not APP_ID:SECRET_FILE") }
-            configuration.huawei.apps.append(.init(appID: parts[0], clientSecret: try SecretFile.read(parts[1], flag: "--huawei-app")))
+            configuration.huawei.apps.append(.init(appID: parts[0], clientSecret: try SecretFileFlag.read(parts[1], flag: "--huawei-app")))
         }
         for text in huaweiReceipts {
             let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
@@ -38,7 +38,7 @@ struct HuaweiOptions: EmulatedServiceOptions {
                   let index = configuration.huawei.apps.firstIndex(where: { $0.appID == parts[0] }) else {
                 throw ValidationError("--huawei-receipt '\(text)' is not APP_ID:SECRET_FILE:USER_NAME:URL of an app given with --huawei-app")
             }
-            configuration.huawei.apps[index].receipts = .init(url: parts[3], secret: try SecretFile.read(parts[1], flag: "--huawei-receipt"),
+            configuration.huawei.apps[index].receipts = .init(url: parts[3], secret: try SecretFileFlag.read(parts[1], flag: "--huawei-receipt"),
                                                               userName: parts[2])
         }
         configuration.huawei.serviceAccounts = try huaweiServiceAccounts.map { try .init(keyJSONFile: $0) }

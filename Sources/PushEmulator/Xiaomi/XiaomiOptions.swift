@@ -30,7 +30,7 @@ struct XiaomiOptions: EmulatedServiceOptions {
             }
             let channels = parts.count > 3 ? parts[3].split(separator: ",").map(String.init) : []
             let privateChannels = parts.count > 4 ? parts[4].split(separator: ",").map(String.init) : []
-            configuration.xiaomi.apps.append(.init(appSecret: try SecretFile.read(parts[0], flag: "--xiaomi-app"),
+            configuration.xiaomi.apps.append(.init(appSecret: try SecretFileFlag.read(parts[0], flag: "--xiaomi-app"),
                                                    packages: parts[1].split(separator: ",").map(String.init),
                                                    channels: channels + privateChannels.filter { !channels.contains($0) },
                                                    dailyQuota: quota, privateChannels: privateChannels))
