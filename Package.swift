@@ -152,9 +152,11 @@ let package = Package(
         .plugin(name: "GitCommit", capability: .buildTool(), path: "Plugins/GitCommit"),
 
         // A stand-in for APNs, FCM, Huawei and Xiaomi (docs/emulator.md) for tests, the demo, benchmarks and users' own
-        // development setups: each service's side in files of its own.
+        // development setups: each vendor's side in a folder of its own, with its flags (ArgumentParser), registered in
+        // EmulatedServices.swift.
         .target(name: "PushEmulator", dependencies: [
             "COpenSSL",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A JWT in JWS compact form (`header.claims.signature`, each base64url), decoded but not yet verified: what
-/// the emulator's three verifiers (APNs ES256 provider tokens, FCM RS256 assertions, Huawei PS256 v3 tokens)
+/// the emulator's verifiers (APNs ES256 provider tokens, FCM RS256 assertions, a vendor side's PS256 tokens)
 /// read before their own checks. Nil for anything that is not three base64url parts with JSON objects first.
 struct CompactJWS {
     let header: [String: Any]

@@ -163,17 +163,16 @@ public struct EmulatorConfiguration: Sendable {
     /// Called with every `messages:send` answer (token or "" when the body named none), for tests.
     public var onFCMAnswer: (@Sendable (_ token: String, _ answer: FCMAnswer) -> Void)?
 
-    /// Huawei Push Kit (v1 OAuth + sends, v3 PS256 JWT sends) and Xiaomi MiPush (`/v3/message/regid`): their
-    /// apps and faults (ChinaVendorConfiguration.swift). Their paths are answered on every listener.
-    public var huawei = HuaweiSettings()
-    public var xiaomi = XiaomiSettings()
+    /// The vendor sides' settings (their apps and faults), each side's by its settings type: a side's folder adds
+    /// the accessor (`configuration.<vendor>`). Their paths are answered on every listener.
+    public var serviceSettings = ServiceSettingsStore()
     /// A listener for the vendors' clients (0: a free port, see `PushEmulator.vendorPort`) that offers both `h2`
     /// and `http/1.1` by ALPN, as the vendors may answer HTTP/1.1 only; HTTP/2 streams from the first SETTINGS:
     /// `vendorMaxConcurrentStreams`.
     public var vendorPort: Int?
     public var vendorMaxConcurrentStreams = 100
     /// Whether the vendor listener offers `h2` by ALPN; false: `http/1.1` alone, as a vendor host that speaks only
-    /// HTTP/1.1 (Huawei documents no other).
+    /// HTTP/1.1 (some vendors document no other).
     public var vendorOffersHTTP2 = true
 
     public init() {}

@@ -17,10 +17,9 @@ public final class PushEmulator: Sendable {
     public let fcmTokens: AccessTokenRegistry
     /// `messages:send`: its counters and its faults, changeable while running.
     public let fcm: FCMSide
-    /// Huawei Push Kit (OAuth token endpoint, v1 and v3 sends) and Xiaomi MiPush (regId sends): counters, clocks
-    /// and faults, changeable while running.
-    public let huawei: HuaweiSide
-    public let xiaomi: XiaomiSide
+    /// The vendor sides (`EmulatedServices.swift`): each side's folder adds its accessor (`PushEmulator.<vendor>`:
+    /// counters, clock and faults, changeable while running).
+    let services: ServiceRouter
     /// The certificate clients must trust (PEM): the generated one, or the one configured.
     public let certificatePEM: String
     private let core: EmulatorCore
@@ -62,9 +61,8 @@ public final class PushEmulator: Sendable {
         tls = try NIOSSLContext(configuration: tlsConfiguration)
         tlsConfiguration.applicationProtocols = configuration.vendorOffersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
         vendorTLS = try NIOSSLContext(configuration: tlsConfiguration)
-        let vendors = try ChinaVendors(configuration: configuration)
-        huawei = vendors.huawei.side
-        xiaomi = vendors.xiaomi.side
+        let services = try ServiceRouter(configuration: configuration)
+        self.services = services
         let fcmTokens = AccessTokenRegistry(lifetimeSeconds: configuration.fcmAccessTokenLifetimeSeconds)
         self.fcmTokens = fcmTokens
         let faults = FCMFaultInjector(configuration.fcmFaults)
@@ -75,7 +73,7 @@ public final class PushEmulator: Sendable {
         core = EmulatorCore(configuration: configuration, judge: try RequestJudge(configuration: configuration),
                             stats: stats, recorder: try DeliveryRecorder(path: configuration.recordFile),
                             fcmTokenEndpoint: try FCMTokenEndpoint(configuration: configuration, registry: fcmTokens), fcm: fcmCore,
-                            vendors: vendors)
+                            services: services)
         group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
     }
 
@@ -172,7 +170,7 @@ public final class PushEmulator: Sendable {
                         stream.eventLoop.makeCompletedFuture {
                             try stream.pipeline.syncOperations.addHandlers([
                                 HTTP2FramePayloadToHTTP1ServerCodec(),
-                                APNsStreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
+                                HTTP2StreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
                             ])
                         }
                     }.flatMapThrowing { _ in

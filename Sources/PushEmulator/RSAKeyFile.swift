@@ -2,11 +2,11 @@ import COpenSSL
 import Foundation
 
 /// The RSA key a trusted service account's file holds, for checking the signatures of its JWTs (FCM's RS256
-/// assertions, Huawei's PS256 v3 tokens): a PEM file (private or public key) or a JSON key file's
+/// assertions, a vendor side's PS256 tokens): a PEM file (private or public key) or a JSON key file's
 /// `private_key`. The caller owns the key (`EVP_PKEY_free`).
 enum RSAKeyFile {
-    /// - Parameter owner: who the file is for, in the error ("service account key file", "Huawei service
-    ///   account key file").
+    /// - Parameter owner: who the file is for, in the error ("service account key file", or a vendor's kind of
+    ///   key file).
     static func load(_ path: String, owner: String) throws -> OpaquePointer {
         guard let contents = FileManager.default.contents(atPath: path) else {
             throw EmulatorError.configuration("\(owner) \(path) cannot be read")

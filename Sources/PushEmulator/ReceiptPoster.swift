@@ -25,7 +25,7 @@ enum ReceiptPoster {
         }
     }
 
-    /// HMAC-SHA256 of `message` under `key` (Huawei's callback signature).
+    /// HMAC-SHA256 of `message` under `key` (a vendor's callback signature).
     static func hmacSHA256(key: String, message: String) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0

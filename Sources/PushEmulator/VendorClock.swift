@@ -1,8 +1,8 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// The time a vendor side (Huawei, Xiaomi) judges by: wall time, unless a test froze or moved it. Access-token
-/// expiry, JWT `iat`/`exp`, the per-second rate windows and Xiaomi's quota day all read it, so a test can cross an
+/// The time a vendor side judges by: wall time, unless a test froze or moved it. Access-token expiry, JWT
+/// `iat`/`exp`, the per-second rate windows and a vendor's quota day all read it, so a test can cross an
 /// hour or a vendor day at once instead of waiting for it, and can hold a rate window still.
 public final class VendorClock: Sendable {
     private struct State {

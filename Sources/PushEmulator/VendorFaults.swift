@@ -1,17 +1,16 @@
 import NIOConcurrencyHelpers
 
-/// The faults a vendor side (Huawei, Xiaomi) injects into its sends: set at start (`EmulatorConfiguration.huawei`
-/// / `.xiaomi`, the CLI's `--huawei-*` / `--xiaomi-*` flags) and changed while running (`PushEmulator.huawei`,
-/// `.xiaomi`).
+/// The faults a vendor side injects into its sends: set at start (its settings, `EmulatorConfiguration.<vendor>`,
+/// and the CLI's `--<vendor>-*` flags) and changed while running (`PushEmulator.<vendor>`). A side uses those its
+/// vendor has (its settings and flags say which).
 public struct VendorFaults: Sendable, Equatable {
-    /// Every send is answered HTTP 503, as both vendors do under flow control (Huawei: "distribute the sending
-    /// speed evenly").
+    /// Every send is answered HTTP 503, as the vendors do under flow control.
     public var flowControl = false
-    /// Requests per second per app (Xiaomi counts requests: over it code 10027; Huawei: 503).
+    /// Requests per second per app (over it: the vendor's rate code, or 503).
     public var requestsPerSecond: Int?
-    /// Tokens per second per app (Huawei counts devices: over it 503). Nil: not limited.
+    /// Tokens per second per app (a vendor that counts devices: over it 503). Nil: not limited.
     public var tokensPerSecond: Int?
-    /// Xiaomi's side: its 503 answers carry `Retry-After` with this many seconds. Nil: none.
+    /// The side's 503 answers carry `Retry-After` with this many seconds, for a vendor that sends one. Nil: none.
     public var retryAfterSeconds: Int?
     /// Every send is answered this long after it arrived (ms): a server at its capacity, or far away, that
     /// still answers everything. 0: at once. The token endpoints answer at once.

@@ -5,7 +5,7 @@ import NIOPosix
 import NIOSSL
 
 /// The listener for the China vendors' clients (`EmulatorConfiguration.vendorPort`): TLS offering `h2` and
-/// `http/1.1` by ALPN, because Huawei and the others document only HTTP/1.1 and a sender must work with either.
+/// `http/1.1` by ALPN, because some vendors document only HTTP/1.1 and a sender must work with either.
 /// HTTP/2 connections get the same stream handler as the other listeners (every path answered, a fixed stream
 /// limit from the first SETTINGS); HTTP/1.1 connections (keep-alive, or a client offering no ALPN) get
 /// `VendorHTTP1Handler`, which answers the vendors' paths only.
@@ -43,7 +43,7 @@ enum VendorListener {
                             stream.eventLoop.makeCompletedFuture {
                                 try stream.pipeline.syncOperations.addHandlers([
                                     HTTP2FramePayloadToHTTP1ServerCodec(),
-                                    APNsStreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
+                                    HTTP2StreamHandler(core: core, connection: connection, delayedAnswers: delayedAnswers),
                                 ])
                             }
                         }.flatMapThrowing { _ in
@@ -51,7 +51,7 @@ enum VendorListener {
                         }
                     }, http1ChannelConfigurator: { channel in
                         channel.pipeline.configureHTTPServerPipeline(withErrorHandling: true).flatMapThrowing {
-                            try channel.pipeline.syncOperations.addHandler(VendorHTTP1Handler(vendors: core.vendors))
+                            try channel.pipeline.syncOperations.addHandler(VendorHTTP1Handler(services: core.services))
                         }
                     })
                 }
@@ -67,11 +67,11 @@ final class VendorHTTP1Handler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    let vendors: ChinaVendors
+    let services: ServiceRouter
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
 
-    init(vendors: ChinaVendors) { self.vendors = vendors }
+    init(services: ServiceRouter) { self.services = services }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -87,9 +87,8 @@ final class VendorHTTP1Handler: ChannelInboundHandler {
             // HTTP/2's :authority is HTTP/1.1's Host: the JWT audience check reads "host" either way.
             if !headers.contains(where: { $0.name == "host" }) { headers.append((name: "host", value: "")) }
             let request = IncomingRequest(method: head.method.rawValue, path: head.uri, headers: headers, body: body)
-            let response = vendors.answer(request) ?? VendorResponse(
-                status: 404, headers: [("content-type", "text/plain")],
-                body: "Over HTTP/1.1 this listener answers only the Huawei and Xiaomi paths; use HTTP/2 for APNs and FCM.\n")
+            let response = services.answer(request) ?? VendorResponse(
+                status: 404, headers: [("content-type", "text/plain")], body: Self.notAVendorPath)
             guard response.delayMillis > 0 else { return write(context: context, response, keepAlive: head.isKeepAlive) }
             // One request at a time on an HTTP/1.1 connection: the next is read only after this answer.
             let keepAlive = head.isKeepAlive
@@ -99,6 +98,10 @@ final class VendorHTTP1Handler: ChannelInboundHandler {
             }
         }
     }
+
+    /// The answer to a path no vendor side has, naming the sides registered.
+    static let notAVendorPath = "Over HTTP/1.1 this listener answers only the "
+        + EmulatedServices.spelledOut(EmulatedServices.names.map(\.vendor)) + " paths; use HTTP/2 for APNs and FCM.\n"
 
     private func write(context: ChannelHandlerContext, _ response: VendorResponse, keepAlive: Bool) {
         var headers = HTTPHeaders(response.headers)

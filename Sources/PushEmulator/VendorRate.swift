@@ -1,6 +1,6 @@
 import NIOConcurrencyHelpers
 
-/// Per-app counts within one second of the side's clock: Xiaomi limits requests per second, Huawei counts
+/// Per-app counts within one second of the side's clock: a vendor may limit requests per second, or count
 /// devices (tokens) per second. A fixed window per clock second: with a frozen clock the window never rolls
 /// over, so a test's "the third request this second is refused" holds however slow the machine is.
 final class VendorRate: Sendable {

@@ -1,10 +1,9 @@
 import Foundation
 import NIOConcurrencyHelpers
 
-/// What one vendor side (Huawei or Xiaomi) received and answered: requests, deliveries per token (tests check
-/// "every live token delivered exactly once"), answers by HTTP status and by the vendor's code, the IM
-/// classification the deliveries carried, and the last request. `GET /_emulator/huawei/stats` and
-/// `/_emulator/xiaomi/stats` serve it as JSON.
+/// What one vendor side received and answered: requests, deliveries per token (tests check "every live token
+/// delivered exactly once"), answers by HTTP status and by the vendor's code, the IM classification the deliveries
+/// carried, and the last request. `GET /_emulator/<name>/stats` serves it as JSON.
 public final class VendorStats: Sendable {
     private struct Counts {
         var requests = 0
@@ -31,8 +30,8 @@ public final class VendorStats: Sendable {
     public init() {}
 
     /// One send answered. `delivered` are the tokens accepted (a token listed twice is delivered twice, as
-    /// Huawei documents), `refused` those the answer lists as bad; `classification` is the message's IM class
-    /// (Huawei `category`, Xiaomi `extra.channel_id`), "" when it has none.
+    /// a vendor may document), `refused` those the answer lists as bad; `classification` is the message's IM class
+    /// (its category or channel, in the vendor's field), "" when it has none.
     /// `second`: the second of the side's clock it was answered in.
     func record(_ request: IncomingRequest, status: Int, code: String, delivered: [String], refused: Int,
                 validatedOnly: Bool, classification: String?, second: Int64) {
@@ -91,8 +90,8 @@ public final class VendorStats: Sendable {
     /// `validate_only` sends that passed.
     public var validatedOnly: Int { counts.withLockedValue { $0.validatedOnly } }
 
-    /// Tokens the answers listed as bad (Huawei `illegal_tokens`/`illegalTokens`, Xiaomi `bad_regids`, or all of
-    /// a request answered 80300007).
+    /// Tokens the answers listed as bad (in the vendor's list of refused tokens), or all of a request refused as a
+    /// whole for its tokens.
     public var refusedTokens: Int { counts.withLockedValue { $0.refusedTokens } }
 
     public func deliveredCount(token: String) -> Int { counts.withLockedValue { $0.deliveredByToken[token] ?? 0 } }
@@ -104,14 +103,14 @@ public final class VendorStats: Sendable {
 
     public func count(status: Int) -> Int { counts.withLockedValue { $0.byStatus[status] ?? 0 } }
 
-    /// Answers by the vendor's code: Huawei "80000000", "80100000", ..., Xiaomi "0", "10027", ...; "503" for a
+    /// Answers by the vendor's code, as its answers spell it ("0", "80000000", ...); "503" for a
     /// flow-control answer without a vendor code.
     public func count(code: String) -> Int { counts.withLockedValue { $0.byCode[code] ?? 0 } }
 
-    /// Deliveries by IM classification (Huawei `category`, Xiaomi `extra.channel_id`; "" for none).
+    /// Deliveries by IM classification (the vendor's category or channel field; "" for none).
     public func delivered(classification: String) -> Int { counts.withLockedValue { $0.byClassification[classification] ?? 0 } }
 
-    /// Requests to the token endpoint (Huawei v1's OAuth), and the access tokens it issued.
+    /// Requests to the side's token endpoint (an OAuth one, for a vendor that has it), and the access tokens it issued.
     public var tokenEndpointRequests: Int { counts.withLockedValue { $0.tokenRequests } }
     public var accessTokensIssued: Int { counts.withLockedValue { $0.tokensIssued } }
 

@@ -6,11 +6,11 @@ import Foundation
 struct EmulatorCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "push-emulator",
-        abstract: "An APNs, FCM, Huawei Push Kit and Xiaomi MiPush stand-in: HTTP/2 (and HTTP/1.1 for the vendors) over TLS, each vendor's checks and answers, and injectable faults.",
+        abstract: "An \(EmulatedServices.spelledOut(["APNs", "FCM"] + EmulatedServices.names.map(\.title))) stand-in: HTTP/2 (and HTTP/1.1 for the vendors) over TLS, each vendor's checks and answers, and injectable faults.",
         discussion: """
         Prints `listening on https://HOST:PORT` when ready, `fcm listening on https://HOST:PORT` with --fcm-port and
         `vendor listening on https://HOST:PORT` with --vendor-port.
-        GET /_emulator/stats returns counters as JSON; /_emulator/huawei/stats and /_emulator/xiaomi/stats the vendors'.
+        GET /_emulator/stats returns counters as JSON; \(EmulatedServices.spelledOut(EmulatedServices.names.map { "/_emulator/\($0.name)/stats" })) the vendors'.
         SIGTERM or SIGINT prints the counters and exits 0.
         """
     )
@@ -59,43 +59,14 @@ struct EmulatorCLI: AsyncParsableCommand {
     @Option(name: .customLong("fcm-token-down-for"), help: "The FCM token endpoint answers 503 for the first N seconds.") var fcmTokenDownFor: Int?
     @Option(name: .customLong("fcm-record"), help: "Append every delivered FCM message to this file as a JSON line.") var fcmRecord: String?
     @Option(name: .customLong("vendor-port"),
-            help: "Also listen here for Huawei and Xiaomi clients, offering h2 and http/1.1 by ALPN (0 picks a free port). Their paths are answered on every port.")
+            help: "Also listen here for \(EmulatedServices.spelledOut(EmulatedServices.names.map(\.vendor))) clients, offering h2 and http/1.1 by ALPN (0 picks a free port). Their paths are answered on every port.")
     var vendorPort: Int?
     @Option(name: .customLong("vendor-max-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of --vendor-port's HTTP/2 connections.")
     var vendorMaxStreams = 100
     @Flag(name: .customLong("vendor-http1-only"), help: "Offer http/1.1 alone by ALPN on --vendor-port, as a vendor host without HTTP/2.")
     var vendorHTTP1Only = false
-    @Option(name: .customLong("huawei-app"), parsing: .singleValue,
-            help: "APP_ID:SECRET_FILE, a Huawei Android app (Push Kit v1): its OAuth client id and the file holding its client secret; repeatable.")
-    var huaweiApps: [String] = []
-    @Option(name: .customLong("huawei-receipt"), parsing: .singleValue,
-            help: "APP_ID:SECRET_FILE:USER_NAME:URL, where a Huawei app's receipts go: signed with the secret in SECRET_FILE and USER_NAME, POSTed to URL (the worker's /receipts/huawei); repeatable.")
-    var huaweiReceipts: [String] = []
-    @Option(name: .customLong("huawei-service-account"), parsing: .singleValue,
-            help: "A Huawei service account key JSON file (project_id, key_id, sub_account, private_key) whose PS256 JWTs v3 sends accept; repeatable.")
-    var huaweiServiceAccounts: [String] = []
-    @Option(name: .customLong("huawei-jwt-audience"), help: "The aud a v3 JWT must carry (besides this emulator's own token URL).")
-    var huaweiJWTAudience = "https://oauth-login.cloud.huawei.com/oauth2/v3/token"
-    @Option(name: .customLong("huawei-token-lifetime"), help: "expires_in (seconds) of the Huawei access tokens issued.")
-    var huaweiTokenLifetime: Int64 = 3600
-    @Option(name: .customLong("huawei-answer"), parsing: .singleValue,
-            help: "PREFIX=REASON: Huawei tokens starting with PREFIX are refused with that v3 reason (noRight, tokenFormatError, ...; v1 lists them in illegal_tokens); repeatable, before the built-in prefixes.")
-    var huaweiAnswers: [String] = []
-    @Flag(name: .customLong("huawei-flow-control"), help: "Answer every Huawei send HTTP 503 (flow control).") var huaweiFlowControl = false
-    @Option(name: .customLong("huawei-latency-ms"), help: "Answer every Huawei send this long after it came (a server at capacity).") var huaweiLatency = 0
-    @Option(name: .customLong("huawei-requests-per-s"), help: "Huawei sends per second per app; more are answered 503.") var huaweiRequestsPerS: Int?
-    @Option(name: .customLong("huawei-tokens-per-s"), help: "Huawei tokens per second per app (Huawei counts devices); more are answered 503.") var huaweiTokensPerS: Int?
-    @Option(name: .customLong("xiaomi-app"), parsing: .singleValue,
-            help: "SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS[:PRIVATE_CHANNELS]]], a Xiaomi app: the file holding its AppSecret, its comma-separated packages, its daily message quota, its registered channel ids, its private (chat) channels, under no quota; repeatable.")
-    var xiaomiApps: [String] = []
-    @Option(name: .customLong("xiaomi-quota-reset"), help: "When Xiaomi's quota day rolls over, HH:MM+HH:MM.") var xiaomiQuotaReset = "00:00+08:00"
-    @Option(name: .customLong("xiaomi-answer"), parsing: .singleValue,
-            help: "PREFIX: Xiaomi regIds starting with PREFIX come back in data.bad_regids; repeatable, before the built-in prefixes.")
-    var xiaomiAnswers: [String] = []
-    @Flag(name: .customLong("xiaomi-flow-control"), help: "Answer every Xiaomi send HTTP 503.") var xiaomiFlowControl = false
-    @Option(name: .customLong("xiaomi-latency-ms"), help: "Answer every Xiaomi send this long after it came.") var xiaomiLatency = 0
-    @Option(name: .customLong("xiaomi-retry-after"), help: "SECONDS: Xiaomi's 503 answers carry Retry-After: SECONDS.") var xiaomiRetryAfter: Int?
-    @Option(name: .customLong("xiaomi-requests-per-s"), help: "Xiaomi sends per second per app; more are answered code 10027.") var xiaomiRequestsPerS: Int?
+    /// Each vendor side's flags (`--<vendor>-*`), declared in its folder and listed in `EmulatedServices.swift`.
+    @OptionGroup var services: EmulatedServices
     @Option(name: .customLong("topic"), parsing: .singleValue, help: "A bundle id that may be pushed to; repeatable (default: any).")
     var topics: [String] = []
     @Option(name: .customLong("initial-streams"), help: "SETTINGS_MAX_CONCURRENT_STREAMS of a new connection (Apple: 1).") var initialStreams = 1
@@ -215,65 +186,12 @@ struct EmulatorCLI: AsyncParsableCommand {
 }
 
 extension EmulatorCLI {
-    /// The --vendor-*, --huawei-* and --xiaomi-* flags. Secrets are read from files, surrounding whitespace trimmed.
+    /// The --vendor-* flags (the listener every vendor side shares), then each side's own (`EmulatedServices`).
     func configureVendors(_ configuration: inout EmulatorConfiguration) throws {
         configuration.vendorPort = vendorPort
         configuration.vendorMaxConcurrentStreams = vendorMaxStreams
         configuration.vendorOffersHTTP2 = !vendorHTTP1Only
-        func secret(_ path: String, _ flag: String) throws -> String {
-            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ValidationError("\(flag): cannot read \(path)") }
-            return text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        for text in huaweiApps {
-            let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { throw ValidationError("--huawei-app '\(text)' is not APP_ID:SECRET_FILE") }
-            configuration.huawei.apps.append(.init(appID: parts[0], clientSecret: try secret(parts[1], "--huawei-app")))
-        }
-        for text in huaweiReceipts {
-            let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 4, !parts[3].isEmpty,
-                  let index = configuration.huawei.apps.firstIndex(where: { $0.appID == parts[0] }) else {
-                throw ValidationError("--huawei-receipt '\(text)' is not APP_ID:SECRET_FILE:USER_NAME:URL of an app given with --huawei-app")
-            }
-            configuration.huawei.apps[index].receipts = .init(url: parts[3], secret: try secret(parts[1], "--huawei-receipt"), userName: parts[2])
-        }
-        configuration.huawei.serviceAccounts = try huaweiServiceAccounts.map { try .init(keyJSONFile: $0) }
-        configuration.huawei.jwtAudience = huaweiJWTAudience
-        configuration.huawei.accessTokenLifetimeSeconds = huaweiTokenLifetime
-        let huaweiScripted = try huaweiAnswers.map { text -> EmulatorConfiguration.VendorTokenAnswer in
-            let parts = text.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[0].isEmpty, !parts[1].isEmpty else { throw ValidationError("--huawei-answer '\(text)' is not PREFIX=REASON") }
-            return .init(prefix: parts[0], reason: parts[1])
-        }
-        configuration.huawei.tokenAnswers = huaweiScripted + EmulatorConfiguration.VendorTokenAnswer.huaweiDefaults
-        configuration.huawei.faults.flowControl = huaweiFlowControl
-        configuration.huawei.faults.latencyMillis = huaweiLatency
-        configuration.huawei.faults.requestsPerSecond = huaweiRequestsPerS
-        configuration.huawei.faults.tokensPerSecond = huaweiTokensPerS
-        for text in xiaomiApps {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-            guard (2...5).contains(parts.count), !parts[1].isEmpty else {
-                throw ValidationError("--xiaomi-app '\(text)' is not SECRET_FILE:PACKAGES[:DAILY_QUOTA[:CHANNELS[:PRIVATE_CHANNELS]]]")
-            }
-            var quota: Int?
-            if parts.count > 2, !parts[2].isEmpty {
-                guard let value = Int(parts[2]), value >= 0 else { throw ValidationError("--xiaomi-app '\(text)': DAILY_QUOTA is not a number") }
-                quota = value
-            }
-            let channels = parts.count > 3 ? parts[3].split(separator: ",").map(String.init) : []
-            let privateChannels = parts.count > 4 ? parts[4].split(separator: ",").map(String.init) : []
-            configuration.xiaomi.apps.append(.init(appSecret: try secret(parts[0], "--xiaomi-app"),
-                                                   packages: parts[1].split(separator: ",").map(String.init),
-                                                   channels: channels + privateChannels.filter { !channels.contains($0) },
-                                                   dailyQuota: quota, privateChannels: privateChannels))
-        }
-        configuration.xiaomi.quotaReset = xiaomiQuotaReset
-        configuration.xiaomi.tokenAnswers = xiaomiAnswers.map { .init(prefix: $0, reason: "bad_regid") }
-            + EmulatorConfiguration.VendorTokenAnswer.xiaomiDefaults
-        configuration.xiaomi.faults.flowControl = xiaomiFlowControl
-        configuration.xiaomi.faults.latencyMillis = xiaomiLatency
-        configuration.xiaomi.faults.retryAfterSeconds = xiaomiRetryAfter
-        configuration.xiaomi.faults.requestsPerSecond = xiaomiRequestsPerS
+        try services.apply(to: &configuration)
     }
 }
 

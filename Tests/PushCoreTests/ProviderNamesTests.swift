@@ -4,7 +4,7 @@ import XCTest
 /// A provider module is a unit (docs/architecture.md, "Providers"): nothing outside its folder
 /// `Sources/Providers/<Name>` names it (not the parser, the configuration, the tools, the `Pusher` or the scheduler,
 /// not even in a comment), except the worker's one list of modules (`Sources/worker/Providers.swift`)
-/// and the emulator's side of it, in files named after it (`Sources/PushEmulator/<Name>*.swift`). A third provider
+/// and the emulator's side of it, in a folder named after it (`Sources/PushEmulator/<Name>/`). A third provider
 /// is then a folder and a line, and removing one is removing them.
 final class ProviderNamesTests: XCTestCase {
     private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -3,6 +3,8 @@ import Foundation
 /// The emulator's Xiaomi MiPush side as a program embedding it (a test) sees it: counters, the clock its rate
 /// windows and quota day read, the quotas, and the faults to change while it runs. `PushEmulator.xiaomi`.
 public final class XiaomiSide: Sendable {
+    /// Deliveries per token, answers by status and code (Xiaomi's: "0", "10027", ...), deliveries by
+    /// `extra.channel_id`, refused regIds (`bad_regids`). `GET /_emulator/xiaomi/stats`.
     public let stats: VendorStats
     /// Freeze it to hold a rate window still; `startNextDay()` moves it to the next quota day.
     public let clock: VendorClock
@@ -39,34 +41,7 @@ public final class XiaomiSide: Sendable {
     public func setDailyQuota(appSecret: String, _ messages: Int?) { quota.setLimit(app: appSecret, quota: messages) }
 }
 
-/// Everything Xiaomi's paths share across connections.
-struct XiaomiCore: Sendable {
-    let judge: XiaomiSendJudge
-    let stats = VendorStats()
-    let receiptDeadPrefixes: [String]
-
-    init(settings: EmulatorConfiguration.XiaomiSettings) throws {
-        receiptDeadPrefixes = settings.receiptDeadPrefixes
-        judge = XiaomiSendJudge(
-            apps: Dictionary(settings.apps.map { ($0.appSecret, $0) }, uniquingKeysWith: { first, _ in first }),
-            tokenAnswers: settings.tokenAnswers, clock: VendorClock(), faults: VendorFaultInjector(settings.faults),
-            rate: VendorRate(), quota: try XiaomiQuota(reset: settings.quotaReset, apps: settings.apps))
-    }
-
-    var side: XiaomiSide { XiaomiSide(stats: stats, clock: judge.clock, injector: judge.faults, quota: judge.quota) }
-
-    func answer(_ request: IncomingRequest) -> VendorResponse? {
-        guard XiaomiSendJudge.handles(path: request.path) else { return nil }
-        let answer = judge.judge(request)
-        if answer.code == 0, !answer.delivered.isEmpty {
-            XiaomiReceipts.send(form: FCMTokenEndpoint.formFields(request.body), delivered: answer.delivered,
-                                deadPrefixes: receiptDeadPrefixes, stats: stats)
-        }
-        stats.record(request, status: answer.status, code: String(answer.code), delivered: answer.delivered,
-                     refused: answer.badRegIDs.count, validatedOnly: false, classification: answer.channel,
-                     second: Int64(judge.clock.now.rounded(.down)))
-        var headers = [("content-type", "application/json;charset=utf-8")]
-        if answer.status == 503, let seconds = judge.faults.faults.retryAfterSeconds { headers.append(("retry-after", String(seconds))) }
-        return VendorResponse(status: answer.status, headers: headers, body: answer.json)
-    }
+extension PushEmulator {
+    /// Xiaomi MiPush (regId sends): counters, clock, quotas and faults, changeable while running.
+    public var xiaomi: XiaomiSide { services.service(XiaomiCore.self).side }
 }

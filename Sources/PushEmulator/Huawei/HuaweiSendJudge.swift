@@ -56,7 +56,7 @@ struct HuaweiSendJudge: Sendable {
             return HuaweiAnswer.flowControl
         }
         var answer = shared.perToken(accepted.tokens, queued: shared.faults.next()) { illegal, delivered in
-            #"{"success":\#(delivered),"failure":\#(illegal.count),"illegal_tokens":[\#(illegal.map { "\"\(FCMError.escaped($0.token))\"" }.joined(separator: ","))]}"#
+            #"{"success":\#(delivered),"failure":\#(illegal.count),"illegal_tokens":[\#(illegal.map { "\"\(JSONText.escaped($0.token))\"" }.joined(separator: ","))]}"#
         }
         answer.validatedOnly = accepted.validateOnly
         answer.category = accepted.category ?? ""
@@ -74,7 +74,7 @@ struct HuaweiShared: Sendable {
 
     /// The reason a token is refused for, if it is: malformed, or a configured prefix.
     func refusal(of token: String) -> String? {
-        guard HuaweiJSON.isWellFormedToken(token) else { return "tokenFormatError" }
+        guard VendorToken.isWellFormed(token) else { return "tokenFormatError" }
         return tokenAnswers.first { token.hasPrefix($0.prefix) }?.reason
     }
 

@@ -155,25 +155,12 @@ public struct FCMMessageValidator: Sendable {
             let name = Self.snake(key)
             let path = "message.android.notification.\(name)"
             if Self.androidNotificationStrings.contains(name), !(field is String) { throw typeError(path, "TYPE_STRING", field) }
-            if Self.androidNotificationBools.contains(name), !Self.isBool(field) { throw typeError(path, "TYPE_BOOL", field) }
+            if Self.androidNotificationBools.contains(name), !JSONNumber.isBool(field) { throw typeError(path, "TYPE_BOOL", field) }
             if Self.androidNotificationStringLists.contains(name), !((field as? [Any])?.allSatisfy { $0 is String } ?? false) {
                 throw typeError(path, "TYPE_STRING (repeated)", field)
             }
-            if name == "notification_count", !Self.isInteger(field) { throw typeError(path, "TYPE_INT32", field) }
+            if name == "notification_count", !JSONNumber.isInteger(field) { throw typeError(path, "TYPE_INT32", field) }
         }
-    }
-
-    /// JSON true or false. Foundation reads every JSON number as an NSNumber that `is Bool` (1 too), so the
-    /// number's own type decides: a boolean is stored as a char (`c`), JSON never makes one otherwise.
-    static func isBool(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        return String(cString: number.objCType) == "c"
-    }
-
-    /// A JSON number without a fraction that is not a boolean.
-    static func isInteger(_ value: Any) -> Bool {
-        guard let number = value as? NSNumber, !isBool(value) else { return false }
-        return number.doubleValue == number.doubleValue.rounded() && abs(number.doubleValue) < 2_147_483_648
     }
 
     /// A map of string to string (headers).

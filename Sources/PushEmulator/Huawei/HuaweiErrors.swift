@@ -20,7 +20,7 @@ public struct HuaweiAnswer: Sendable, Equatable {
 
     public var json: String {
         let requestID = String(Int64(Date().timeIntervalSince1970 * 1000)) + String(Int.random(in: 100_000...999_999))
-        return #"{"code":"\#(code)","msg":"\#(FCMError.escaped(msg))","requestId":"\#(requestID)"}"#
+        return #"{"code":"\#(code)","msg":"\#(JSONText.escaped(msg))","requestId":"\#(requestID)"}"#
     }
 
     /// Huawei's own words for each code the emulator answers (the English reference's wording where the emulator

@@ -30,7 +30,7 @@ struct HuaweiTokenEndpoint: Sendable {
 
     private func judge(_ request: IncomingRequest, now: Double) -> (status: Int, body: String) {
         guard request.method == "POST" else { return (405, Self.error(1101, 0, "unsupported http method: \(request.method)")) }
-        let form = FCMTokenEndpoint.formFields(request.body)
+        let form = FormFields.parse(request.body)
         guard let grantType = form["grant_type"], !grantType.isEmpty else {
             return (400, Self.error(1102, 20181, "missing required parameter: grant_type"))
         }
@@ -55,6 +55,6 @@ struct HuaweiTokenEndpoint: Sendable {
     }
 
     static func error(_ error: Int, _ subError: Int, _ description: String) -> String {
-        #"{"sub_error":\#(subError),"error_description":"\#(FCMError.escaped(description))","error":\#(error)}"#
+        #"{"sub_error":\#(subError),"error_description":"\#(JSONText.escaped(description))","error":\#(error)}"#
     }
 }

@@ -45,7 +45,7 @@ struct HuaweiV3SendJudge: Sendable {
             var byReason: [String: [String]] = [:]
             for (token, reason) in illegal { byReason[reason, default: []].append(token) }
             let groups = byReason.keys.sorted().map { reason in
-                "\"\(FCMError.escaped(reason))\":[" + byReason[reason]!.map { "\"\(FCMError.escaped($0))\"" }.joined(separator: ",") + "]"
+                "\"\(JSONText.escaped(reason))\":[" + byReason[reason]!.map { "\"\(JSONText.escaped($0))\"" }.joined(separator: ",") + "]"
             }
             return #"{"success":\#(delivered),"failure":\#(illegal.count),"illegalTokens":{\#(groups.joined(separator: ","))}}"#
         }

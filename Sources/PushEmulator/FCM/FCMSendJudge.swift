@@ -83,7 +83,7 @@ struct FCMSendJudge: Sendable {
         }
         let name = accepted.validateOnly ? "projects/\(project)/messages/fake_message_id"
             : "projects/\(project)/messages/0:\(Int64(now * 1000))%\(String(UInt64.random(in: .min ... .max), radix: 16))"
-        return FCMAnswer(status: 200, body: #"{"name":"\#(FCMError.escaped(name))"}"#, token: accepted.token,
+        return FCMAnswer(status: 200, body: #"{"name":"\#(JSONText.escaped(name))"}"#, token: accepted.token,
                          validatedOnly: accepted.validateOnly, authenticated: true)
     }
 

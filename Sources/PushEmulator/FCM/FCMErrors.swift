@@ -46,33 +46,16 @@ public struct FCMError: Sendable, Equatable, Error {
             details.append(#"{"@type":"type.googleapis.com/google.firebase.fcm.v1.FcmError","errorCode":"\#(errorCode)"}"#)
         }
         if let field {
-            details.append(#"{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"\#(Self.escaped(field))","description":"\#(Self.escaped(message))"}]}"#)
+            details.append(#"{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"\#(JSONText.escaped(field))","description":"\#(JSONText.escaped(message))"}]}"#)
         }
         if let errorInfoReason {
             details.append(#"{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"\#(errorInfoReason)","domain":"googleapis.com","metadata":{"service":"fcm.googleapis.com","permission":"cloudmessaging.messages.create"}}"#)
         }
         if let quotaViolation {
-            details.append(#"{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"\#(Self.escaped(quotaViolation.subject))","description":"\#(Self.escaped(quotaViolation.description))"}]}"#)
+            details.append(#"{"@type":"type.googleapis.com/google.rpc.QuotaFailure","violations":[{"subject":"\#(JSONText.escaped(quotaViolation.subject))","description":"\#(JSONText.escaped(quotaViolation.description))"}]}"#)
         }
         let detailsField = details.isEmpty ? "" : #","details":[\#(details.joined(separator: ","))]"#
-        return #"{"error":{"code":\#(code),"message":"\#(Self.escaped(message))","status":"\#(status)"\#(detailsField)}}"#
-    }
-
-    /// JSON string escaping for texts that may echo a client's field names: quotes, backslashes and control
-    /// characters (as \u00XX).
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case _ where scalar.value < 0x20: out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
-                + String(scalar.value, radix: 16)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
+        return #"{"error":{"code":\#(code),"message":"\#(JSONText.escaped(message))","status":"\#(status)"\#(detailsField)}}"#
     }
 }
 

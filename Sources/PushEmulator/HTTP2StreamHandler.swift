@@ -3,21 +3,11 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTP2
 
-/// Everything the stream handlers of all connections share.
-struct EmulatorCore: Sendable {
-    let configuration: EmulatorConfiguration
-    let judge: RequestJudge
-    let stats: EmulatorStats
-    let recorder: DeliveryRecorder
-    let fcmTokenEndpoint: FCMTokenEndpoint
-    let fcm: FCMCore
-    /// Huawei Push Kit and Xiaomi MiPush (ChinaVendors.swift).
-    let vendors: ChinaVendors
-}
-
-/// One HTTP/2 stream = one notification. Answers only after the whole request (END_STREAM) arrived,
-/// as APNs does, after the configured latency; applies the connection-level faults (GOAWAY, drops).
-final class APNsStreamHandler: ChannelInboundHandler {
+/// One HTTP/2 stream on any listener, routed by its path: a vendor side's (`ServiceRouter`), FCM's token endpoint or
+/// `messages:send` (FCM/), or APNs's (APNs/, which also answers the paths nobody has). Answers only after the whole
+/// request (END_STREAM) arrived, as the services do; keeps the connection's stream limit and slots, and applies the
+/// connection-level faults (GOAWAY, drops).
+final class HTTP2StreamHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -66,7 +56,7 @@ final class APNsStreamHandler: ChannelInboundHandler {
             connection.activeStreams += 1
             holdsSlot = true
             core.stats.noteActiveStreams(connection.activeStreams)
-            if FCMSendJudge.handles(path: requestHead.uri) && !ChinaVendors.handles(path: requestHead.uri) {
+            if FCMSendJudge.handles(path: requestHead.uri) && !core.services.handles(path: requestHead.uri) {
                 isFCMSend = true
                 connection.activeFCMStreams += 1
                 core.fcm.stats.noteActiveStreams(connection.activeFCMStreams)
@@ -97,8 +87,8 @@ final class APNsStreamHandler: ChannelInboundHandler {
         let bytes = body.map { Array($0.readableBytesView) } ?? []
         let request = IncomingRequest(method: head.method.rawValue, path: head.uri,
                                       headers: head.headers.map { ($0.name.lowercased(), $0.value) }, body: bytes)
-        if let answer = core.vendors.answer(request) {
-            // Huawei's and Xiaomi's paths: their own checks, counters and faults (Huawei's v1 path is under /v1/ too).
+        if let answer = core.services.answer(request) {
+            // A vendor side's paths: its own checks, counters and faults (a vendor's path may be under /v1/ too).
             if answer.delayMillis > 0 {
                 delayedAnswers.answer(afterMillis: answer.delayMillis) {
                     self.writeUnlessReset(context: context, status: answer.status, headers: answer.headers, body: answer.body)
@@ -109,39 +99,14 @@ final class APNsStreamHandler: ChannelInboundHandler {
             return
         }
         if head.uri == core.fcmTokenEndpoint.path {
-            // FCM's OAuth 2.0 token endpoint: not a notification (no stats, no recording, no faults but its own).
-            let (status, json) = core.fcmTokenEndpoint.answer(request)
-            write(context: context, status: status, headers: [("content-type", "application/json"), ("cache-control", "no-store")], body: json)
+            respondFCMTokenEndpoint(context: context, request: request)
             return
         }
         if FCMSendJudge.handles(path: head.uri) {
             respondFCM(context: context, request: request)
             return
         }
-        let answer = core.judge.judge(request, connection: connection, nowSeconds: Int64(Date().timeIntervalSince1970))
-        core.stats.record(answer)
-        configuration.onAnswer?(String(head.uri.dropFirst("/3/device/".count)).lowercased(), answer)
-        if answer.status == 200 && core.recorder.enabled {
-            core.recorder.record(token: String(head.uri.dropFirst("/3/device/".count)).lowercased(), request: request, apnsID: answer.apnsID)
-        }
-        raiseStreamLimitOnce(context: context)
-        collapseOrRestoreStreamLimit(after: answer.status, context: context)
-
-        var headers = [("apns-id", answer.apnsID)]
-        if answer.body != nil { headers.append(("content-type", "application/json")) }
-        // Clamped, so that no setting can make the sum trap.
-        let longest = DelayedAnswers.longestDelayMillis
-        let delay = min(max(0, configuration.latencyMillis), longest)
-            + (configuration.jitterMillis > 0 ? Int.random(in: 0...min(configuration.jitterMillis, longest)) : 0)
-        if delay > 0 {
-            delayedAnswers.answer(afterMillis: delay) {
-                self.writeUnlessReset(context: context, status: answer.status, headers: headers, body: answer.body)
-                self.goAwayIfDue(context: context)
-            }
-        } else {
-            write(context: context, status: answer.status, headers: headers, body: answer.body)
-            goAwayIfDue(context: context)
-        }
+        respondAPNs(context: context, request: request)
     }
 
     func write(context: ChannelHandlerContext, status: Int, headers: [(String, String)], body: String?) {
@@ -187,24 +152,6 @@ final class APNsStreamHandler: ChannelInboundHandler {
             HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreams),
         ])))
         context.channel.parent?.writeAndFlush(settings, promise: nil)
-    }
-
-    private func collapseOrRestoreStreamLimit(after status: Int, context: ChannelHandlerContext) {
-        guard core.configuration.collapseStreamsOnError, connection.streamLimitRaised, connection.fixedStreamLimit == nil else { return }
-        let collapse = status != 200
-        guard collapse != connection.streamLimitCollapsed else { return }
-        connection.streamLimitCollapsed = collapse
-        if collapse { core.stats.streamLimitCollapsed() }
-        let value = collapse ? 1 : core.configuration.maxConcurrentStreams
-        let settings = HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([
-            HTTP2Setting(parameter: .maxConcurrentStreams, value: value),
-        ])))
-        context.channel.parent?.writeAndFlush(settings, promise: nil)
-    }
-
-    private func goAwayIfDue(context: ChannelHandlerContext) {
-        guard let limit = core.configuration.goawayAfterStreams, connection.requests >= limit else { return }
-        if goAway(context: context) { core.stats.goAwaySent() }
     }
 
     /// GOAWAY naming the highest stream received; false when one was sent already.

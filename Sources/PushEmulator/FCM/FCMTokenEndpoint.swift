@@ -44,7 +44,7 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         guard request.method == "POST" else {
             return (405, #"{"error":"invalid_request","error_description":"Only POST is supported."}"#)
         }
-        let form = Self.formFields(request.body)
+        let form = FormFields.parse(request.body)
         guard form["grant_type"] == Self.grantType else {
             return refuse(400, "unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")")
         }
@@ -124,20 +124,6 @@ final class FCMTokenEndpoint: @unchecked Sendable {
         let verified = EVP_DigestVerify(context, signature, signature.count, message, message.count) == 1
         ERR_clear_error()
         return verified
-    }
-
-    /// application/x-www-form-urlencoded fields (the first of each name).
-    static func formFields(_ body: [UInt8]) -> [String: String] {
-        var fields: [String: String] = [:]
-        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decode(_ text: Substring) -> String? {
-                text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-            }
-            guard let name = decode(parts[0]), let value = decode(parts.count > 1 ? parts[1] : "") else { continue }
-            if fields[name] == nil { fields[name] = value }
-        }
-        return fields
     }
 
     /// Enough for the texts above and a client's echoed `grant_type`: quotes and backslashes escaped,

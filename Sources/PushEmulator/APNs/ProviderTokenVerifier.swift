@@ -72,17 +72,4 @@ final class ProviderTokenVerifier: @unchecked Sendable {
         guard EVP_DigestVerifyInit(context, nil, EVP_sha256(), nil, key) == 1 else { return false }
         return EVP_DigestVerify(context, der, Int(length), message, message.count) == 1
     }
-
-}
-
-public enum EmulatorError: Error, CustomStringConvertible {
-    case configuration(String)
-    case certificate(String)
-
-    public var description: String {
-        switch self {
-        case .configuration(let text): return "emulator configuration: \(text)"
-        case .certificate(let text): return "emulator certificate: \(text)"
-        }
-    }
 }

@@ -37,7 +37,7 @@ struct XiaomiSendJudge: Sendable {
         guard rate.admit(app: app.appSecret, tokens: 0, now: now, requestsPerSecond: faultsNow.requestsPerSecond, tokensPerSecond: nil) else {
             return .error(10027, "Too many requests this second for this app.")
         }
-        let form = FCMTokenEndpoint.formFields(request.body)
+        let form = FormFields.parse(request.body)
         let accepted: XiaomiMessageValidator.Accepted
         do {
             accepted = try XiaomiMessageValidator.validate(form, app: app)
@@ -52,7 +52,7 @@ struct XiaomiSendJudge: Sendable {
         var delivered: [String] = []
         var bad: [String] = []
         for regID in accepted.regIDs {
-            if !HuaweiJSON.isWellFormedToken(regID) || tokenAnswers.contains(where: { regID.hasPrefix($0.prefix) }) {
+            if !VendorToken.isWellFormed(regID) || tokenAnswers.contains(where: { regID.hasPrefix($0.prefix) }) {
                 bad.append(regID)
             } else {
                 delivered.append(regID)

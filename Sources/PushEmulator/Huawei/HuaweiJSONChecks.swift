@@ -32,19 +32,19 @@ struct HuaweiJSON {
 
     func string(_ name: String) throws -> String? {
         guard let found = value(name) else { return nil }
-        guard let text = found as? String, !FCMMessageValidator.isBool(found) else { throw wrongType(name, "a string") }
+        guard let text = found as? String, !JSONNumber.isBool(found) else { throw wrongType(name, "a string") }
         return text
     }
 
     func int(_ name: String) throws -> Int? {
         guard let found = value(name) else { return nil }
-        guard FCMMessageValidator.isInteger(found), let number = found as? NSNumber else { throw wrongType(name, "an integer") }
+        guard JSONNumber.isInteger(found), let number = found as? NSNumber else { throw wrongType(name, "an integer") }
         return number.intValue
     }
 
     func bool(_ name: String) throws -> Bool? {
         guard let found = value(name) else { return nil }
-        guard FCMMessageValidator.isBool(found), let flag = found as? Bool else { throw wrongType(name, "a boolean") }
+        guard JSONNumber.isBool(found), let flag = found as? Bool else { throw wrongType(name, "a boolean") }
         return flag
     }
 
@@ -107,9 +107,4 @@ struct HuaweiJSON {
     /// Huawei's categories (IM classification), v1 and v3.
     static let categories = ["IM", "VOIP", "SUBSCRIPTION", "TRAVEL", "HEALTH", "WORK", "ACCOUNT", "EXPRESS", "FINANCE",
                              "DEVICE_REMINDER", "MAIL", "PLAY_VOICE", "MARKETING"]
-
-    /// Tokens (Huawei's and Xiaomi's rules, docs/emulator.md): 1..1,024 bytes of printable ASCII without spaces or commas; anything else is malformed.
-    static func isWellFormedToken(_ token: String) -> Bool {
-        !token.isEmpty && token.utf8.count <= 1024 && token.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7f && $0 != 0x2c }
-    }
 }

@@ -10,7 +10,13 @@ struct FCMCore: Sendable {
     let onAnswer: (@Sendable (_ token: String, _ answer: FCMAnswer) -> Void)?
 }
 
-extension APNsStreamHandler {
+extension HTTP2StreamHandler {
+    /// FCM's OAuth 2.0 token endpoint: not a notification (no stats, no recording, no faults but its own).
+    func respondFCMTokenEndpoint(context: ChannelHandlerContext, request: IncomingRequest) {
+        let (status, json) = core.fcmTokenEndpoint.answer(request)
+        write(context: context, status: status, headers: [("content-type", "application/json"), ("cache-control", "no-store")], body: json)
+    }
+
     /// Answers one FCM request (a path under `/v1/`) on this stream, after the injected latency, and sends
     /// the GOAWAY the faults ask for once the answer is out.
     func respondFCM(context: ChannelHandlerContext, request: IncomingRequest) {

@@ -16,13 +16,13 @@ public struct XiaomiAnswer: Sendable, Equatable {
 
     public var json: String {
         let traceID = "Xlm" + String(UInt64.random(in: .min ... .max), radix: 36)
-        if status == 503 { return #"{"result":"error","trace_id":"\#(traceID)","code":503,"description":"Service Unavailable","reason":"\#(FCMError.escaped(reason))"}"# }
+        if status == 503 { return #"{"result":"error","trace_id":"\#(traceID)","code":503,"description":"Service Unavailable","reason":"\#(JSONText.escaped(reason))"}"# }
         guard code == 0 else {
             let description = Self.descriptions[code] ?? "错误"
-            return #"{"result":"error","trace_id":"\#(traceID)","code":\#(code),"description":"\#(description)","reason":"\#(FCMError.escaped(reason))"}"#
+            return #"{"result":"error","trace_id":"\#(traceID)","code":\#(code),"description":"\#(description)","reason":"\#(JSONText.escaped(reason))"}"#
         }
         let id = "slm" + String(UInt64.random(in: .min ... .max), radix: 36)
-        let bad = badRegIDs.isEmpty ? "" : #","bad_regids":"\#(FCMError.escaped(badRegIDs.joined(separator: ",")))""#
+        let bad = badRegIDs.isEmpty ? "" : #","bad_regids":"\#(JSONText.escaped(badRegIDs.joined(separator: ",")))""#
         return #"{"result":"ok","trace_id":"\#(traceID)","code":0,"data":{"id":"\#(id)"\#(bad)},"description":"成功","info":"Received push messages for \#(delivered.count + badRegIDs.count) REGID"}"#
     }
 
