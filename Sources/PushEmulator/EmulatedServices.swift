@@ -6,6 +6,7 @@ import ArgumentParser
 public struct EmulatedServices: ParsableArguments {
     @OptionGroup var huawei: HuaweiOptions
     @OptionGroup var xiaomi: XiaomiOptions
+    @OptionGroup var honor: HonorOptions
 
     public init() {}
 }
