@@ -7,6 +7,7 @@ public struct EmulatedServices: ParsableArguments {
     @OptionGroup var huawei: HuaweiOptions
     @OptionGroup var xiaomi: XiaomiOptions
     @OptionGroup var honor: HonorOptions
+    @OptionGroup var oppo: OPPOOptions
 
     public init() {}
 }
