@@ -8,6 +8,7 @@ public struct EmulatedServices: ParsableArguments {
     @OptionGroup var xiaomi: XiaomiOptions
     @OptionGroup var honor: HonorOptions
     @OptionGroup var oppo: OPPOOptions
+    @OptionGroup var vivo: VivoOptions
 
     public init() {}
 }
