@@ -18,8 +18,29 @@ public final class ChinaVendorStandIn: @unchecked Sendable {
     /// The Xiaomi app's AppSecret (the emulator's key for its quota).
     public let xiaomiSecret = "xiaomi-app-secret-YmFy"
 
-    public init(adjust: (inout EmulatorConfiguration) -> Void = { _ in }) async throws {
+    /// Honor, OPPO and vivo apps too (`everyVendor`): their secrets' files, nil without them.
+    public let honorSecretFile: String?
+    public let oppoSecretFile: String?
+    public let vivoSecretFile: String?
+    public static let honorAppID = "104999888"
+    public static let honorClientID = "104999888-client"
+    public static let oppoAppKey = "oppo-app-key-test"
+    public static let vivoAppID = "10004"
+    public static let vivoAppKey = "vivo-app-key-test"
+
+    public init(everyVendor: Bool = false, adjust: (inout EmulatorConfiguration) -> Void = { _ in }) async throws {
         let directory = makeTemporaryDirectory("vendors")
+        let more = everyVendor ? (honor: "honor-client-secret", oppo: "oppo-master-secret", vivo: "vivo-app-secret") : nil
+        if let more {
+            honorSecretFile = directory + "/honor-secret.txt"
+            oppoSecretFile = directory + "/oppo-secret.txt"
+            vivoSecretFile = directory + "/vivo-secret.txt"
+            try (more.honor + "\n").write(toFile: directory + "/honor-secret.txt", atomically: true, encoding: .utf8)
+            try (more.oppo + "\n").write(toFile: directory + "/oppo-secret.txt", atomically: true, encoding: .utf8)
+            try (more.vivo + "\n").write(toFile: directory + "/vivo-secret.txt", atomically: true, encoding: .utf8)
+        } else {
+            (honorSecretFile, oppoSecretFile, vivoSecretFile) = (nil, nil, nil)
+        }
         let huaweiSecret = "c2VjcmV0LWZvci10ZXN0cw+/="  // Base64, as Huawei issues them (the emulator checks the form)
         let xiaomiSecret = self.xiaomiSecret
         huaweiSecretFile = directory + "/huawei-secret.txt"
@@ -44,6 +65,11 @@ public final class ChinaVendorStandIn: @unchecked Sendable {
             configuration.huawei.apps = [.init(appID: Self.huaweiAppID, clientSecret: huaweiSecret)]
             configuration.huawei.serviceAccounts = [try! .init(keyJSONFile: keyFile)]
             configuration.xiaomi.apps = [.init(appSecret: xiaomiSecret, packages: [Self.topic], channels: [Self.xiaomiChannel])]
+            if let more {
+                configuration.honor.apps = [.init(appID: Self.honorAppID, clientID: Self.honorClientID, clientSecret: more.honor)]
+                configuration.oppo.apps = [.init(appKey: Self.oppoAppKey, masterSecret: more.oppo)]
+                configuration.vivo.apps = [.init(appID: Self.vivoAppID, appKey: Self.vivoAppKey, appSecret: more.vivo)]
+            }
             adjust(&configuration)
         }
     }
@@ -62,6 +88,17 @@ public final class ChinaVendorStandIn: @unchecked Sendable {
             "XIAOMI_APPS_0_TOPIC": Self.topic, "XIAOMI_APPS_0_PACKAGE": Self.topic,
             "XIAOMI_APPS_0_APP_SECRET_FILE": xiaomiSecretFile, "XIAOMI_APPS_0_CHANNEL_ID": Self.xiaomiChannel,
         ])
+        if let honorSecretFile, let oppoSecretFile, let vivoSecretFile {
+            environment.merge([
+                "HONOR_ENDPOINT": vendor, "HONOR_TOKEN_URI": vendor + "/auth/token", "HONOR_CA_FILE": stand.apns.caFile,
+                "HONOR_APPS_0_TOPIC": Self.topic, "HONOR_APPS_0_APP_ID": Self.honorAppID, "HONOR_APPS_0_CLIENT_ID": Self.honorClientID,
+                "HONOR_APPS_0_CLIENT_SECRET_FILE": honorSecretFile,
+                "OPPO_ENDPOINT": vendor, "OPPO_CA_FILE": stand.apns.caFile, "OPPO_APPS_0_TOPIC": Self.topic,
+                "OPPO_APPS_0_APP_KEY": Self.oppoAppKey, "OPPO_APPS_0_MASTER_SECRET_FILE": oppoSecretFile,
+                "VIVO_ENDPOINT": vendor, "VIVO_CA_FILE": stand.apns.caFile, "VIVO_APPS_0_TOPIC": Self.topic,
+                "VIVO_APPS_0_APP_ID": Self.vivoAppID, "VIVO_APPS_0_APP_KEY": Self.vivoAppKey, "VIVO_APPS_0_APP_SECRET_FILE": vivoSecretFile,
+            ]) { $1 }
+        }
         environment.merge(extra) { $1 }
         return environment
     }

@@ -13,8 +13,9 @@ final class VendorDeliveryTests: XCTestCase {
     private func drained(_ client: RedisConnection, worker id: String) async throws -> Bool {
         let keys = RedisKeys()
         let queued = try await client.length(keys.queue)
+        let bulk = try await client.length(keys.bulkQueue)
         let claimed = try await client.claimedCount(keys.processing(worker: id))
-        return queued == 0 && claimed == 0
+        return queued == 0 && bulk == 0 && claimed == 0
     }
 
     /// Group messages of 100 tokens each (merged into jobs of thousands), one token in 100 dead.
@@ -42,7 +43,7 @@ final class VendorDeliveryTests: XCTestCase {
     func testAMixedRunAcrossEveryProviderDeliversEachLiveTokenOnceAndEachDeadOneToFeedback() async throws {
         let redis = try RedisServer()
         defer { redis.kill() }
-        let vendors = try await ChinaVendorStandIn()
+        let vendors = try await ChinaVendorStandIn(everyVendor: true)
         let client = RedisConnection(url: redis.url, name: "test-client")
         addTeardownBlock { await client.close() }
         let keys = RedisKeys()
@@ -54,10 +55,19 @@ final class VendorDeliveryTests: XCTestCase {
         let android = vendorGroup("huawei", topic: ChinaVendorStandIn.topic, prefix: "hv1")
         let harmony = vendorGroup("huawei", topic: ChinaVendorStandIn.harmonyTopic, prefix: "hv3")
         let xiaomi = vendorGroup("xiaomi", topic: ChinaVendorStandIn.topic, prefix: "mi")
-        elements += android.elements + harmony.elements + xiaomi.elements
-        // A private message of each vendor too: a job of its own, one request.
+        let honor = vendorGroup("honor", topic: ChinaVendorStandIn.topic, prefix: "ho")
+        let oppo = vendorGroup("oppo", topic: ChinaVendorStandIn.topic, prefix: "op")
+        let vivo = vendorGroup("vivo", topic: ChinaVendorStandIn.topic, prefix: "vi")
+        elements += android.elements + harmony.elements + xiaomi.elements + honor.elements + oppo.elements + vivo.elements
+        // A private message of each vendor too: a job of its own, one request; and a bulk one of the last three.
         elements.append(vendorMessageJSON(id: "hv1-private", provider: "huawei", tokens: [vendorToken("hv1p", 1)]))
         elements.append(vendorMessageJSON(id: "mi-private", provider: "xiaomi", tokens: [vendorToken("mip", 1)]))
+        for provider in ["honor", "oppo", "vivo"] {
+            elements.append(vendorMessageJSON(id: "\(provider)-private", provider: provider, tokens: [vendorToken("\(provider)p", 1)]))
+        }
+        try await client.lpush(keys.bulkQueue, ["honor", "oppo", "vivo"].map { provider in
+            vendorMessageJSON(id: "\(provider)-bulk", provider: provider, tokens: [vendorToken("\(provider)b", 1), vendorToken("\(provider)b", 2)])
+        })
         try await client.lpush(keys.queue, elements)
         let port = freePort()
         let worker = try WorkerProcess(environment: vendors.workerEnvironment(redis: redis, [
@@ -90,10 +100,29 @@ final class VendorDeliveryTests: XCTestCase {
         XCTAssertEqual(huawei.delivered(classification: "IM"), huawei.delivered, "Huawei category IM on every message")
         XCTAssertEqual(mi.delivered(classification: ChinaVendorStandIn.xiaomiChannel), mi.delivered,
                        "Xiaomi's private channel on every message")
+        // Honor, OPPO and vivo: each live token once, lists of up to 1,000, the chat class on chat and none on bulk.
+        let more = [("honor", honor, vendors.emulator.honor.stats, "NORMAL"), ("oppo", oppo, vendors.emulator.oppo.stats, "IM"),
+                    ("vivo", vivo, vendors.emulator.vivo.stats, "IM")]
+        for (provider, group, stats, chatClass) in more {
+            let delivered = stats.deliveredByToken
+            let expected = group.live + [vendorToken("\(provider)p", 1), vendorToken("\(provider)b", 1), vendorToken("\(provider)b", 2)]
+            XCTAssertEqual(expected.filter { delivered[$0] != 1 }, [], "every live \(provider) token delivered exactly once")
+            XCTAssertEqual(delivered.count, expected.count, "\(provider): nothing else delivered")
+            XCTAssertEqual(stats.duplicates, [:], provider)
+            XCTAssertLessThanOrEqual(stats.requests, group.elements.count * 100 / 500 + 3, "\(provider) requests: \(stats.requests)")
+            XCTAssertEqual(stats.delivered(classification: chatClass), group.live.count + 1, "\(provider): the chat class on chat")
+        }
 
         let feedback = try await client.strings(keys.feedback).map { jsonObject(Array($0.utf8)) }
         let byToken = Dictionary(feedback.map { ($0["token"] as? String ?? "", $0) }) { first, _ in first }
-        XCTAssertEqual(feedback.count, android.dead.count + harmony.dead.count + xiaomi.dead.count, "one entry per dead token")
+        XCTAssertEqual(feedback.count, android.dead.count + harmony.dead.count + xiaomi.dead.count + honor.dead.count + oppo.dead.count
+                       + vivo.dead.count, "one entry per dead token")
+        for (provider, group) in [("honor", honor), ("oppo", oppo), ("vivo", vivo)] {
+            for token in group.dead {
+                XCTAssertEqual(byToken[token]?["provider"] as? String, provider)
+                XCTAssertEqual(byToken[token]?["reason"] as? String, "Unregistered", "\(provider) names it dead")
+            }
+        }
         for token in android.dead {
             XCTAssertEqual(byToken[token]?["provider"] as? String, "huawei")
             XCTAssertEqual(byToken[token]?["reason"] as? String, "BadDeviceToken", "v1 names refused tokens illegal")
