@@ -45,6 +45,9 @@ PY
 # China's vendors: a Huawei Android app's client secret, a HarmonyOS service account key, a Xiaomi AppSecret.
 printf 'c2VjcmV0LWZvci1kZW1vcw+/=\n' > "$run/huawei-secret.txt"
 printf 'xiaomi-demo-app-secret\n' > "$run/xiaomi-secret.txt"
+printf 'honor-demo-client-secret\n' > "$run/honor-secret.txt"   # Honor's OAuth client secret
+printf 'oppo-demo-master-secret\n' > "$run/oppo-secret.txt"     # OPPO's MasterSecret (its auth sign)
+printf 'vivo-demo-app-secret\n' > "$run/vivo-secret.txt"        # vivo's AppSecret (its auth sign)
 openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$run/huawei-key.pem" 2>/dev/null
 python3 - "$run" <<'PY'
 import json, sys
@@ -61,6 +64,8 @@ chmod 600 "$run"/*-secret.txt "$run/huawei-key.json"
   --fcm-service-account "$run/fcm-service-account.json" --fcm-port "$fcm_port" --fcm-record "$run/fcm-delivered.jsonl" \
   --vendor-port "$vendor_port" --huawei-app "104000001:$run/huawei-secret.txt" --huawei-service-account "$run/huawei-key.json" \
   --xiaomi-app "$run/xiaomi-secret.txt:com.example.chat::im-private" \
+  --honor-app "104000002:104000002-client:$run/honor-secret.txt" --oppo-app "demo-oppo-app-key:$run/oppo-secret.txt" \
+  --vivo-app "10004:demo-vivo-app-key:$run/vivo-secret.txt" \
   >"$run/emulator.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q "vendor listening" "$run/emulator.log" 2>/dev/null && break; sleep 0.1; done
@@ -104,6 +109,30 @@ xiaomi:
       package: com.example.chat
       app_secret_file: $run/xiaomi-secret.txt
       channel_id: im-private
+honor:
+  endpoint: https://127.0.0.1:$vendor_port
+  token_uri: https://127.0.0.1:$vendor_port/auth/token
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      app_id: "104000002"
+      client_id: 104000002-client
+      client_secret_file: $run/honor-secret.txt
+oppo:
+  endpoint: https://127.0.0.1:$vendor_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      app_key: demo-oppo-app-key
+      master_secret_file: $run/oppo-secret.txt
+vivo:
+  endpoint: https://127.0.0.1:$vendor_port
+  ca_file: $run/ca.pem
+  apps:
+    - topic: com.example.chat
+      app_id: "10004"
+      app_key: demo-vivo-app-key
+      app_secret_file: $run/vivo-secret.txt
 filter:
   words_file: $run/words.txt
 retry:
@@ -137,11 +166,14 @@ q LPUSH push:queue "{\"id\":\"android-bad-data\",\"provider\":\"fcm\",\"topic\":
 q LPUSH push:queue "{\"id\":\"android-rude\",\"provider\":\"fcm\",\"topic\":\"com.example.chat\",\"tokens\":[\"$(ftok d 998)\"],\"payload\":{\"notification\":{\"body\":\"cheap s p a m\"}}}" >/dev/null
 vtok() { printf '%s%d-IQAAAACy0kYhAAB%08dXk/9+Zq7==' "$1" "$2" "$2"; }   # vendor tokens; the emulator answers by prefix
 vlist() { local out="" i; for i in $(seq 1 "$3"); do out+="\"$(vtok "$2" $i)\","; done; printf '[%s"%s"]' "$out" "$(vtok "unregistered$2" 1)"; }
-echo "enqueueing China Android messages (\"provider\": \"huawei\" and \"xiaomi\"): one group notice each, to 50 phones and one uninstalled"
+echo "enqueueing China Android messages (\"provider\": huawei, xiaomi, honor, oppo, vivo): one group notice each, to 50 phones and one uninstalled"
 vpayload='{"notification":{"title":"Team","body":"Lunch at noon"},"data":{"conversation":"g1"}}'
 q LPUSH push:queue "{\"id\":\"huawei-group\",\"provider\":\"huawei\",\"kind\":\"group\",\"topic\":\"com.example.chat\",\"tokens\":$(vlist x hw 50),\"payload\":$vpayload}" >/dev/null
 q LPUSH push:queue "{\"id\":\"harmony-group\",\"provider\":\"huawei\",\"kind\":\"group\",\"topic\":\"com.example.harmony\",\"tokens\":$(vlist x hm 50),\"payload\":$vpayload}" >/dev/null
 q LPUSH push:queue "{\"id\":\"xiaomi-group\",\"provider\":\"xiaomi\",\"kind\":\"group\",\"topic\":\"com.example.chat\",\"tokens\":$(vlist x mi 50),\"payload\":$vpayload}" >/dev/null
+for vendor in honor oppo vivo; do
+  q LPUSH push:queue "{\"id\":\"$vendor-group\",\"provider\":\"$vendor\",\"kind\":\"group\",\"topic\":\"com.example.chat\",\"tokens\":$(vlist x "$vendor" 50),\"payload\":$vpayload}" >/dev/null
+done
 echo "queue depth: $(q LLEN push:queue)"
 
 echo "starting: worker run --config $run/worker.yaml"
@@ -164,6 +196,9 @@ echo "APNs: notifications the emulator accepted: $delivered (200 chats + 4 disti
 echo "FCM: messages the emulator accepted: $fcm_delivered (100 Android chats; android-uninstalled went to feedback, android-bad-data to the dead letters, android-rude to the filtered list)"
 echo "Huawei: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/huawei/stats" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("delivered"), "delivered in", s.get("requests"), "requests (50 Android + 50 HarmonyOS phones; the two uninstalled ones went to feedback)")' 2>/dev/null || echo n/a)"
 echo "Xiaomi: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/xiaomi/stats" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("delivered"), "delivered in", s.get("requests"), "request(s) (50 phones; the uninstalled one went to feedback)")' 2>/dev/null || echo n/a)"
+for vendor in honor oppo vivo; do
+  echo "$vendor: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$vendor_port/_emulator/$vendor/stats" | python3 -c 'import json,sys; s=json.load(sys.stdin); print(s.get("delivered"), "delivered in", s.get("requests"), "request(s) (50 phones; the uninstalled one went to feedback)")' 2>/dev/null || echo n/a)"
+done
 echo "emulator counters: $(curl -s --cacert "$run/ca.pem" "https://127.0.0.1:$apns_port/_emulator/stats" 2>/dev/null || echo n/a)"
 echo "push:queue left: $(q LLEN push:queue)    push:processing:*: $(q --scan --pattern 'push:processing:*' | wc -l)"
 echo "-- push:feedback (tokens the backend must drop)"; q LRANGE push:feedback 0 -1
@@ -171,7 +206,7 @@ echo "-- push:dlq (dead letters, with reasons)"; q LRANGE push:dlq 0 -1
 echo "-- push:filtered (sensitive-word audit)"; q LRANGE push:filtered 0 -1
 echo "-- the worker's /readyz: $ready"
 echo "-- some of its /metrics (Prometheus text; docs/operations.md explains each; series at 0 left out)"
-grep -E '^push_(notifications_total|messages_[a-z]+_total|apns_responses_total|apns_connections|apns_streams_limit|fcm_responses_total|fcm_connections|fcm_streams_limit|fcm_access_token_renewals_total|huawei_responses_total|huawei_access_token_renewals_total|xiaomi_responses_total|queue_length|build_info)' <<<"$metrics" \
+grep -E '^push_(notifications_total|messages_[a-z]+_total|provider_responses_total|provider_connections|provider_streams_limit|provider_access_token_renewals_total|queue_length|build_info)' <<<"$metrics" \
   | grep -vE ' 0(\.0)?$' || true
 echo "-- worker log"; cat "$run/worker.log"
 echo
