@@ -23,9 +23,17 @@ final class EmulatedServiceTests: XCTestCase {
         return files.sorted()
     }
 
-    /// Where a side (`vendor`, as its name is written: "Huawei") may be named: its own folder and the registration.
+    /// Where a side may be named: its own folder (named as the vendor, case aside: `vivo` may live in `Vivo/`) and
+    /// the registration.
     private func allowed(_ path: String, vendor: String) -> Bool {
-        path.hasPrefix("Sources/PushEmulator/\(vendor)/") || path == registration
+        path.lowercased().hasPrefix("sources/pushemulator/\(vendor.lowercased())/") || path == registration
+    }
+
+    /// The folders of `Sources/PushEmulator`.
+    private func emulatorFolders() throws -> [String] {
+        let folder = root.appendingPathComponent("Sources/PushEmulator")
+        return try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: [.isDirectoryKey])
+            .filter { (try? $0.resourceValues(forKeys: [.isDirectoryKey]).isDirectory) == true }.map(\.lastPathComponent)
     }
 
     func testNoEmulatorFileOutsideAVendorsFolderNamesIt() {
@@ -51,18 +59,18 @@ final class EmulatedServiceTests: XCTestCase {
             XCTAssertFalse(allowed("Sources/PushEmulator/ServiceRouter.swift", vendor: vendor))
             XCTAssertFalse(allowed("Sources/PushEmulator/Other/OtherCore.swift", vendor: vendor))
             XCTAssertTrue(allowed("Sources/PushEmulator/\(vendor)/Anything.swift", vendor: vendor))
+            XCTAssertFalse(allowed("Sources/PushEmulator/\(vendor)Extra/Anything.swift", vendor: vendor))
         }
     }
 
-    /// Every registered side has its folder, named as the vendor is written, and a name of its own.
-    func testEachRegisteredSideHasAFolderAndAName() {
+    /// Every registered side has its folder, named as the vendor, and a name of its own.
+    func testEachRegisteredSideHasAFolderAndAName() throws {
         let names = EmulatedServices.names
         XCTAssertEqual(Set(names.map(\.name)).count, names.count, "\(names)")
+        let folders = try emulatorFolders().map { $0.lowercased() }
         for side in names {
             XCTAssertEqual(side.name, side.vendor.lowercased())
-            var isFolder: ObjCBool = false
-            let folder = root.appendingPathComponent("Sources/PushEmulator/\(side.vendor)").path
-            XCTAssertTrue(FileManager.default.fileExists(atPath: folder, isDirectory: &isFolder) && isFolder.boolValue, folder)
+            XCTAssertTrue(folders.contains(side.name), "Sources/PushEmulator has no folder for \(side.vendor)")
         }
     }
 
