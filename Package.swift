@@ -89,7 +89,7 @@ let package = Package(
         // What China's Android vendors share, for their modules to build on: the common payload read once per job,
         // token-list bodies spliced per request, the vendor object merged last (RFC 7396), the renewal rejections
         // that pause an app, the vendor's quota day. Names no vendor.
-        .target(name: "AndroidPushKit", dependencies: ["ProviderKit", "PushCore"]),
+        .target(name: "AndroidPushKit", dependencies: ["ProviderKit", "PushCore", .product(name: "Logging", package: "swift-log")]),
         // Apple's APNs (docs/transport.md), the default provider: its message rules, `POST /3/device/<token>`,
         // provider tokens (ES256 JWTs) or client certificates, Apple's answers, its `apns` block and its apps' lanes.
         .target(name: "APNsProvider", dependencies: [

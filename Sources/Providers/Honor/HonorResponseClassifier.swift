@@ -1,3 +1,4 @@
+import AndroidPushKit
 import ProviderKit
 import PushCore
 
@@ -32,7 +33,8 @@ enum HonorResponseClassifier {
                                                  reason: reason, overRate: true))
         }
         guard let code = parsed.code else {
-            return Verdict(answer: ServiceAnswer(withoutCode(status: status), reason: reason))
+            return Verdict(answer: UncodedAnswer.classify(status: status, vendor: "Honor", answer: "an Honor answer", code: "an Honor code",
+                                                          retryAfter: retryAfter))
         }
         switch code {
         case "200":
@@ -63,14 +65,5 @@ enum HonorResponseClassifier {
             }
         }
         return ServiceAnswer(.delivered, reason: "200", exceptions: exceptions)
-    }
-
-    static func withoutCode(status: Int) -> ServiceDecision {
-        switch status {
-        case 401: return .renewAndResend(reason: "HTTP401")
-        case 500...: return .retry(reason: "HTTP\(status)")
-        case 400..<500: return .credentialRefused(reason: "NotHonor: HTTP \(status) without an Honor answer")
-        default: return .retry(reason: "HTTP\(status)", detail: "an answer without an Honor code")
-        }
     }
 }

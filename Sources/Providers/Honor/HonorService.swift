@@ -16,18 +16,16 @@ public final class HonorService: PushService {
     public let batchLimit = 1000
     public let headerLifetimeMillis: Int64? = 10_000
     public let app: HonorApp
-    private let tokens: AccessTokenCache
+    private var credential: VendorCredential
     private let deliveries: AppDeliveryRecord
     private let clock: any TransportClock
     private let logger: Logger?
     private let sendPath: String
-    private var rejections = RenewalRejections()
-    private var lastRejection = ""
 
     public init(app: HonorApp, tokens: AccessTokenCache, deliveries: AppDeliveryRecord, metrics: ServiceMetrics,
                 clock: any TransportClock = SystemTransportClock(), logger: Logger? = nil) {
         self.app = app
-        self.tokens = tokens
+        credential = VendorCredential(tokens: tokens, vendor: "Honor", check: "app_id, client_id and the client secret")
         self.deliveries = deliveries
         self.metrics = metrics
         self.clock = clock
@@ -37,17 +35,7 @@ public final class HonorService: PushService {
         sendPath = "/api/v1/\(TokenEndpoint.formEncode(app.appID))/sendMessage"
     }
 
-    public func authorization() -> Authorization {
-        if rejections.takeOwedPause() {
-            return .refused(reason: "CredentialRejected: Honor rejected the app's renewed access token at once (\(lastRejection)); "
-                + "check app_id, client_id and the client secret")
-        }
-        switch tokens.state {
-        case .ready(let token): return .bearer(token.bearer.value, generation: token.generation)
-        case .unavailable(let reason): return .wait(reason: reason)
-        case .refused(let reason): return .refused(reason: "AccessTokenRefused: \(reason)")
-        }
-    }
+    public func authorization() -> Authorization { credential.authorization() }
 
     public func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) { (sendPath, "") }
 
@@ -77,22 +65,11 @@ public final class HonorService: PushService {
         let verdict = HonorResponseClassifier.classify(
             status: status, body: body, count: tokens.count, tokenAt: { job.job.tokens[tokens.token(at: $0)] }, nowMillis: now,
             retryAfter: retryAfter)
-        if verdict.credentialAccepted { rejections.accepted() }
-        guard case .renewAndResend(let code) = verdict.answer.decision else {
-            return AllTokensRefusedRule.apply(verdict.answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
-        }
-        lastRejection = code
-        guard rejections.isRefusing else { return verdict.answer }
-        // The pause's probe was rejected too: the pause goes on (and doubles), and the next probe has a new token.
-        if let generation = self.tokens.state.token?.generation { self.tokens.rejected(generation: generation) }
-        return ServiceAnswer(.credentialRefused(reason: code), reason: verdict.answer.reason)
+        let answer = credential.answer(verdict.answer, credentialAccepted: verdict.credentialAccepted)
+        // A rejected token says nothing of the tokens: the refusal rule counts answers about them only.
+        if case .renewAndResend = verdict.answer.decision { return answer }
+        return AllTokensRefusedRule.apply(answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
     }
 
-    public func renew(generation: Int) {
-        if rejections.rejected(generation: generation) {
-            logger?.error("Honor rejected this app's access token again right after renewing it: the app pauses until a renewed one is accepted",
-                          metadata: ["app": "\(app.topic)", "code": "\(lastRejection)", "generation": "\(generation)"])
-        }
-        tokens.rejected(generation: generation)
-    }
+    public func renew(generation: Int) { credential.renew(generation: generation, app: app.topic, logger: logger) }
 }

@@ -34,17 +34,8 @@ enum OPPOResponseClassifier {
                          quotaDay: QuotaDay, retryAfter: String? = nil) -> Verdict {
         let parsed = OPPOAnswer(body)
         guard let code = parsed.code else {
-            let reason = "HTTP\(status)"
-            if status == 429 || status == 503 {
-                return Verdict(answer: ServiceAnswer(.retry(reason: reason, notBeforeMillis: RetryAfter.millis(retryAfter)), reason: reason, overRate: true))
-            }
-            switch status {
-            case 500...: return Verdict(answer: ServiceAnswer(.retry(reason: reason), reason: reason))
-            case 400..<500:
-                return Verdict(answer: ServiceAnswer(.credentialRefused(reason: "NotOPPO: HTTP \(status) without an OPPO answer"), reason: reason))
-            default:
-                return Verdict(answer: ServiceAnswer(.retry(reason: reason, detail: "an answer without an OPPO code"), reason: reason))
-            }
+            return Verdict(answer: UncodedAnswer.classify(status: status, vendor: "OPPO", answer: "an OPPO answer", code: "an OPPO code",
+                                                          retryAfter: retryAfter))
         }
         let reason = String(code)
         if code == 0 {

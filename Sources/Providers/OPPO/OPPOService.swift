@@ -17,13 +17,11 @@ public final class OPPOService: PushService {
     public let metrics: ServiceMetrics
     public let batchLimit = 1000
     public let app: OPPOApp
-    private let tokens: AccessTokenCache
+    private var credential: VendorCredential
     private let deliveries: AppDeliveryRecord
     private let quotaDay: QuotaDay
     private let clock: any TransportClock
     private let logger: Logger?
-    private var rejections = RenewalRejections()
-    private var lastRejection = ""
     /// The auth token of the pass of requests being started (`authorization()` is asked once per pass, before the
     /// pass's bodies are made): OPPO takes it in each form.
     private var passToken = ""
@@ -31,7 +29,7 @@ public final class OPPOService: PushService {
     public init(app: OPPOApp, tokens: AccessTokenCache, quotaDay: QuotaDay, deliveries: AppDeliveryRecord, metrics: ServiceMetrics,
                 clock: any TransportClock = SystemTransportClock(), logger: Logger? = nil) {
         self.app = app
-        self.tokens = tokens
+        credential = VendorCredential(tokens: tokens, vendor: "OPPO", check: "app_key, the master secret and this host's clock")
         self.quotaDay = quotaDay
         self.deliveries = deliveries
         self.metrics = metrics
@@ -40,17 +38,9 @@ public final class OPPOService: PushService {
     }
 
     public func authorization() -> Authorization {
-        if rejections.takeOwedPause() {
-            return .refused(reason: "CredentialRejected: OPPO rejected the app's renewed auth token at once (\(lastRejection)); "
-                + "check app_key, the master secret and this host's clock")
-        }
-        switch tokens.state {
-        case .ready(let token):
-            passToken = token.bearer.value
-            return .bearer(token.bearer.value, generation: token.generation)
-        case .unavailable(let reason): return .wait(reason: reason)
-        case .refused(let reason): return .refused(reason: "AuthTokenRefused: \(reason)")
-        }
+        let authorization = credential.authorization()
+        if case .bearer(let token, _) = authorization { passToken = token }
+        return authorization
     }
 
     public func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) {
@@ -82,21 +72,11 @@ public final class OPPOService: PushService {
         let verdict = OPPOResponseClassifier.classify(status: status, body: body, count: tokens.count,
                                                       tokenAt: { job.job.tokens[tokens.token(at: $0)] }, nowMillis: now,
                                                       quotaDay: quotaDay, retryAfter: retryAfter)
-        if verdict.credentialAccepted { rejections.accepted() }
-        guard case .renewAndResend(let code) = verdict.answer.decision else {
-            return AllTokensRefusedRule.apply(verdict.answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
-        }
-        lastRejection = code
-        guard rejections.isRefusing else { return verdict.answer }
-        if let generation = self.tokens.state.token?.generation { self.tokens.rejected(generation: generation) }
-        return ServiceAnswer(.credentialRefused(reason: code), reason: verdict.answer.reason)
+        let answer = credential.answer(verdict.answer, credentialAccepted: verdict.credentialAccepted)
+        // A rejected token says nothing of the tokens: the refusal rule counts answers about them only.
+        if case .renewAndResend = verdict.answer.decision { return answer }
+        return AllTokensRefusedRule.apply(answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
     }
 
-    public func renew(generation: Int) {
-        if rejections.rejected(generation: generation) {
-            logger?.error("OPPO rejected this app's auth token again right after renewing it: the app pauses until a renewed one is accepted",
-                          metadata: ["app": "\(app.topic)", "code": "\(lastRejection)", "generation": "\(generation)"])
-        }
-        tokens.rejected(generation: generation)
-    }
+    public func renew(generation: Int) { credential.renew(generation: generation, app: app.topic, logger: logger) }
 }

@@ -30,17 +30,8 @@ enum VivoResponseClassifier {
                          quotaDay: QuotaDay, retryAfter: String? = nil) -> Verdict {
         let parsed = VivoAnswer(body)
         guard let result = parsed.result else {
-            let reason = "HTTP\(status)"
-            if status == 429 || status == 503 {
-                return Verdict(answer: ServiceAnswer(.retry(reason: reason, notBeforeMillis: RetryAfter.millis(retryAfter)), reason: reason, overRate: true))
-            }
-            switch status {
-            case 500...: return Verdict(answer: ServiceAnswer(.retry(reason: reason), reason: reason))
-            case 400..<500:
-                return Verdict(answer: ServiceAnswer(.credentialRefused(reason: "NotVivo: HTTP \(status) without a vivo answer"), reason: reason))
-            default:
-                return Verdict(answer: ServiceAnswer(.retry(reason: reason, detail: "an answer without a vivo result"), reason: reason))
-            }
+            return Verdict(answer: UncodedAnswer.classify(status: status, vendor: "Vivo", answer: "a vivo answer", code: "a vivo result",
+                                                          retryAfter: retryAfter))
         }
         let reason = String(result)
         let decision: ServiceDecision

@@ -19,21 +19,19 @@ public final class VivoService: PushService {
     public let metrics: ServiceMetrics
     public let batchLimit = 1000
     public let app: VivoApp
-    private let tokens: AccessTokenCache
+    private var credential: VendorCredential
     private let saveEndpoint: TokenEndpoint
     private let deliveries: AppDeliveryRecord
     private let quotaDay: QuotaDay
     private let clock: any TransportClock
     private let logger: Logger?
-    private var rejections = RenewalRejections()
-    private var lastRejection = ""
     /// The auth token of the pass being started, for the save call.
     private var passToken = ""
 
     public init(app: VivoApp, tokens: AccessTokenCache, saveEndpoint: TokenEndpoint, quotaDay: QuotaDay, deliveries: AppDeliveryRecord,
                 metrics: ServiceMetrics, clock: any TransportClock = SystemTransportClock(), logger: Logger? = nil) {
         self.app = app
-        self.tokens = tokens
+        credential = VendorCredential(tokens: tokens, vendor: "vivo", check: "app_id, app_key, the app secret and this host's clock")
         self.saveEndpoint = saveEndpoint
         self.quotaDay = quotaDay
         self.deliveries = deliveries
@@ -43,17 +41,9 @@ public final class VivoService: PushService {
     }
 
     public func authorization() -> Authorization {
-        if rejections.takeOwedPause() {
-            return .refused(reason: "CredentialRejected: vivo rejected the app's renewed auth token at once (\(lastRejection)); "
-                + "check app_id, app_key, the app secret and this host's clock")
-        }
-        switch tokens.state {
-        case .ready(let token):
-            passToken = token.bearer.value
-            return .bearer(token.bearer.value, generation: token.generation)
-        case .unavailable(let reason): return .wait(reason: reason)
-        case .refused(let reason): return .refused(reason: "AuthTokenRefused: \(reason)")
-        }
+        let authorization = credential.authorization()
+        if case .bearer(let token, _) = authorization { passToken = token }
+        return authorization
     }
 
     public func path(for job: JobContext, tokens: RequestTokens) -> (fixed: String, suffix: String) {
@@ -102,23 +92,13 @@ public final class VivoService: PushService {
         let verdict = VivoResponseClassifier.classify(status: status, body: body, count: tokens.count,
                                                       tokenAt: { job.job.tokens[tokens.token(at: $0)] }, nowMillis: now,
                                                       quotaDay: quotaDay, retryAfter: retryAfter)
-        if verdict.credentialAccepted { rejections.accepted() }
-        guard case .renewAndResend(let code) = verdict.answer.decision else {
-            return AllTokensRefusedRule.apply(verdict.answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
-        }
-        lastRejection = code
-        guard rejections.isRefusing else { return verdict.answer }
-        if let generation = self.tokens.state.token?.generation { self.tokens.rejected(generation: generation) }
-        return ServiceAnswer(.credentialRefused(reason: code), reason: verdict.answer.reason)
+        let answer = credential.answer(verdict.answer, credentialAccepted: verdict.credentialAccepted)
+        // A rejected token says nothing of the tokens: the refusal rule counts answers about them only.
+        if case .renewAndResend = verdict.answer.decision { return answer }
+        return AllTokensRefusedRule.apply(answer, count: tokens.count, record: deliveries, nowMillis: now, service: name)
     }
 
-    public func renew(generation: Int) {
-        if rejections.rejected(generation: generation) {
-            logger?.error("vivo rejected this app's auth token again right after renewing it: the app pauses until a renewed one is accepted",
-                          metadata: ["app": "\(app.topic)", "code": "\(lastRejection)", "generation": "\(generation)"])
-        }
-        tokens.rejected(generation: generation)
-    }
+    public func renew(generation: Int) { credential.renew(generation: generation, app: app.topic, logger: logger) }
 
     /// The job's message (made once, and again when the ttl changed) and the task id its saved list body got.
     private func jobState(_ job: JobContext) -> JobState {
