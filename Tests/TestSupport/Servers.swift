@@ -171,7 +171,12 @@ public final class RedisServer: @unchecked Sendable {
         self.process = nil
     }
 
-    deinit { kill() }
+    /// The server ends with its object, and its folder with it (a test run outside the test command, which gives the
+    /// run a temporary directory of its own, would otherwise leave one behind per server).
+    deinit {
+        kill()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
 }
 
 /// A CA and a client certificate it signed, as Apple issues for certificate auth: returns the CA file,
