@@ -40,11 +40,7 @@ extension Scheduler {
             } else {
                 answerCounts[AnswerKey(status: status, reason: answer.reason), default: 0] += 1
             }
-            if entry.batch.isEmpty && answer.exceptions.isEmpty {
-                settle(request, answer.decision, status: status, generation: entry.generation)
-            } else {
-                settleBatch(entry, answer, status: status)
-            }
+            settle(entry, answer, status: status)
         case .unprocessed(let reason, let overload):
             notePauseAnswer(status: nil)
             // Refused by the server, or cut by a GOAWAY naming an error; not a graceful GOAWAY (a rotation), nor a
@@ -69,10 +65,17 @@ extension Scheduler {
         guard let entry = finished(id) else { return }
         if answer.overRate { settings.rateLimit.overRate(now: clock.uptimeNanoseconds) }
         answerCounts[AnswerKey(status: 0, reason: answer.reason), default: 0] += 1
+        settle(entry, answer, status: 0)
+    }
+
+    /// Every token of a request by an answer: the request's one decision, or each token's where the answer names
+    /// some apart (or the request was a batch).
+    @inline(__always)
+    func settle(_ entry: InFlight, _ answer: ServiceAnswer, status: Int) {
         if entry.batch.isEmpty && answer.exceptions.isEmpty {
-            settle(entry.request, answer.decision, status: 0, generation: entry.generation)
+            settle(entry.request, answer.decision, status: status, generation: entry.generation)
         } else {
-            settleBatch(entry, answer, status: 0)
+            settleBatch(entry, answer, status: status)
         }
     }
 
