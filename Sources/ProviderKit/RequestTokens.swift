@@ -1,3 +1,5 @@
+import PushCore
+
 /// The tokens one request carries, as indices into its job's tokens: one for a service with a request per device,
 /// up to the service's `batchLimit` for a service that takes a list (the China vendors take 1,000).
 /// A single token keeps no array, so the one-token services pay nothing for batches.
@@ -25,5 +27,13 @@ public struct RequestTokens {
     public func forEach(_ body: (_ position: Int, _ token: Int) -> Void) {
         body(0, first)
         for (offset, token) in rest.enumerated() { body(offset + 1, token) }
+    }
+
+    /// The request's tokens themselves, in its order, as `job` lists them (a list body names them).
+    public func names(in job: PushJob) -> [String] {
+        var names: [String] = []
+        names.reserveCapacity(count)
+        forEach { _, index in names.append(job.tokens[index]) }
+        return names
     }
 }

@@ -47,9 +47,7 @@ public final class HonorService: PushService {
     }
 
     public func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
-        var names: [String] = []
-        names.reserveCapacity(tokens.count)
-        tokens.forEach { _, index in names.append(job.job.tokens[index]) }
+        let names = tokens.names(in: job.job)
         let headers = job.job.headers
         let ttl = HonorRequest.ttl.seconds(expiration: headers.expiration, nowSeconds: headers.expiresAtATime ? clock.wallSeconds() : 0)
         let body = VendorJobBody.body(for: job, ttl: ttl, vendorKey: "honor") { payload, ttl in

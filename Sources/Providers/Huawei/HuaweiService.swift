@@ -67,9 +67,7 @@ public final class HuaweiService: PushService {
     }
 
     public func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
-        var names: [String] = []
-        names.reserveCapacity(tokens.count)
-        tokens.forEach { _, index in names.append(job.job.tokens[index]) }
+        let names = tokens.names(in: job.job)
         return .bytes(jobBody(job).body(tokens: names))
     }
 

@@ -53,9 +53,7 @@ public final class OPPOService: PushService {
     }
 
     public func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
-        var names: [String] = []
-        names.reserveCapacity(tokens.count)
-        tokens.forEach { _, index in names.append(job.job.tokens[index]) }
+        let names = tokens.names(in: job.job)
         let headers = job.job.headers
         let ttl = OPPORequest.ttl.seconds(expiration: headers.expiration, nowSeconds: headers.expiresAtATime ? clock.wallSeconds() : 0)
         let item = VendorJobBody.body(for: job, ttl: ttl, vendorKey: "oppo") { payload, ttl in

@@ -78,9 +78,7 @@ public final class VivoService: PushService {
     }
 
     public func body(for job: JobContext, tokens: RequestTokens) -> RequestBody {
-        var names: [String] = []
-        names.reserveCapacity(tokens.count)
-        tokens.forEach { _, index in names.append(job.job.tokens[index]) }
+        let names = tokens.names(in: job.job)
         let state = jobState(job)
         let requestID = VivoRequest.requestID(messageID: job.job.firstSourceID, tokens: names)
         if names.count == 1 { return .bytes(VivoRequest.send(state.message, token: names[0], requestID: requestID)) }
