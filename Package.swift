@@ -215,7 +215,7 @@ let package = Package(
         .testTarget(name: "HTTP2ClientTests", dependencies: ["HTTP2Client"], exclude: ["h2_fake_server.py"]),
         .testTarget(name: "PushEmulatorTests", dependencies: ["APNsProvider", "FCMProvider", "PushEmulator", "ProviderKit", "Pusher", "PushCore", "TestSupport"]),
         // The Xiaomi provider's form bodies and answers, and a real Scheduler against the emulator's MiPush side.
-        .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator",
+        .testTarget(name: "XiaomiProviderTests", dependencies: ["FCMProvider", "XiaomiProvider", "AndroidPushKit", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator",
                                                                 "Receipts", "QueueProtocol", "RedisClient"]),
         // FCM's message rules, bodies, answers, access tokens, and real Schedulers against the emulator's FCM side.
         .testTarget(name: "FCMProviderTests", dependencies: ["APNsProvider", "FCMProvider", "ProviderKit", "Pusher", "PushCore", "TestSupport", "PushEmulator", "COpenSSL"]),

@@ -1,3 +1,4 @@
+import AndroidPushKit
 import Foundation
 import Logging
 import ProviderKit

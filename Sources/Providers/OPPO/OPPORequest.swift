@@ -62,7 +62,12 @@ enum OPPORequest {
             list.append(UInt8(ascii: "]"))
             json = list
         }
-        return Array("auth_token=\(TokenEndpoint.formEncode(authToken))&\(field)=".utf8) + FormBytes.encode(json)
+        var form: [UInt8] = []
+        form.reserveCapacity(json.count * 2 + 64)
+        FormEncoding.appendField("auth_token", authToken, to: &form)
+        form += Array("&\(field)=".utf8)
+        FormEncoding.append(bytes: json, to: &form)
+        return form
     }
 
     /// A message object with its `target_value` spliced in (its prefix and suffix made once per job).
@@ -83,24 +88,5 @@ enum OPPORequest {
             JSONWriter.writeString(tokens.first ?? "", into: &out)
             return out + suffix
         }
-    }
-}
-
-/// application/x-www-form-urlencoded bytes: everything but unreserved characters percent-encoded.
-enum FormBytes {
-    static func encode(_ bytes: [UInt8]) -> [UInt8] {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(byte)
-            default:
-                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
-            }
-        }
-        return out
     }
 }

@@ -1,3 +1,4 @@
+import AndroidPushKit
 import ProviderKit
 import PushCore
 
